@@ -1,0 +1,18 @@
+"""Build the compiled core. Everything else about the package lives in pyproject.toml."""
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+_FLAGS = ["-O3"]
+
+extensions = [
+    Extension("hf_bpe._core", ["hf_bpe/_core.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
+    Extension("hf_bpe._scanner", ["hf_bpe/_scanner.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False, "cdivision": True},
+    ),
+)
