@@ -1,0 +1,269 @@
+"""Split text into pre-tokens (pieces) with the regex of GPT-2, GPT-4, GPT-4o, Llama 3, Qwen2 or your own.
+
+The named patterns run on a compiled scanner (``hf_bpe._scanner``) that returns exactly the pieces
+``regex.findall(pattern, text)`` returns, several times faster; custom patterns use the ``regex`` module.
+
+>>> pre = Pretokenizer("gpt2")
+>>> pre.split("Hello world's 123!")
+['Hello', ' world', "'s", ' 123', '!']
+>>> Pretokenizer("gpt4").split_bytes("I'M  4096 ok")
+[b'I', b"'M", b' ', b' ', b'409', b'6', b' ok']
+>>> Pretokenizer("gpt2", add_prefix_space=True).count(["hi hi", "hi"])
+{b' hi': 3}
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import regex
+
+from . import _scanner
+
+__all__ = ["PATTERNS", "TOKENIZERS_PATTERNS", "ALIASES", "Pretokenizer"]
+
+# Exact sources. gpt2: tokenizers' ByteLevel (byte_level.rs) == OpenAI's encoder.py. gpt4 and o200k: tiktoken 0.14
+# (tiktoken_ext/openai_public.py). llama3: the Split pre-tokenizer of Meta's Llama 3 tokenizer.json -- the older
+# spelling of cl100k that Hugging Face files carry; it differs from gpt4 in one place: a whitespace run that reaches
+# the end of the text and contains a newline is cut after its last newline (llama3) or kept whole (gpt4's `\s++$`).
+# qwen2: Qwen2's tokenizer.json Split pre-tokenizer, llama3 with single digits.
+PATTERNS: Mapping[str, str] = MappingProxyType(
+    {
+        "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
+        "gpt4": (
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$"""
+            r"""|\s*[\r\n]|\s+(?!\S)|\s"""
+        ),
+        "o200k": "|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+                r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+                r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        "llama3": (
+            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+            r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+        ),
+        "qwen2": (
+            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+            r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+        ),
+    }
+)
+
+# The same patterns spelled for tokenizers' Oniguruma (a tokenizer.json `Split` pre-tokenizer). Oniguruma's Ruby
+# syntax reads gpt4's possessive `\p{N}{1,3}+` as `(\p{N}{1,3})+` (digit runs of any length), so gpt4 drops the
+# `+` there; possessiveness changes nothing at that spot, so the pieces are the same (tested with tokenizers).
+TOKENIZERS_PATTERNS: Mapping[str, str] = MappingProxyType(
+    {name: source.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}") for name, source in PATTERNS.items()}
+)
+
+# Other names accepted for a pattern (looked up case-insensitively, like the names).
+ALIASES: Mapping[str, str] = MappingProxyType(
+    {"cl100k": "gpt4", "cl100k_base": "gpt4", "o200k_base": "o200k", "gpt4o": "o200k"}
+)
+
+_NAME_OF_SOURCE = {source: name for table in (TOKENIZERS_PATTERNS, PATTERNS) for name, source in table.items()}
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def _resolve(pattern: str) -> tuple[str | None, str]:
+    """Return (canonical name or None, regex source) for a name, alias or regex source."""
+    key = pattern.lower()
+    if key in PATTERNS:
+        return key, PATTERNS[key]
+    if key in ALIASES:
+        return ALIASES[key], PATTERNS[ALIASES[key]]
+    if pattern in _NAME_OF_SOURCE:  # the exact text of a named pattern gets its name (and the fast scanner)
+        name = _NAME_OF_SOURCE[pattern]
+        return name, PATTERNS[name]
+    if not pattern:
+        raise ValueError(f"pattern is empty ({pattern!r}); expected a name in {sorted(PATTERNS)} or a regex source")
+    if set(pattern) <= _NAME_CHARS:
+        raise ValueError(
+            f"unknown pattern name {pattern!r}; expected one of {sorted(PATTERNS)} (aliases {sorted(ALIASES)}) "
+            f"or a regex source; to use {pattern!r} as a literal regex, write '(?:{pattern})'"
+        )
+    return None, pattern
+
+
+def _check_text(text: Any) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__} {text!r:.80}; decode bytes first")
+
+
+def _restore(pattern: str, add_prefix_space: bool) -> Pretokenizer:
+    # Pickle support: Pretokenizer's options are keyword-only.
+    return Pretokenizer(pattern, add_prefix_space=add_prefix_space)
+
+
+class Pretokenizer:
+    """Split text into pieces with a named pattern (compiled scanner) or a custom regex.
+
+    Args:
+        pattern: a name of ``PATTERNS`` ("gpt2", "gpt4", "o200k", "llama3", "qwen2"), an alias of ``ALIASES``
+            (e.g. "cl100k"), or a regex source for the ``regex`` module. The exact source of a named pattern (in
+            ``PATTERNS`` or ``TOKENIZERS_PATTERNS``) is recognised as that name.
+        add_prefix_space: like tokenizers' ``ByteLevel(add_prefix_space=True)``: prepend " " to a non-empty text
+            that does not start with a space before splitting.
+
+    Raises:
+        TypeError: ``pattern`` is not a str.
+        ValueError: ``pattern`` looks like a name but is none, or is not a valid regex.
+
+    Instances are immutable, hashable, equal by ``(regex, add_prefix_space)`` and picklable.
+
+    >>> Pretokenizer("cl100k")
+    Pretokenizer('gpt4', add_prefix_space=False)
+    >>> Pretokenizer(r"\\d+|\\D+").split("ab12c")
+    ['ab', '12', 'c']
+    """
+
+    __slots__ = ("_name", "_regex", "_add_prefix_space", "_compiled", "_scanner_id")
+
+    def __init__(self, pattern: str = "gpt2", *, add_prefix_space: bool = False) -> None:
+        if not isinstance(pattern, str):
+            raise TypeError(
+                f"pattern must be a str (a name in {sorted(PATTERNS)} or a regex source), "
+                f"got {type(pattern).__name__} {pattern!r:.80}"
+            )
+        if not isinstance(add_prefix_space, bool):
+            raise TypeError(
+                f"add_prefix_space must be a bool, got {type(add_prefix_space).__name__} {add_prefix_space!r}"
+            )
+        name, source = _resolve(pattern)
+        compiled = None
+        if name is None:
+            try:
+                compiled = regex.compile(source)
+            except regex.error as exc:
+                raise ValueError(
+                    f"pattern {source!r} is not a valid regex for the `regex` module ({exc}); "
+                    f"fix it or use a name in {sorted(PATTERNS)}"
+                ) from exc
+        self._name: str | None = name
+        self._regex: str = source
+        self._add_prefix_space: bool = add_prefix_space
+        self._compiled = compiled
+        self._scanner_id: int = -1 if name is None else _scanner.SCANNERS[name]
+
+    @property
+    def name(self) -> str | None:
+        """The canonical pattern name, or None for a custom regex."""
+        return self._name
+
+    @property
+    def regex(self) -> str:
+        """The regex source that defines the pieces."""
+        return self._regex
+
+    @property
+    def add_prefix_space(self) -> bool:
+        """Whether a space is prepended to texts that do not start with one."""
+        return self._add_prefix_space
+
+    def _prefixed(self, text: str) -> str:
+        if self._add_prefix_space and text and not text.startswith(" "):
+            return " " + text
+        return text
+
+    def split(self, text: str) -> list[str]:
+        """Return the pieces of `text`, in order; they are never empty.
+
+        For a named pattern they concatenate to the (prefixed) text. For a custom regex they are the whole matches
+        of ``finditer`` (capture groups do not change them), empty matches dropped.
+
+        >>> Pretokenizer("gpt2").split("a  b\\n")
+        ['a', ' ', ' b', '\\n']
+        """
+        _check_text(text)
+        text = self._prefixed(text)
+        if self._scanner_id >= 0:
+            return _scanner.split(text, self._scanner_id)
+        return [m for m in map(regex.Match.group, self._compiled.finditer(text)) if m]
+
+    def split_bytes(self, text: str) -> list[bytes]:
+        """Return the pieces of `text` encoded as UTF-8.
+
+        Raises:
+            TypeError: `text` is not a str.
+            UnicodeEncodeError: `text` holds a lone surrogate (it has no UTF-8 form).
+
+        >>> Pretokenizer("gpt2").split_bytes("né 1")
+        [b'n\\xc3\\xa9', b' 1']
+        """
+        _check_text(text)
+        text = self._prefixed(text)
+        if self._scanner_id >= 0:
+            return _scanner.split_bytes(text, self._scanner_id)
+        return [m.encode("utf-8") for m in map(regex.Match.group, self._compiled.finditer(text)) if m]
+
+    def count(self, texts: Iterable[str], counts: dict[bytes, int] | None = None) -> dict[bytes, int]:
+        """Add how often each UTF-8 piece occurs in `texts` to `counts` and return it.
+
+        Args:
+            texts: an iterable of str (not a single str); each is split on its own.
+            counts: a dict to add to (updated in place), or None for a new one. New keys are added in first-seen
+                order, so the result does not depend on hashing.
+
+        Returns:
+            `counts` (or the new dict).
+
+        Raises:
+            TypeError: `texts` is a str or bytes, an item is not a str, or `counts` is not a dict.
+
+        >>> Pretokenizer("gpt2").count(["a b", "a"], {b"a": 5})
+        {b'a': 7, b' b': 1}
+        """
+        if isinstance(texts, (str, bytes)):
+            raise TypeError(
+                f"texts must be an iterable of str, got a single {type(texts).__name__} {texts!r:.80}; "
+                f"wrap it in a list: count([text])"
+            )
+        if counts is None:
+            counts = {}
+        elif not isinstance(counts, dict):
+            raise TypeError(f"counts must be a dict[bytes, int] or None, got {type(counts).__name__} {counts!r:.80}")
+        if self._scanner_id >= 0:
+            return _scanner.count(texts, self._scanner_id, self._add_prefix_space, counts)
+        # Custom regex: count str pieces, then encode each distinct piece once.
+        pieces: Counter[str] = Counter()
+        finditer = self._compiled.finditer
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{i}] is {type(text).__name__} {text!r:.80}; expected str (decode bytes first)")
+            pieces.update(m for m in map(regex.Match.group, finditer(self._prefixed(text))) if m)
+        for piece, n in pieces.items():
+            key = piece.encode("utf-8")
+            counts[key] = counts.get(key, 0) + n
+        return counts
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Pretokenizer):
+            return NotImplemented
+        return (self._regex, self._add_prefix_space) == (other._regex, other._add_prefix_space)
+
+    def __hash__(self) -> int:
+        return hash((Pretokenizer, self._regex, self._add_prefix_space))
+
+    def __repr__(self) -> str:
+        return f"Pretokenizer({self._name or self._regex!r}, add_prefix_space={self._add_prefix_space!r})"
+
+    def __reduce__(self) -> tuple[Any, tuple[str, bool]]:
+        return _restore, (self._name or self._regex, self._add_prefix_space)
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        # Immutable after __init__ (the hash depends on the fields).
+        if hasattr(self, "_scanner_id"):
+            raise AttributeError(f"Pretokenizer is immutable; cannot set {attr!r}. Make a new one instead")
+        object.__setattr__(self, attr, value)

@@ -1,0 +1,395 @@
+"""Tests of hf_bpe.pretokenize: the compiled scanners equal `regex.findall` on any text; the Pretokenizer API."""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hf_bpe import _scanner
+from hf_bpe.bytelevel import str_to_token
+from hf_bpe.pretokenize import ALIASES, PATTERNS, TOKENIZERS_PATTERNS, Pretokenizer
+
+NAMES = sorted(PATTERNS)
+COMPILED = {name: regex.compile(source) for name, source in PATTERNS.items()}
+
+# Characters where the patterns branch: every kind of whitespace (incl. ones Python's isspace() and regex's \s
+# disagree on), apostrophes and the letters of the contractions in both cases (+ U+017F LONG S, which (?i:s)
+# matches), digits of several scripts and numeric letters, marks (o200k counts them as letters of either case),
+# emoji with ZWJ / skin tone / variation selector, CJK, every letter category, '/', unassigned and private-use
+# code points, and characters outside the BMP.
+TRICKY = (
+    " \t\r\n\x0b\x0c\x1c\x1f\x85\xa0\u1680\u180e\u2000\u200a\u200b\u2028\u2029\u202f\u205f\u3000\ufeff"
+    "'\u2019\u02bc\"`sStTrReEvVmMlLdD\u017f\u212akK"
+    "0189\u0663\u096a\u2460\u00bd\u216b\U0001d7d8"
+    "\u0301\u0308\u0903\u20dd\u200d\ufe0f\U0001f600\U0001f44d\U0001f3fd\U0001f1fa\U0001f1f8"
+    "\u4e2d\u6587\u3042\u30ab\ud55c"
+    "aZ\u00c4\u00df\u01c5\u02b0\u05d0\u2135\u0391\u03c9\u0416\u0436\U0001d400\U00010400\U00010428"
+    "/.,!?-()$\u20ac_\u00b7\u0378\ue000\U0010ffff\U000e0001"
+)
+FRAGMENTS = (
+    *TRICKY,
+    "'s", "'S", "'t", "'re", "'RE", "'Ve", "'m", "'ll", "'lL", "'d", "'\u017f",
+    "  ", "   ", "\r\n", "\n\n", " \n ", "\t\t", "12345", "\u0663\u0664\u0665\u0666",
+    "Hello", "HELLO", "hello", "McDonald", "\u00c9cole", "\U0001f469\u200d\U0001f469\u200d\U0001f467",
+    "e\u0301", "A\u0308B", "//", " /", "http://x.y/z",
+)
+
+tricky_text = st.text(alphabet=st.sampled_from(TRICKY), max_size=30)
+fragment_text = st.lists(st.sampled_from(FRAGMENTS), max_size=15).map("".join)
+any_text = st.text(max_size=40)  # every code point but the surrogates
+
+
+def _shared_lines(path: Path, every: int = 1, size: int = 1) -> list[str]:
+    """Return every `every`-th group of `size` consecutive lines of `path` (line ends kept, joined)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = [line + "\n" for line in lines[:-1]] + lines[-1:]
+    groups = ["".join(lines[i : i + size]) for i in range(0, len(lines), size)]
+    return groups[::every]
+
+
+def _assert_equal_to_regex(text: str) -> None:
+    for name in NAMES:
+        expected = COMPILED[name].findall(text)
+        got = _scanner.split(text, _scanner.SCANNERS[name])
+        assert got == expected, (name, text)
+
+
+# --- the scanners are the regexes ------------------------------------------------------------------------------
+
+
+@settings(deadline=None, derandomize=True, max_examples=500)
+@given(any_text)
+def test_pretokenize_scanner_equals_regex_on_any_text(text: str) -> None:
+    _assert_equal_to_regex(text)
+
+
+@settings(deadline=None, derandomize=True, max_examples=500)
+@given(tricky_text)
+def test_pretokenize_scanner_equals_regex_on_tricky_characters(text: str) -> None:
+    _assert_equal_to_regex(text)
+
+
+@settings(deadline=None, derandomize=True, max_examples=500)
+@given(fragment_text)
+def test_pretokenize_scanner_equals_regex_on_tricky_fragments(text: str) -> None:
+    _assert_equal_to_regex(text)
+    for name in NAMES:
+        pre = Pretokenizer(name)
+        pieces = pre.split(text)
+        assert "".join(pieces) == text and all(pieces)  # the pieces tile the text
+        assert pre.split_bytes(text) == [piece.encode() for piece in pieces]
+
+
+def test_pretokenize_scanner_equals_regex_on_all_short_strings() -> None:
+    # Every string of up to 3 characters over an alphabet that hits each branch of each scanner.
+    alphabet = " \t\n\r\xa0'sSlLeE\u017fa\u0301\u02b0\u01c5\u4e2d1\u0663.!/"
+    for size in range(4):
+        for chars in itertools.product(alphabet, repeat=size):
+            _assert_equal_to_regex("".join(chars))
+
+
+def test_pretokenize_scanner_class_table_equals_regex_classes() -> None:
+    np = pytest.importorskip("numpy")
+    table = np.frombuffer(_scanner.class_table(), dtype=np.uint8)
+    everything = _scanner._all_code_points()
+    code_points = np.frombuffer(everything.encode("utf-32-le"), dtype="<u4")
+    for flag, source in [
+        (1, r"\p{L}"),
+        (2, r"\p{N}"),
+        (4, r"\s"),
+        (8, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+        (16, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+        (32, r"[\r\n]"),
+    ]:
+        expected = np.zeros(len(table), dtype=bool)
+        for m in regex.finditer(source + "+", everything):
+            expected[code_points[m.start() : m.end()]] = True
+        assert np.array_equal((table & flag) != 0, expected), source
+    assert not (table[0xD800:0xE000]).any()  # surrogates: in no class, like regex
+
+
+@pytest.mark.slow
+def test_pretokenize_scanner_equals_regex_around_every_code_point() -> None:
+    # Every code point (no surrogates) in context, between spaces (about 4 s: regex is the slow side).
+    everything = _scanner._all_code_points()
+    for start in range(0, len(everything), 8192):
+        _assert_equal_to_regex(" ".join(everything[start : start + 8192]))
+
+
+def test_pretokenize_scanner_on_surrogates() -> None:
+    # str may hold lone surrogates: split still equals regex; there is no UTF-8 form, so split_bytes raises.
+    for text in ("a\ud800b", "\udfff 's", " \ud83d\n"):
+        _assert_equal_to_regex(text)
+        with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+            Pretokenizer("gpt2").split_bytes(text)
+        with pytest.raises(UnicodeEncodeError):
+            Pretokenizer("o200k").count([text])
+
+
+def test_pretokenize_scanner_builds_tables_fast() -> None:
+    _scanner.split("warm up", 0)
+    assert _scanner.TABLE_BUILD_SECONDS is not None and _scanner.TABLE_BUILD_SECONDS < 5  # ~0.06 s here
+    assert _scanner.class_flags("\u017f") & 1 and _scanner.class_flags("\u3000") & 4
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize(
+    ("relative", "every", "size"),
+    [
+        ("corpora/en/english_combined.txt", 10, 8),
+        ("corpora/zh/zh_hongloumeng.txt", 1, 4),
+        ("corpora/zh/zh_classics_mixed.txt", 4, 4),
+        ("corpora/multi/ja_wagahaiwa_nekodearu.txt", 4, 4),
+    ],
+)
+def test_pretokenize_scanner_equals_regex_on_real_text(shared_data: Path, relative: str, every: int, size: int) -> None:
+    for chunk in _shared_lines(shared_data / relative, every, size):
+        _assert_equal_to_regex(chunk)
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_pretokenize_scanner_equals_regex_on_udhr(shared_data: Path) -> None:
+    # UDHR in 388 languages, every line (about 3 s: regex is the slow side).
+    for line in _shared_lines(shared_data / "corpora/multi/udhr2_all_lang_tab_line.tsv"):
+        _assert_equal_to_regex(line)
+
+
+# --- the named patterns ----------------------------------------------------------------------------------------
+
+
+def test_pretokenize_names_aliases_and_sources() -> None:
+    assert NAMES == ["gpt2", "gpt4", "llama3", "o200k", "qwen2"]
+    assert PATTERNS["gpt2"] == r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+    with pytest.raises(TypeError):
+        PATTERNS["mine"] = "x"  # type: ignore[index]
+    for alias, name in ALIASES.items():
+        assert Pretokenizer(alias) == Pretokenizer(name) and Pretokenizer(alias).name == name
+    assert Pretokenizer("cl100k").name == "gpt4" and Pretokenizer("GPT2").name == "gpt2"
+    for name, source in PATTERNS.items():
+        pre = Pretokenizer(source)  # the exact source of a named pattern is that pattern
+        assert pre.name == name and pre.regex == source and pre == Pretokenizer(name)
+    assert Pretokenizer().name == "gpt2" and Pretokenizer().add_prefix_space is False
+    assert {name for name in NAMES if TOKENIZERS_PATTERNS[name] != PATTERNS[name]} == {"gpt4"}
+    assert Pretokenizer(TOKENIZERS_PATTERNS["gpt4"]) == Pretokenizer("gpt4")  # recognised, same pieces
+
+
+def test_pretokenize_sources_match_tiktoken() -> None:
+    # Read the pat_str of cl100k_base and o200k_base from tiktoken's source (calling them would download ranks).
+    import ast
+
+    openai_public = pytest.importorskip("tiktoken_ext.openai_public")
+    tree = ast.parse(Path(openai_public.__file__).read_text(encoding="utf-8"))
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    cl100k = [
+        node.values[node.keys.index(key)]
+        for node in ast.walk(functions["cl100k_base"])
+        if isinstance(node, ast.Dict)
+        for key in node.keys
+        if isinstance(key, ast.Constant) and key.value == "pat_str"
+    ]
+    assert [ast.literal_eval(value) for value in cl100k] == [PATTERNS["gpt4"]]
+    joins = [
+        node
+        for node in ast.walk(functions["o200k_base"])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
+    ]
+    assert len(joins) == 1 and "|".join(ast.literal_eval(joins[0].args[0])) == PATTERNS["o200k"]
+
+
+def test_pretokenize_named_pattern_examples() -> None:
+    text = "I'M  don't\tWE'LL 12345 cafe\u0301!!\n\n  \u4e2d\u6587 McDonald's HTTP/2\n "
+    assert Pretokenizer("gpt2").split(text) == [
+        "I", "'", "M", " ", " don", "'t", "\t", "WE", "'", "LL", " 12345", " cafe", "\u0301!!", "\n\n ",
+        " \u4e2d\u6587", " McDonald", "'s", " HTTP", "/", "2", "\n ",
+    ]  # fmt: skip
+    assert Pretokenizer("gpt4").split(text) == [
+        "I", "'M", " ", " don", "'t", "\tWE", "'LL", " ", "123", "45", " cafe", "\u0301!!\n\n", " ",
+        " \u4e2d\u6587", " McDonald", "'s", " HTTP", "/", "2", "\n ",
+    ]  # fmt: skip
+    assert Pretokenizer("llama3").split(text)[-2:] == ["\n", " "]  # the one place llama3 differs from gpt4
+    assert Pretokenizer("qwen2").split("12345") == ["1", "2", "3", "4", "5"]
+    assert Pretokenizer("o200k").split(text) == [
+        "I'M", " ", " don't", "\tWE'LL", " ", "123", "45", " cafe\u0301", "!!\n\n", " ", " \u4e2d\u6587",
+        " Mc", "Donald's", " HTTP", "/", "2", "\n", " ",
+    ]  # fmt: skip
+
+
+def test_pretokenize_gpt4_and_llama3_differ_only_at_trailing_whitespace_with_newline() -> None:
+    gpt4, llama3 = Pretokenizer("gpt4"), Pretokenizer("llama3")
+    assert gpt4.split("a\n  ") == ["a", "\n  "] and llama3.split("a\n  ") == ["a", "\n", "  "]
+    assert gpt4.split("a\n  b") == llama3.split("a\n  b") == ["a", "\n", " ", " b"]
+    assert gpt4.split("a  ") == llama3.split("a  ") == ["a", "  "]
+
+
+# --- Pretokenizer API ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pretokenize_add_prefix_space(name: str) -> None:
+    on, off = Pretokenizer(name, add_prefix_space=True), Pretokenizer(name)
+    assert on.split("") == [] and on.count([""]) == {}
+    assert on.split("hello world") == off.split(" hello world") == [" hello", " world"]
+    assert on.split(" hello") == off.split(" hello")  # already starts with a space: unchanged
+    assert on.split("\thello") == off.split(" \thello")  # only " " counts as the prefix space
+    assert on.split_bytes("é") == off.split_bytes(" é")
+    assert on.count(["a", " a", ""]) == {b" a": 2}
+
+
+@settings(deadline=None, derandomize=True, max_examples=200)
+@given(st.lists(fragment_text, max_size=6), st.sampled_from(NAMES), st.booleans())
+def test_pretokenize_count_equals_counter_of_split_bytes(texts: list[str], name: str, prefix: bool) -> None:
+    pre = Pretokenizer(name, add_prefix_space=prefix)
+    expected = Counter(piece for text in texts for piece in pre.split_bytes(text))
+    got = pre.count(texts)
+    assert got == expected
+    assert list(got) == list(dict.fromkeys(piece for text in texts for piece in pre.split_bytes(text)))  # order
+    assert pre.count(iter(texts), {b"x": 1}) == expected + Counter({b"x": 1})
+
+
+def test_pretokenize_count_adds_to_given_dict() -> None:
+    counts = {b" b": 10}
+    result = Pretokenizer("gpt2").count(["a b", "b"], counts)
+    assert result is counts and counts == {b" b": 11, b"a": 1, b"b": 1}
+    big = Pretokenizer("gpt2").count(["x"] * 70_000)  # counts pass the 16-bit range; the hash table grows
+    assert big == {b"x": 70_000}
+    words = ["".join(chr(97 + int(digit)) for digit in str(i)) for i in range(20_000)]
+    many = Pretokenizer("gpt2").count(words)
+    assert len(many) == 20_000 and list(many)[:2] == [b"a", b"b"] and list(many)[-1] == b"bjjjj"
+    assert Pretokenizer("o200k").count(["a a"], Counter({b"a": 2})) == Counter({b"a": 3, b" a": 1})
+
+
+@pytest.mark.shared_data
+def test_pretokenize_count_on_real_text(shared_data: Path) -> None:
+    lines = _shared_lines(shared_data / "corpora/en/english_combined.txt", 20) + _shared_lines(
+        shared_data / "corpora/multi/udhr2_all_lang_tab_line.tsv", 20
+    )
+    for name in ("gpt2", "o200k"):
+        pre = Pretokenizer(name)
+        expected = Counter(piece.encode() for line in lines for piece in COMPILED[name].findall(line))
+        assert pre.count(lines) == expected
+
+
+def test_pretokenize_custom_regex() -> None:
+    pre = Pretokenizer(r"(\d)+|[a-z]+|x*")  # a group and a pattern that can match empty
+    assert pre.name is None and pre.regex == r"(\d)+|[a-z]+|x*"
+    assert pre.split("ab12 c") == ["ab", "12", "c"]  # whole matches, no group tuples, no empty pieces
+    assert pre.split_bytes("é12") == [b"12"]  # a regex need not cover the text
+    assert pre.count(["ab12", "ab"]) == {b"ab": 2, b"12": 1}
+    spaced = Pretokenizer(r"\S+", add_prefix_space=True)
+    assert spaced.split("a b") == ["a", "b"] and spaced.count(["é"]) == {"é".encode(): 1}
+    assert repr(pre) == "Pretokenizer('(\\\\d)+|[a-z]+|x*', add_prefix_space=False)"
+
+
+def test_pretokenize_bad_patterns() -> None:
+    with pytest.raises(ValueError, match=r"unknown pattern name 'gpt3'.*'gpt2'.*\(\?:gpt3\)"):
+        Pretokenizer("gpt3")
+    with pytest.raises(ValueError, match=r"pattern '\(\?<x' is not a valid regex for the `regex` module"):
+        Pretokenizer("(?<x")
+    with pytest.raises(ValueError, match="pattern is empty"):
+        Pretokenizer("")
+    with pytest.raises(TypeError, match="pattern must be a str.*got bytes"):
+        Pretokenizer(b"gpt2")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="add_prefix_space must be a bool, got str"):
+        Pretokenizer("gpt2", add_prefix_space="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Pretokenizer("gpt2", True)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", r"\w+"])
+def test_pretokenize_bad_inputs(pattern: str) -> None:
+    pre = Pretokenizer(pattern)
+    for method in (pre.split, pre.split_bytes):
+        with pytest.raises(TypeError, match="text must be a str, got bytes b'abc'"):
+            method(b"abc")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="got NoneType None"):
+            method(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"got a single str 'abc'.*count\(\[text\]\)"):
+        pre.count("abc")
+    with pytest.raises(TypeError, match=r"texts\[1\] is int 5; expected str"):
+        pre.count(["a", 5])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="counts must be a dict"):
+        pre.count(["a"], {b"a": 1}.items())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="counts must be a dict"):
+        pre.count(["a"], [])  # type: ignore[arg-type]
+
+
+def test_pretokenize_equality_hash_repr_pickle() -> None:
+    items = [
+        Pretokenizer("gpt2"),
+        Pretokenizer("gpt2", add_prefix_space=True),
+        Pretokenizer("o200k"),
+        Pretokenizer(r"\S+|\s+", add_prefix_space=True),
+    ]
+    assert len(set(items)) == 4 and Pretokenizer("gpt4") == Pretokenizer("cl100k")
+    assert items[0] != "gpt2" and hash(items[0]) == hash(Pretokenizer(PATTERNS["gpt2"]))
+    assert repr(items[1]) == "Pretokenizer('gpt2', add_prefix_space=True)"
+    for pre in items:
+        assert eval(repr(pre)) == pre
+        back = pickle.loads(pickle.dumps(pre))
+        assert back == pre and hash(back) == hash(pre) and back.name == pre.name
+        assert back.split("Hi  there's 42") == pre.split("Hi  there's 42")
+    with pytest.raises(AttributeError, match="immutable"):
+        items[0].add_prefix_space = True  # type: ignore[misc]
+
+
+def test_pretokenize_scanner_rejects_unknown_id() -> None:
+    with pytest.raises(ValueError, match="unknown scanner id 9"):
+        _scanner.split("a", 9)
+
+
+# --- peers: tokenizers (Oniguruma) -----------------------------------------------------------------------------
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+@pytest.mark.parametrize("add_prefix_space", [False, True])
+def test_pretokenize_gpt2_equals_tokenizers_bytelevel(shared_data: Path, add_prefix_space: bool) -> None:
+    from tokenizers.pre_tokenizers import ByteLevel
+
+    byte_level = ByteLevel(add_prefix_space=add_prefix_space, use_regex=True)
+    pre = Pretokenizer("gpt2", add_prefix_space=add_prefix_space)
+    lines = _shared_lines(shared_data / "corpora/en/english_combined.txt", 500, 3)
+    lines += _shared_lines(shared_data / "corpora/multi/udhr2_all_lang_tab_line.tsv", 150)
+    lines += _shared_lines(shared_data / "corpora/zh/zh_hongloumeng.txt", 40)
+    lines += ["", " ", "  x ", "\tx", "x  \n\n", "I'M 'll", "\u3000\u3000\u53e5"]
+    assert len(lines) > 300
+    for line in lines:
+        theirs = [str_to_token(piece) for piece, _ in byte_level.pre_tokenize_str(line)]
+        assert pre.split_bytes(line) == theirs, line
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+@pytest.mark.parametrize("name", NAMES)
+def test_pretokenize_equals_tokenizers_split(shared_data: Path, name: str) -> None:
+    # TOKENIZERS_PATTERNS in a tokenizers Split (Oniguruma) gives our pieces.
+    from tokenizers import Regex
+    from tokenizers.pre_tokenizers import Split
+
+    split = Split(Regex(TOKENIZERS_PATTERNS[name]), behavior="isolated")
+    pre = Pretokenizer(name)
+    lines = _shared_lines(shared_data / "corpora/en/english_combined.txt", 500, 3)
+    lines += _shared_lines(shared_data / "corpora/multi/udhr2_all_lang_tab_line.tsv", 150)
+    for line in lines + ["a\n  ", "x  \n\n", "I'M 'll \u017f 1234567 \u0663\u0664\u0665\u0666", "\u3000\n\t x"]:
+        assert pre.split(line) == [piece for piece, _ in split.pre_tokenize_str(line)], line
+
+
+@pytest.mark.crossval
+def test_pretokenize_tokenizers_reads_gpt4_digits_differently() -> None:
+    # Peer quirk, pinned: tiktoken's cl100k source says \p{N}{1,3}+ (possessive in `regex` and in tiktoken's
+    # fancy-regex), but Oniguruma's Ruby syntax reads `{1,3}+` as "({1,3}) one or more times". So this exact
+    # source in a tokenizer.json Split would not split digits in threes; TOKENIZERS_PATTERNS["gpt4"] does.
+    from tokenizers import Regex
+    from tokenizers.pre_tokenizers import Split
+
+    split = Split(Regex(PATTERNS["gpt4"]), behavior="isolated")
+    assert [piece for piece, _ in split.pre_tokenize_str("x 12345")] == ["x", " ", "12345"]
+    assert Pretokenizer("gpt4").split("x 12345") == ["x", " ", "123", "45"]
