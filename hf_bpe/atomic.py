@@ -1,0 +1,276 @@
+"""Write a set of files into a folder so that nothing is half-written, overwritten without consent, or lost.
+
+>>> import tempfile, pathlib
+>>> out = pathlib.Path(tempfile.mkdtemp()) / "tok"
+>>> write_files(out, {"vocab.json": "{}", "merges.txt": b"#version: 0.2\\n"}).name
+'tok'
+>>> sorted(p.name for p in out.iterdir())
+['merges.txt', 'vocab.json']
+>>> write_files(out, {"vocab.json": "{}"})  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+FileExistsError: ...vocab.json... pass force=True (CLI: --force) to replace them
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["write_files"]
+
+_ATTEMPTS = 100  # random temp names collide with probability ~2**-32 each; a few retries are plenty
+
+
+def write_files(directory: str | os.PathLike[str], files: Mapping[str, bytes | str], *, force: bool = False) -> Path:
+    """Write ``files`` into ``directory`` all-or-nothing.
+
+    * ``directory`` absent: everything is written into a hidden temporary sibling folder (same parent), fsynced,
+      then that folder is renamed to ``directory`` in one step; missing parent folders are created.
+    * ``directory`` present: if any target name exists and ``force`` is false, nothing is written and
+      FileExistsError lists them. Otherwise every file goes to a hidden temporary file in ``directory`` and is
+      fsynced; only when all are written are they renamed over their targets (``os.replace``). If a rename fails
+      midway, the targets already replaced are restored from hard-link backups and the new ones removed. Other
+      files in the folder are never touched. A replaced file keeps its permission bits.
+
+    ``str`` contents are written as UTF-8; all contents are written byte for byte (no newline translation).
+
+    Args:
+        directory: the target folder.
+        files: file name (a plain name, no folders) -> contents.
+        force: replace files that already exist.
+
+    Returns:
+        The resolved path of ``directory``.
+
+    Raises:
+        TypeError: when ``files`` is not a mapping of str names to bytes/str, or ``force`` is not a bool.
+        ValueError: when a name is empty, ``.``/``..``, contains a path separator or NUL.
+        FileExistsError: when target files exist and ``force`` is false (nothing was written).
+        NotADirectoryError: when ``directory`` (or a parent) exists and is not a folder.
+        IsADirectoryError: when a target name is an existing folder.
+        OSError: from the file system; nothing existing has changed then (see above), unless restoring a
+            backup failed too, in which case the error names the backup files that still hold the old contents.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = write_files(d, {"a.txt": "one\\n"})
+    >>> _ = write_files(d, {"a.txt": "two\\n"}, force=True)
+    >>> (d / "a.txt").read_bytes()
+    b'two\\n'
+    """
+    # 1. validate everything before touching the file system.
+    if not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a str or os.PathLike, got {type(directory).__name__} {directory!r}")
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be a bool, got {type(force).__name__} {force!r}")
+    payload = _encode(files)
+    target = Path(directory)
+
+    # 2. a folder that does not exist yet: build it aside, then rename it into place in one step.
+    if not target.exists() and not target.is_symlink():
+        try:
+            return _write_new_directory(target, payload)
+        except FileExistsError:
+            if not target.is_dir():  # something else appeared there: report it as such
+                raise
+            # Someone created the folder meanwhile: fall through to the "existing folder" rules.
+
+    # 3. an existing folder: refuse to overwrite without force, then write aside and rename file by file.
+    if not target.is_dir():
+        raise NotADirectoryError(f"{os.fspath(directory)!r} exists and is not a folder; pass a folder path "
+                                 "(new or existing) to write the files into")
+    return _write_into_directory(target, payload, force=force)
+
+
+def _encode(files: object) -> dict[str, bytes]:
+    if not isinstance(files, Mapping):
+        raise TypeError(f"files must be a mapping of file name -> bytes or str, got {type(files).__name__} "
+                        f"{files!r:.80}")
+    payload: dict[str, bytes] = {}
+    for name, content in files.items():
+        if not isinstance(name, str):
+            raise TypeError(f"file names must be str, got {type(name).__name__} {name!r}")
+        separators = {"/", os.sep, os.altsep or "/"}
+        if name in ("", ".", "..") or "\0" in name or any(sep in name for sep in separators):
+            raise ValueError(f"file name {name!r} is not a plain file name; pass names like 'vocab.json' "
+                             "(no folders, not empty, not '.' or '..')")
+        if isinstance(content, str):
+            try:
+                payload[name] = content.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"contents of {name!r} cannot be written as UTF-8 ({exc.reason} at index "
+                                 f"{exc.start}); pass valid text or bytes") from None
+        elif isinstance(content, (bytes, bytearray, memoryview)):
+            payload[name] = bytes(content)
+        else:
+            raise TypeError(f"contents of {name!r} must be bytes or str, got {type(content).__name__} {content!r:.80}")
+    return payload
+
+
+def _hidden_name(base: str, kind: str) -> str:
+    return f".{base}.{kind}-{secrets.token_hex(4)}"
+
+
+def _fsync_directory(path: Path) -> None:
+    # Makes the renames durable. Not possible on Windows (folders cannot be opened); the renames are still atomic.
+    if os.name == "nt":  # pragma: no cover
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_file(path: Path, data: bytes, mode: int = 0o666) -> None:
+    """Create ``path`` (must not exist), write ``data`` fully and fsync it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        path.unlink(missing_ok=True)  # the file is ours (O_EXCL): no partial file is left behind
+        raise
+
+
+def _write_new_directory(target: Path, payload: dict[str, bytes]) -> Path:
+    parent = target.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise NotADirectoryError(f"cannot create {os.fspath(target)!r}: {exc.filename!r} exists and is not a "
+                                 "folder") from None
+    # 1. a hidden sibling, created with os.mkdir so that it gets the usual permissions (mkdtemp would give 0o700).
+    for _ in range(_ATTEMPTS):
+        staging = parent / _hidden_name(target.name, "tmp")
+        try:
+            os.mkdir(staging)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - needs 100 collisions of 32 random bits
+        raise FileExistsError(f"could not create a temporary folder next to {os.fspath(target)!r}")
+    try:
+        # 2. every file complete and on disk before the folder becomes visible under its name.
+        for name, data in payload.items():
+            _write_file(staging / name, data)
+        _fsync_directory(staging)
+        # 3. one atomic rename. POSIX rename also replaces an EMPTY folder that appeared meanwhile (nothing lost);
+        #    a non-empty one makes it fail (ENOTEMPTY/EEXIST), reported as FileExistsError to the caller.
+        try:
+            os.rename(staging, target)
+        except OSError as exc:
+            if target.exists():
+                raise FileExistsError(f"{os.fspath(target)!r} appeared while writing") from exc
+            raise
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _fsync_directory(parent)
+    return target.resolve()
+
+
+def _write_into_directory(target: Path, payload: dict[str, bytes], *, force: bool) -> Path:
+    # 1. what would be replaced; refuse before writing anything.
+    existing = [name for name in payload if (target / name).exists() or (target / name).is_symlink()]
+    folders = [name for name in existing if (target / name).is_dir()]
+    if folders:
+        raise IsADirectoryError(f"cannot write file(s) {folders!r} into {os.fspath(target)!r}: folder(s) with "
+                                "these names exist there; move them away first")
+    if existing and not force:
+        raise FileExistsError(f"{os.fspath(target)!r} already has {', '.join(sorted(existing))}; "
+                              "pass force=True (CLI: --force) to replace them")
+
+    temps: dict[str, Path] = {}
+    backups: dict[str, Path] = {}
+    replaced: list[str] = []
+    try:
+        # 2. all temporary files written and fsynced before the first replace. A replaced file keeps its mode.
+        for name, data in payload.items():
+            old_mode = None
+            if name in existing and not (target / name).is_symlink():
+                old_mode = stat.S_IMODE((target / name).stat().st_mode)
+            temp = _unique(target, name, "tmp")
+            _write_file(temp, data)  # removes its own partial file on failure
+            temps[name] = temp
+            if old_mode is not None:
+                os.chmod(temp, old_mode)  # os.open applied the umask; the old file's mode survives exactly
+        # 3. backups of the files about to be replaced: hard links (no copy), so that a failed replace can undo.
+        for name in existing:
+            backups[name] = _backup(target / name, _unique(target, name, "bak"))
+        # 4. the replaces; each one is atomic. A name is recorded BEFORE its replace: undoing a replace that did
+        #    not happen is harmless (the backup is a link to the same old contents; a new name is just absent),
+        #    while missing one that did happen (interrupt right after it) would not be.
+        for name, temp in temps.items():
+            replaced.append(name)
+            os.replace(temp, target / name)
+    except BaseException as exc:
+        _undo(target, temps, backups, replaced, exc)
+        raise
+    for backup in backups.values():
+        backup.unlink(missing_ok=True)
+    _fsync_directory(target)
+    return target.resolve()
+
+
+def _unique(folder: Path, base: str, kind: str) -> Path:
+    for _ in range(_ATTEMPTS):
+        path = folder / _hidden_name(base, kind)
+        if not path.exists() and not path.is_symlink():
+            return path
+    raise FileExistsError(f"could not find a free temporary name in {os.fspath(folder)!r}")  # pragma: no cover
+
+
+def _backup(path: Path, backup: Path) -> Path:
+    """Keep the current contents of ``path`` under ``backup`` (hard link; a copy where links are impossible)."""
+    try:
+        os.link(path, backup, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(path, backup, follow_symlinks=False)
+    return backup
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b) if not b.is_symlink() else os.readlink(a) == os.readlink(b)
+    except OSError:
+        return False
+
+
+def _undo(target: Path, temps: dict[str, Path], backups: dict[str, Path], replaced: list[str],
+          error: BaseException) -> None:
+    """Return the folder to its state before the call: restore replaced files, remove new ones and temp files."""
+    stuck: list[str] = []
+    for name in replaced:
+        try:
+            if name in backups:
+                if _same_file(backups[name], target / name):
+                    continue  # its replace never happened; the backup is removed below
+                os.replace(backups[name], target / name)  # the backup becomes the file again
+            else:
+                (target / name).unlink(missing_ok=True)  # did not exist before the call
+        except OSError:
+            stuck.append(name)
+    leftovers = [temp for temp in temps.values()]
+    leftovers += [backup for name, backup in backups.items() if name not in stuck]
+    for path in leftovers:  # temp files, and backups of files that were never replaced (or restored already)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+    if stuck:
+        # Nothing is lost: the old contents are still in the backups, which we leave in place and name.
+        kept = {name: os.fspath(backups[name]) for name in stuck if name in backups}
+        error.add_note(f"hf_bpe.atomic: could not restore {stuck!r} in {os.fspath(target)!r}; "
+                       f"their previous contents are kept in {kept!r}")
