@@ -1,0 +1,280 @@
+"""Write the `transformers` config files of a tokenizer folder, and let `AutoTokenizer` find ``HFBPETokenizer``.
+
+A folder written by hf_bpe holds ``vocab.json``, ``merges.txt`` and ``tokenizer.json`` beside the two files made
+here: ``tokenizer_config.json`` (read by ``from_pretrained``: the tokenizer class, the pre-tokenizer options, the
+special tokens with their roles) and ``special_tokens_map.json`` (the roles again, for older loaders). The same
+folder then loads as ``HFBPETokenizer`` (once hf_bpe is imported), as ``PreTrainedTokenizerFast`` and, for the GPT-2
+pattern, as ``GPT2TokenizerFast``; without hf_bpe installed, ``AutoTokenizer`` falls back to the fast tokenizer of
+``tokenizer.json``.
+
+This module never imports `transformers` (importing it costs over a second): ``install_import_hook`` registers
+``HFBPETokenizer`` with ``AutoTokenizer`` only when `transformers`' auto-tokenizer module is (or gets) imported.
+
+>>> files = tokenizer_config_files(special_tokens={"<|endoftext|>": 256}, pattern="gpt2", add_prefix_space=False,
+...                                ignore_merges=False, roles={"eos_token": "<|endoftext|>"})
+>>> sorted(files)
+['special_tokens_map.json', 'tokenizer_config.json']
+>>> config = json.loads(files["tokenizer_config.json"])
+>>> config["tokenizer_class"], config["eos_token"], config["added_tokens_decoder"]["256"]["special"]
+('HFBPETokenizer', '<|endoftext|>', True)
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import json
+import sys
+import threading
+import warnings
+from collections.abc import Mapping
+from types import MappingProxyType, ModuleType
+from typing import Any
+
+__all__ = [
+    "ROLES",
+    "TOKENIZER_CLASS",
+    "TOKENIZER_CONFIG_FILE",
+    "SPECIAL_TOKENS_MAP_FILE",
+    "tokenizer_config",
+    "tokenizer_config_files",
+    "render_config_files",
+    "special_tokens_map",
+    "dumps",
+    "install_import_hook",
+]
+
+TOKENIZER_CLASS = "HFBPETokenizer"
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+SPECIAL_TOKENS_MAP_FILE = "special_tokens_map.json"
+# The named special-token roles of transformers (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES), in its order.
+ROLES: tuple[str, ...] = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+_ADDED_TOKEN_FLAGS = ("single_word", "lstrip", "rstrip", "normalized", "special")
+# The module whose import makes AutoTokenizer usable; registering right after it loads is early enough.
+_AUTO_MODULE = "transformers.models.auto.tokenization_auto"
+
+
+def dumps(obj: Any) -> str:
+    """Serialize a config as transformers' ``save_pretrained`` does (sorted keys, indent 2, UTF-8, final newline).
+
+    >>> dumps({"b": 1, "a": [True]})
+    '{\\n  "a": [\\n    true\\n  ],\\n  "b": 1\\n}\\n'
+    """
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _added_token_entry(content: str) -> dict[str, Any]:
+    # transformers' AddedToken.__getstate__ for a special token as tokenizers' trainer creates it.
+    return {"content": content, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+            "special": True}
+
+
+def tokenizer_config(
+    *,
+    special_tokens: Mapping[str, int],
+    pattern: str,
+    add_prefix_space: bool,
+    ignore_merges: bool,
+    roles: Mapping[str, str] = MappingProxyType({}),
+) -> dict[str, Any]:
+    """Build the ``tokenizer_config.json`` content of an hf_bpe folder (``added_tokens_decoder`` keyed by int).
+
+    Args:
+        special_tokens: special token strings to ids (the model's specials).
+        pattern: the pre-tokenizer pattern name or regex (``BPEModel.pattern``).
+        add_prefix_space: ``BPEModel.add_prefix_space``.
+        ignore_merges: ``BPEModel.ignore_merges``.
+        roles: transformers roles to special tokens, e.g. ``{"eos_token": "<|endoftext|>"}``; every role value must
+            be one of ``special_tokens``. Specials without a role are listed as ``extra_special_tokens``.
+
+    Returns:
+        The config, with every one of the seven roles present (``None`` when unset) so that loaders with role
+        defaults (``GPT2TokenizerFast`` defaults three roles to ``<|endoftext|>``) do not invent tokens.
+
+    Raises:
+        TypeError: on arguments of the wrong type.
+        ValueError: on an unknown role or a role naming a token that is not a special token.
+
+    >>> c = tokenizer_config(special_tokens={"<s>": 0}, pattern="gpt2", add_prefix_space=True, ignore_merges=False)
+    >>> c["extra_special_tokens"], c["bos_token"], c["add_prefix_space"]
+    (['<s>'], None, True)
+    """
+    if not isinstance(special_tokens, Mapping):
+        raise TypeError(f"special_tokens must be a mapping of str to int ids, got {special_tokens!r}")
+    for text, idx in special_tokens.items():
+        if not isinstance(text, str) or not text or isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
+            raise TypeError(f"special_tokens must map non-empty str to non-negative int ids, got {text!r}: {idx!r}")
+    if not isinstance(pattern, str) or not pattern:
+        raise TypeError(f"pattern must be a non-empty str (a hf_bpe.PATTERNS name or a regex), got {pattern!r}")
+    if not isinstance(add_prefix_space, bool) or not isinstance(ignore_merges, bool):
+        raise TypeError(f"add_prefix_space and ignore_merges must be bool, got {add_prefix_space!r}, {ignore_merges!r}")
+    if not isinstance(roles, Mapping):
+        raise TypeError(f"roles must be a mapping like {{'eos_token': '<|endoftext|>'}}, got {roles!r}")
+    for role, token in roles.items():
+        if role not in ROLES:
+            raise ValueError(f"unknown special-token role {role!r}; expected one of {list(ROLES)!r}")
+        if token not in special_tokens:
+            raise ValueError(
+                f"role {role!r} names {token!r}, which is not one of the special tokens {sorted(special_tokens)!r}; "
+                "add it to special_tokens first"
+            )
+    by_id = sorted(special_tokens.items(), key=lambda item: item[1])
+    config: dict[str, Any] = {
+        "add_prefix_space": add_prefix_space,
+        "added_tokens_decoder": {idx: _added_token_entry(text) for text, idx in by_id},
+        "errors": "replace",
+        "ignore_merges": ignore_merges,
+        "pattern": pattern,
+        "tokenizer_class": TOKENIZER_CLASS,
+    }
+    for role in ROLES:
+        config[role] = roles.get(role)
+    named = set(roles.values())
+    extra = [text for text, _ in by_id if text not in named]
+    if extra:
+        config["extra_special_tokens"] = extra
+    return config
+
+
+def special_tokens_map(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Derive ``special_tokens_map.json`` (the legacy roles file) from a ``tokenizer_config.json`` dict.
+
+    Roles map to the token's full ``AddedToken`` state (without ``special``, as transformers 4 wrote it); the
+    specials without a role are ``additional_special_tokens``.
+
+    >>> special_tokens_map(tokenizer_config(special_tokens={"<s>": 0, "</s>": 1}, pattern="gpt2",
+    ...     add_prefix_space=False, ignore_merges=False, roles={"eos_token": "</s>"}))["eos_token"]["content"]
+    '</s>'
+    """
+    entries = {entry["content"]: entry for entry in config.get("added_tokens_decoder", {}).values()}
+
+    def legacy(content: str) -> dict[str, Any]:
+        entry = dict(entries.get(content) or _added_token_entry(content))
+        entry.pop("special", None)
+        return entry
+
+    result: dict[str, Any] = {role: legacy(config[role]) for role in ROLES if config.get(role)}
+    extra = config.get("extra_special_tokens") or []
+    if extra:
+        result["additional_special_tokens"] = [legacy(str(token)) for token in extra]
+    return result
+
+
+def render_config_files(config: Mapping[str, Any]) -> dict[str, str]:
+    """Render a ``tokenizer_config.json`` dict and its derived ``special_tokens_map.json`` as file texts.
+
+    ``HFBPETokenizer.save_pretrained`` and :func:`tokenizer_config_files` both write through this function, so a
+    folder written by one reloads and re-saves byte for byte.
+    """
+    normalized = dict(config)
+    if "added_tokens_decoder" in normalized:
+        # Int keys sort numerically (2 before 10) as transformers writes them; JSON gives them back as str.
+        normalized["added_tokens_decoder"] = {
+            int(idx): {flag: entry[flag] for flag in ("content", *_ADDED_TOKEN_FLAGS) if flag in entry}
+            for idx, entry in normalized["added_tokens_decoder"].items()
+        }
+    return {TOKENIZER_CONFIG_FILE: dumps(normalized), SPECIAL_TOKENS_MAP_FILE: dumps(special_tokens_map(normalized))}
+
+
+def tokenizer_config_files(
+    *,
+    special_tokens: Mapping[str, int],
+    pattern: str,
+    add_prefix_space: bool,
+    ignore_merges: bool,
+    roles: Mapping[str, str] = MappingProxyType({}),
+) -> dict[str, str]:
+    """Return the texts of ``tokenizer_config.json`` and ``special_tokens_map.json`` for an hf_bpe folder.
+
+    The arguments are those of :func:`tokenizer_config`. The texts equal what ``HFBPETokenizer.save_pretrained``
+    writes for the tokenizer loaded from the folder, so save/load round trips are lossless.
+
+    >>> files = tokenizer_config_files(special_tokens={}, pattern="gpt2", add_prefix_space=False, ignore_merges=False)
+    >>> json.loads(files["special_tokens_map.json"])
+    {}
+    """
+    return render_config_files(
+        tokenizer_config(special_tokens=special_tokens, pattern=pattern, add_prefix_space=add_prefix_space,
+                         ignore_merges=ignore_merges, roles=roles)
+    )
+
+
+# -- AutoTokenizer registration without importing transformers ----------------------------------------------------
+
+
+def _register_now() -> None:
+    from .hf_tokenizer import register
+
+    register()
+
+
+class _RegisteringLoader(importlib.abc.Loader):
+    """Run the real loader of transformers' auto-tokenizer module, then register ``HFBPETokenizer``."""
+
+    def __init__(self, loader: importlib.abc.Loader) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        try:
+            _register_now()
+        except Exception as exc:  # noqa: BLE001 - a failed registration must not break `import transformers`
+            warnings.warn(
+                f"hf_bpe could not register HFBPETokenizer with AutoTokenizer ({type(exc).__name__}: {exc}); "
+                "load it with hf_bpe.HFBPETokenizer.from_pretrained(folder) instead",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    def __getattr__(self, name: str) -> Any:
+        # Resource readers, get_source, is_package...: whatever else importlib or tools ask of the real loader.
+        return getattr(self._loader, name)
+
+
+class _RegisterOnImport(importlib.abc.MetaPathFinder):
+    """A one-shot ``sys.meta_path`` finder: wraps the loader of transformers' auto-tokenizer module."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: ModuleType | None = None):
+        if fullname != _AUTO_MODULE:
+            return None
+        # Ask the other finders for the real spec, then take ourselves out: one registration is enough.
+        _remove_hook()
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _RegisteringLoader(spec.loader)
+        return spec
+
+
+_HOOK_LOCK = threading.Lock()
+
+
+def _remove_hook() -> None:
+    with _HOOK_LOCK:
+        sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _RegisterOnImport)]
+
+
+def install_import_hook() -> None:
+    """Make ``AutoTokenizer.from_pretrained`` return ``HFBPETokenizer`` for hf_bpe folders, whatever the import order.
+
+    If `transformers`' auto-tokenizer module is already imported, register now (this imports hf_bpe's tokenizer
+    module). Otherwise put a one-shot finder on ``sys.meta_path`` that registers right after that module loads, so
+    ``import hf_bpe`` stays free of `transformers`. Idempotent; safe to call from ``hf_bpe/__init__.py``.
+
+    >>> install_import_hook()
+    >>> install_import_hook()  # a second call changes nothing
+    """
+    if _AUTO_MODULE in sys.modules:
+        _register_now()
+        return
+    with _HOOK_LOCK:
+        if not any(isinstance(finder, _RegisterOnImport) for finder in sys.meta_path):
+            sys.meta_path.insert(0, _RegisterOnImport())

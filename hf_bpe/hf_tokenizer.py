@@ -1,0 +1,613 @@
+"""``HFBPETokenizer``: a `transformers` tokenizer over an hf_bpe ``BPEModel``, id for id equal to the fast tokenizer.
+
+It is a ``PreTrainedTokenizer`` (transformers 5's ``PythonBackend``), so the whole user surface works: ``__call__``
+on texts, batches and pairs, padding, truncation, tensors, added and special tokens, ``decode``,
+``save_pretrained``/``from_pretrained`` and ``AutoTokenizer`` (after :func:`register`, which ``import hf_bpe``
+arranges through :func:`hf_bpe.hf_config.install_import_hook`).
+
+Added tokens follow `tokenizers`' rules, not those of transformers' Python base class (measured on
+transformers 5.23 / tokenizers 0.23.3; ``tests/test_hf_tokenizer.py`` pins each difference):
+
+- two passes, as ``AddedVocabulary::extract_and_normalize``: tokens with ``normalized=False`` (all specials) are
+  found first, leftmost-longest; tokens with ``normalized=True`` then in the pieces between them;
+- ``lstrip``/``rstrip`` take Unicode ``White_Space`` (the base class uses ``str.strip``, which also eats
+  U+001C..U+001F) and an ``lstrip`` never reaches into the previous added token;
+- ``single_word`` refuses a match next to a word character (``\\w``: letters, marks, digits, connectors); the base
+  class only looks for a neighbouring ``" "`` and glues refused tokens to their neighbour;
+- ``split_special_tokens=True`` spells out special tokens only; non-special added tokens still match (the base
+  class ignores every added token);
+- every piece of text between added tokens is encoded on its own, so with ``add_prefix_space`` each such piece
+  gets its own leading ``" "`` (``"hi<s>x"`` is ``Ġhi <s> Ġx``), exactly as tokenizers' ``ByteLevel`` does.
+
+Decoding joins token bytes and decodes them once (``errors`` as given, ``"replace"`` by default); added tokens
+decode to their text; ``skip_special_tokens`` drops the tokens flagged special, as the fast tokenizer does; ids
+outside the vocabulary are dropped, as the fast tokenizer does (models often pad their embedding matrix).
+
+>>> from hf_bpe.model import BPEModel
+>>> tok = HFBPETokenizer.from_model(BPEModel.bytes_only(special_tokens={"<|end|>": 256}))
+>>> tok("hi<|end|>")["input_ids"]
+[104, 105, 256]
+>>> tok.decode([104, 105, 256], skip_special_tokens=True)
+'hi'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import regex
+from transformers.configuration_utils import PreTrainedConfig
+from transformers.models.auto.tokenization_auto import AutoTokenizer
+from transformers.tokenization_python import PreTrainedTokenizer
+from transformers.tokenization_utils_base import VERY_LARGE_INTEGER, AddedToken, TruncationStrategy
+from transformers.utils import logging
+
+from . import hf_config
+from .bytelevel import str_to_token, token_to_str
+from .hf_config import install_import_hook
+from .model import BPEModel
+
+__all__ = ["HFBPETokenizer", "HFBPEConfig", "register", "install_import_hook"]
+
+logger = logging.get_logger(__name__)
+
+VOCAB_FILES_NAMES = {"vocab_file": "vocab.json", "merges_file": "merges.txt"}
+
+# Keys that loaders put into the init kwargs; they describe where a tokenizer came from, not what it is, so
+# they are neither kept nor saved (transformers itself drops some of them when saving, not all).
+_LOADER_KEYS = frozenset({
+    "backend", "is_local", "local_files_only", "_from_auto", "_commit_hash", "revision", "trust_remote_code",
+    "cache_dir", "force_download", "proxies", "token", "subfolder", "user_agent", "files_loaded", "use_fast",
+    "tokenizer_file", "added_tokens_file", "special_tokens_map_file", "tokenizer_config_file", "gguf_file",
+})
+
+# tokenizers' added-token matcher uses Rust regex classes: `\s` is Unicode White_Space (25 code points, all below
+# U+3001), `\w` is alphabetic, marks, decimal digits, connector punctuation and join controls. The `regex`
+# module agrees on both, except on the few thousand code points that its newer Unicode tables assign and
+# tokenizers' do not yet (checked over every code point in the tests).
+_WHITESPACE = frozenset(chr(c) for c in range(0x3001) if regex.match(r"\s", chr(c)))
+_WORD_CHAR = regex.compile(r"\w")
+
+
+def _is_word_char(char: str) -> bool:
+    return _WORD_CHAR.match(char) is not None
+
+
+class _Matcher:
+    """Leftmost-longest search for a set of added tokens (an alternation sorted longest first)."""
+
+    __slots__ = ("pattern", "tokens")
+
+    def __init__(self, tokens: Mapping[str, tuple[int, AddedToken]]) -> None:
+        # For literal alternatives tried longest first, the regex's leftmost-first match is the leftmost-longest
+        # one, which is what tokenizers' Aho-Corasick automaton (MatchKind::LeftmostLongest) returns.
+        alternatives = sorted(tokens, key=lambda t: (-len(t), t))
+        self.pattern = regex.compile("|".join(regex.escape(t) for t in alternatives)) if alternatives else None
+        self.tokens = dict(tokens)
+
+    def split(self, sentence: str, skip_special: bool) -> list[tuple[str, int | None]]:
+        """Split ``sentence`` into (text, None) and (text, added token id) pieces, as ``find_matches`` does."""
+        if self.pattern is None or not sentence:
+            return [(sentence, None)]
+        pieces: list[tuple[str, int | None]] = []
+        end = len(sentence)
+        start_offset = 0
+        position = 0
+        while True:
+            match = self.pattern.search(sentence, position)
+            if match is None:
+                break
+            start, stop = match.span()
+            # The automaton resumes after the match even when the match is then refused (single_word, special).
+            position = stop
+            token_id, token = self.tokens[match.group()]
+            if skip_special and token.special:
+                continue
+            if token.single_word and (
+                (start > 0 and _is_word_char(sentence[start - 1])) or (stop < end and _is_word_char(sentence[stop]))
+            ):
+                continue
+            if token.lstrip:
+                # Equivalent to max(start of the trailing whitespace, end of the previous added token).
+                while start > start_offset and sentence[start - 1] in _WHITESPACE:
+                    start -= 1
+            if token.rstrip:
+                while stop < end and sentence[stop] in _WHITESPACE:
+                    stop += 1
+            if start_offset < start:
+                pieces.append((sentence[start_offset:start], None))
+            pieces.append((sentence[start:stop], token_id))
+            start_offset = stop
+        if start_offset != end:
+            pieces.append((sentence[start_offset:], None))
+        return pieces
+
+
+class HFBPEConfig(PreTrainedConfig):
+    """The model type that ``AutoTokenizer.register`` needs to know ``HFBPETokenizer`` (tokenizer-only folders)."""
+
+    model_type = "hf_bpe"
+
+
+class HFBPETokenizer(PreTrainedTokenizer):
+    """A byte-level BPE tokenizer for `transformers` backed by hf_bpe's ``BPEModel``.
+
+    Args:
+        vocab_file: ``vocab.json`` (GPT-2 format). Not needed with ``bpe_model``.
+        merges_file: ``merges.txt``. Not needed with ``bpe_model``.
+        pattern: the pre-tokenizer, a name in ``hf_bpe.PATTERNS`` or a regex.
+        add_prefix_space: prepend ``" "`` to each piece of text that does not start with one.
+        ignore_merges: a pre-token found in the vocabulary is one token (Llama 3).
+        errors: how :meth:`decode` treats bytes that are not UTF-8, as in :meth:`bytes.decode`.
+        bpe_model: an already built ``BPEModel`` (see :meth:`from_model`); the three options above must then be
+            left at their defaults or equal the model's.
+        **kwargs: transformers' options: roles (``eos_token=...``), ``added_tokens_decoder``,
+            ``model_max_length``, ``padding_side``, ``split_special_tokens``, ``chat_template``, ...
+
+    Raises:
+        TypeError: when neither files nor a model are given, or on a wrong type.
+        ValueError: when ``bpe_model`` disagrees with explicitly given options.
+
+    >>> from hf_bpe.model import BPEModel
+    >>> tok = HFBPETokenizer.from_model(BPEModel.bytes_only(), model_max_length=8)
+    >>> tok.tokenize("a b"), tok.model_max_length
+    (['a', 'Ġ', 'b'], 8)
+    """
+
+    vocab_files_names = VOCAB_FILES_NAMES
+    model_input_names = ["input_ids", "attention_mask"]
+
+    def __init__(
+        self,
+        vocab_file: str | os.PathLike[str] | None = None,
+        merges_file: str | os.PathLike[str] | None = None,
+        *,
+        pattern: str = "gpt2",
+        add_prefix_space: bool = False,
+        ignore_merges: bool = False,
+        errors: str = "replace",
+        bpe_model: BPEModel | None = None,
+        **kwargs: Any,
+    ) -> None:
+        # 1. The model, loaded before the base class's __init__, which calls get_vocab().
+        if bpe_model is None:
+            if vocab_file is None or merges_file is None:
+                raise TypeError(
+                    f"HFBPETokenizer needs vocab_file and merges_file (got {vocab_file!r}, {merges_file!r}) or "
+                    "bpe_model=; to load a folder use HFBPETokenizer.from_pretrained(folder)"
+                )
+            specials = _vocab_specials(vocab_file, kwargs)
+            bpe_model = BPEModel.from_files(vocab_file, merges_file, special_tokens=specials, pattern=pattern,
+                                            add_prefix_space=add_prefix_space, ignore_merges=ignore_merges)
+        elif not isinstance(bpe_model, BPEModel):
+            raise TypeError(f"bpe_model must be an hf_bpe.BPEModel, got {type(bpe_model).__name__}: {bpe_model!r:.80}")
+        elif (pattern, add_prefix_space, ignore_merges) not in (
+            ("gpt2", False, False), (bpe_model.pattern, bpe_model.add_prefix_space, bpe_model.ignore_merges)
+        ):
+            raise ValueError(
+                f"bpe_model has pattern={bpe_model.pattern!r}, add_prefix_space={bpe_model.add_prefix_space}, "
+                f"ignore_merges={bpe_model.ignore_merges} but the call asks for pattern={pattern!r}, "
+                f"add_prefix_space={add_prefix_space}, ignore_merges={ignore_merges}; build the model with the "
+                "options you want (or use HFBPETokenizer.from_model, which takes them from the model)"
+            )
+        if not isinstance(errors, str):
+            raise TypeError(f"errors must be a str such as 'replace' or 'strict', got {errors!r}")
+        self.bpe_model = bpe_model
+        self.pattern = bpe_model.pattern
+        self.add_prefix_space = bpe_model.add_prefix_space
+        self.ignore_merges = bpe_model.ignore_merges
+        self.errors = errors
+        # `cache` is the one attribute that `datasets` leaves out of a tokenizer's fingerprint: lazily built
+        # matchers live there so that hashing does not depend on whether the tokenizer was used.
+        self.cache: dict[str, Any] = {}
+        self._build_tables()
+
+        # 2. Special tokens of the model become added tokens (what the folder's config says about them wins).
+        configured = kwargs.pop("added_tokens_decoder", None) or {}
+        added = {int(idx): _as_added_token(token) for idx, token in configured.items()}
+        known = {token.content for token in added.values()}
+        for content, idx in sorted(bpe_model.special_tokens.items(), key=lambda item: item[1]):
+            if content not in known:
+                added.setdefault(idx, AddedToken(content, special=True, normalized=False))
+        kwargs["added_tokens_decoder"] = added
+        if "extra_special_tokens" not in kwargs and "additional_special_tokens" not in kwargs:
+            named = {str(kwargs[role]) for role in hf_config.ROLES if kwargs.get(role) is not None}
+            extra = [t.content for _, t in sorted(added.items()) if t.special and t.content not in named]
+            if extra:
+                kwargs["extra_special_tokens"] = extra
+        for role in hf_config.ROLES:
+            # Saved as null when unset, so GPT2TokenizerFast does not default them to <|endoftext|>.
+            kwargs.setdefault(role, None)
+        for key in _LOADER_KEYS - {"backend"}:
+            kwargs.pop(key, None)
+
+        # 3. The base class: added tokens, roles, padding and truncation options.
+        super().__init__(pattern=self.pattern, add_prefix_space=self.add_prefix_space,
+                         ignore_merges=self.ignore_merges, errors=errors, **kwargs)
+
+    # -- construction ---------------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_model(cls, model: BPEModel, **kwargs: Any) -> HFBPETokenizer:
+        """Wrap an in-memory ``BPEModel`` (e.g. fresh from ``hf_bpe.train``) without writing files.
+
+        Args:
+            model: the model; its pattern, ``add_prefix_space`` and ``ignore_merges`` are used.
+            **kwargs: transformers options, e.g. ``eos_token="<|endoftext|>"``, ``model_max_length=1024``.
+
+        >>> from hf_bpe.model import BPEModel
+        >>> HFBPETokenizer.from_model(BPEModel.bytes_only()).vocab_size
+        256
+        """
+        options = {"pattern": model.pattern, "add_prefix_space": model.add_prefix_space,
+                   "ignore_merges": model.ignore_merges, **kwargs}
+        return cls(bpe_model=model, **options)
+
+    def _build_tables(self) -> None:
+        # id -> byte-level string for every model id; the reverse for get_vocab and convert_tokens_to_ids.
+        model = self.bpe_model
+        decoder: list[str | None] = [None] * model.vocab_size
+        for token, idx in model.vocab.items():
+            decoder[idx] = token_to_str(token)
+        for content, idx in model.special_tokens.items():
+            decoder[idx] = content
+        self._decoder = decoder
+        self._encoder = {token: idx for idx, token in enumerate(decoder) if token is not None}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The lookup tables are rebuilt from the model: pickles stay about the size of the vocabulary once.
+        state = self.__dict__.copy()
+        state.pop("_decoder", None)
+        state.pop("_encoder", None)
+        state["cache"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._build_tables()
+
+    # -- vocabulary -----------------------------------------------------------------------------------------------
+
+    @property
+    def vocab_size(self) -> int:
+        """The model's size: its largest id plus one (tokens added later not included)."""
+        return self.bpe_model.vocab_size
+
+    def get_vocab(self) -> dict[str, int]:
+        """Return byte-level token strings (and added tokens' text) to ids."""
+        vocab = dict(self._encoder)
+        vocab.update(self.__dict__.get("_added_tokens_encoder", {}))
+        return vocab
+
+    def _convert_token_to_id(self, token: str) -> int | None:
+        idx = self._encoder.get(token)
+        if idx is None:
+            # Unknown token strings map to the unk token's id, if any (as in the fast tokenizer).
+            unk = self.__dict__.get("_special_tokens_map", {}).get("unk_token")
+            if unk is not None and str(unk) != token:
+                return self._convert_token_to_id_with_added_voc(str(unk))
+        return idx
+
+    def _convert_id_to_token(self, index: int) -> str | None:
+        return self._decoder[index] if 0 <= index < len(self._decoder) else None
+
+    def _update_total_vocab_size(self) -> None:
+        # Called by the base class whenever added tokens change: the matchers must then be rebuilt.
+        self.cache.pop("splitter", None)
+        self.cache.pop("special_ids", None)
+        super()._update_total_vocab_size()
+
+    # -- encoding -------------------------------------------------------------------------------------------------
+
+    def _splitter(self) -> tuple[_Matcher, _Matcher]:
+        splitter = self.cache.get("splitter")
+        if splitter is None:
+            raw: dict[str, tuple[int, AddedToken]] = {}
+            normalized: dict[str, tuple[int, AddedToken]] = {}
+            for content, idx in self._added_tokens_encoder.items():
+                token = self._added_tokens_decoder.get(idx)
+                if token is None or token.content != content:
+                    token = AddedToken(content, special=False, normalized=True)
+                (normalized if token.normalized else raw)[content] = (idx, token)
+            splitter = self.cache["splitter"] = (_Matcher(raw), _Matcher(normalized))
+        return splitter
+
+    def _encode_text(self, text: str, split_special_tokens: bool) -> list[int]:
+        """Encode text to ids: added tokens first (tokenizers' two passes), then each piece between them."""
+        encode = self.bpe_model.encode_ordinary
+        if not self._added_tokens_encoder:
+            return encode(text)
+        raw, normalized = self._splitter()
+        ids: list[int] = []
+        for piece, token_id in raw.split(text, split_special_tokens):
+            if token_id is not None:
+                ids.append(token_id)
+                continue
+            for sub_piece, sub_id in normalized.split(piece, split_special_tokens):
+                if sub_id is not None:
+                    ids.append(sub_id)
+                elif sub_piece:
+                    ids += encode(sub_piece)
+        return ids
+
+    def _ids_to_token_strings(self, ids: Iterable[int]) -> list[str]:
+        decoder = self._decoder
+        added = self._added_tokens_decoder
+        return [added[i].content if i in added else decoder[i] for i in ids]  # type: ignore[misc]
+
+    def tokenize(self, text: str, **kwargs: Any) -> list[str]:
+        """Split text into token strings (byte-level spelling; added tokens as their text), as the fast tokenizer.
+
+        One difference: the fast tokenizer spells an added token with the whitespace that its ``lstrip``/``rstrip``
+        took (``"[CLS] "``); here it is always its text, so that ``convert_tokens_to_ids(tokenize(text))`` holds.
+
+        >>> from hf_bpe.model import BPEModel
+        >>> HFBPETokenizer.from_model(BPEModel.bytes_only(special_tokens={"<s>": 256})).tokenize("<s>é")
+        ['<s>', 'Ã', '©']
+        """
+        split_special_tokens = kwargs.pop("split_special_tokens", self.split_special_tokens)
+        text, kwargs = self.prepare_for_tokenization(text, **kwargs)
+        return self._ids_to_token_strings(self._encode_text(text, split_special_tokens))
+
+    def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
+        # Text without added tokens; ids are computed once and spelled through the id table.
+        decoder = self._decoder
+        return [decoder[i] for i in self.bpe_model.encode_ordinary(text)]  # type: ignore[misc]
+
+    def _encode_plus(self, text: Any, text_pair: Any = None, **kwargs: Any):
+        # Encode plain strings to ids here, once, instead of the base class's text -> tokens -> ids round trip.
+        # Empty strings stay strings: the base class turns them into [] (an empty id list would be refused).
+        if not kwargs.get("is_split_into_words") and not kwargs.get("sanitize_control_tokens"):
+            split = kwargs.get("split_special_tokens")
+            split = self.split_special_tokens if split is None else split
+            if isinstance(text, str) and text:
+                text = self._encode_text(text, split) or text
+            if isinstance(text_pair, str) and text_pair:
+                text_pair = self._encode_text(text_pair, split) or text_pair
+        return super()._encode_plus(text, text_pair, **kwargs)
+
+    def _encode_without_added_tokens(self, text: str) -> list[int]:
+        return self.bpe_model.encode_ordinary(text)
+
+    def truncate_sequences(
+        self,
+        ids: list[int],
+        pair_ids: list[int] | None = None,
+        num_tokens_to_remove: int = 0,
+        truncation_strategy: str | TruncationStrategy = "longest_first",
+        stride: int = 0,
+    ) -> tuple[list[int], list[int] | None, list[int]]:
+        """Truncate as the fast tokenizer does; for pairs with ``longest_first`` the base class splits differently.
+
+        tokenizers (``utils/truncation.rs``) keeps ``n1``, ``n2`` tokens with n1 the shorter length:
+        ``n2 = max(n1, L - n1)`` (or ``n1`` if ``n1 > L``), and if ``n1 + n2 > L`` then ``n1 = L // 2`` and
+        ``n2 = n1 + L % 2``, where ``L`` is the length left after removing ``num_tokens_to_remove``. The base class
+        removes the odd token from the other sequence (5 + 9 tokens cut to 9: fast keeps 4 + 5, base 5 + 4).
+        """
+        strategy = TruncationStrategy(truncation_strategy)
+        if num_tokens_to_remove <= 0 or pair_ids is None or strategy != TruncationStrategy.LONGEST_FIRST:
+            return super().truncate_sequences(ids, pair_ids, num_tokens_to_remove, truncation_strategy, stride)
+        limit = max(len(ids) + len(pair_ids) - num_tokens_to_remove, 0)
+        n1, n2 = len(ids), len(pair_ids)
+        swap = n1 > n2
+        if swap:
+            n1, n2 = n2, n1
+        n2 = n1 if n1 > limit else max(n1, limit - n1)
+        if n1 + n2 > limit:
+            n1 = limit // 2
+            n2 = n1 + limit % 2
+        if swap:
+            n1, n2 = n2, n1
+        if self.truncation_side == "left":
+            return ids[len(ids) - n1:], pair_ids[len(pair_ids) - n2:], []
+        return ids[:n1], pair_ids[:n2], []
+
+    # -- decoding -------------------------------------------------------------------------------------------------
+
+    def _token_bytes(self, token: str) -> bytes:
+        if token in self._added_tokens_encoder or token in self.bpe_model.special_tokens:
+            return token.encode("utf-8")
+        try:
+            return str_to_token(token)
+        except ValueError:
+            # Not byte-level spelled (e.g. a token string made by hand): keep its text.
+            return token.encode("utf-8")
+
+    def convert_tokens_to_string(self, tokens: list[str]) -> str:
+        """Join token strings back into text (byte-level decoding, ``errors=self.errors``).
+
+        >>> from hf_bpe.model import BPEModel
+        >>> HFBPETokenizer.from_model(BPEModel.bytes_only()).convert_tokens_to_string(["Ġh", "Ã", "©"])
+        ' hé'
+        """
+        return b"".join([self._token_bytes(token) for token in tokens]).decode("utf-8", errors=self.errors)
+
+    def _special_ids(self) -> frozenset[int]:
+        special = self.cache.get("special_ids")
+        if special is None:
+            special = frozenset(i for i, token in self._added_tokens_decoder.items() if token.special)
+            self.cache["special_ids"] = special
+        return special
+
+    def _decode(
+        self,
+        token_ids: int | list[int],
+        skip_special_tokens: bool = False,
+        clean_up_tokenization_spaces: bool | None = None,
+        **kwargs: Any,
+    ) -> str:
+        if isinstance(token_ids, int):
+            token_ids = [token_ids]
+        skip = self._special_ids() if skip_special_tokens else frozenset()
+        added = self._added_tokens_decoder
+        model = self.bpe_model
+        size = model.vocab_size
+        parts: list[bytes] = []
+        for raw_id in token_ids:
+            idx = int(raw_id)
+            if idx in skip:
+                continue
+            token = added.get(idx)
+            if token is not None:
+                parts.append(token.content.encode("utf-8"))
+            elif 0 <= idx < size:
+                try:
+                    parts.append(model.id_to_bytes(idx))
+                except ValueError:
+                    continue  # a hole in the vocabulary: dropped, as by the fast tokenizer
+        text = b"".join(parts).decode("utf-8", errors=self.errors)
+        if clean_up_tokenization_spaces is None:
+            clean_up_tokenization_spaces = self.clean_up_tokenization_spaces
+        if clean_up_tokenization_spaces:
+            # As TokenizersBackend: this WordPiece-era cleanup corrupts BPE text, so it needs the explicit opt-in.
+            if self.clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output:
+                text = self.clean_up_tokenization(text)
+            else:
+                logger.warning_once(
+                    "Ignoring clean_up_tokenization_spaces=True for the BPE tokenizer HFBPETokenizer: it strips "
+                    "legitimate spaces before punctuation. Set clean_up_tokenization_spaces=False to silence this."
+                )
+        return text
+
+    # -- saving ---------------------------------------------------------------------------------------------------
+
+    def _model_files(self) -> dict[str, str]:
+        """Return the texts of the files ``BPEModel.save`` writes (vocab.json, merges.txt, tokenizer.json, ...)."""
+        files = self.cache.get("model_files")
+        if files is not None:
+            return files
+        with tempfile.TemporaryDirectory(prefix="hf_bpe_") as tmp:
+            self.bpe_model.save(tmp)
+            return {path.name: path.read_text(encoding="utf-8") for path in Path(tmp).iterdir() if path.is_file()}
+
+    def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
+        """Write ``vocab.json`` and ``merges.txt`` (atomically) into ``save_directory``; return their paths."""
+        from . import atomic
+
+        if not os.path.isdir(save_directory):
+            raise FileNotFoundError(f"save_directory {save_directory!r} is not a folder; create it first")
+        prefix = f"{filename_prefix}-" if filename_prefix else ""
+        files = self._model_files()
+        names = {prefix + name: files[name] for name in VOCAB_FILES_NAMES.values()}
+        atomic.write_files(save_directory, names, force=True)
+        return tuple(os.path.join(save_directory, name) for name in names)
+
+    def _tokenizer_json(self, text: str) -> str:
+        # The model writes its own specials; tokens added since (or with other flags) are put in here.
+        data = json.loads(text)
+        wanted = [
+            {"id": idx, "content": token.content, "single_word": token.single_word, "lstrip": token.lstrip,
+             "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
+            for idx, token in sorted(self._added_tokens_decoder.items())
+        ]
+        if data.get("added_tokens") == wanted:
+            return text
+        data["added_tokens"] = wanted
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+    def save_pretrained(
+        self,
+        save_directory: str | os.PathLike[str],
+        legacy_format: bool | None = None,
+        filename_prefix: str | None = None,
+        push_to_hub: bool = False,
+        **kwargs: Any,
+    ) -> tuple[str, ...]:
+        """Save the tokenizer folder: vocab.json, merges.txt, tokenizer.json, tokenizer_config.json, ...
+
+        Every file is written atomically. The folder reloads with ``HFBPETokenizer.from_pretrained``,
+        ``AutoTokenizer`` (hf_bpe imported), ``PreTrainedTokenizerFast`` and, for the GPT-2 pattern,
+        ``GPT2TokenizerFast``. Returns the written paths.
+        """
+        from . import atomic
+
+        if push_to_hub:
+            # The hub path uploads what the base class writes; nothing of it is atomic anyway.
+            return super().save_pretrained(save_directory, legacy_format, filename_prefix, push_to_hub, **kwargs)
+        if os.path.isfile(save_directory):
+            raise FileExistsError(f"save_directory {os.fspath(save_directory)!r} is a file; pass a folder")
+        prefix = f"{filename_prefix}-" if filename_prefix else ""
+        # 1. Let the base class write everything into a scratch folder (config, chat templates, added tokens).
+        self.cache["model_files"] = model_files = self._model_files()
+        try:
+            with tempfile.TemporaryDirectory(prefix="hf_bpe_") as tmp:
+                written = super().save_pretrained(tmp, legacy_format, filename_prefix, **kwargs)
+                files: dict[str, str] = {}
+                for path in written:
+                    if os.path.isfile(path):
+                        files[os.path.relpath(path, tmp)] = Path(path).read_text(encoding="utf-8")
+        finally:
+            self.cache.pop("model_files", None)
+        # 2. Drop loader noise from the config and derive special_tokens_map.json from it.
+        config_name = prefix + hf_config.TOKENIZER_CONFIG_FILE
+        config = json.loads(files[config_name])
+        for key in _LOADER_KEYS:
+            config.pop(key, None)
+        if config.get("model_max_length") == VERY_LARGE_INTEGER:
+            config.pop("model_max_length")
+        rendered = hf_config.render_config_files(config)
+        files[config_name] = rendered[hf_config.TOKENIZER_CONFIG_FILE]
+        files[prefix + hf_config.SPECIAL_TOKENS_MAP_FILE] = rendered[hf_config.SPECIAL_TOKENS_MAP_FILE]
+        # 3. tokenizer.json for the fast loaders, with the tokenizer's current added tokens.
+        files[prefix + "tokenizer.json"] = self._tokenizer_json(model_files["tokenizer.json"])
+        # 4. Write atomically, per folder (chat templates may sit in a sub-folder).
+        by_folder: dict[str, dict[str, str]] = {}
+        for name, text in files.items():
+            folder, base = os.path.split(name)
+            by_folder.setdefault(folder, {})[base] = text
+        for folder, group in sorted(by_folder.items()):
+            atomic.write_files(os.path.join(os.fspath(save_directory), folder), group, force=True)
+        return tuple(os.path.join(os.fspath(save_directory), name) for name in sorted(files))
+
+
+def _vocab_specials(vocab_file: str | os.PathLike[str], kwargs: Mapping[str, Any]) -> list[str]:
+    """Name the special tokens (config's added tokens flagged special, roles) that ``vocab_file`` holds.
+
+    ``BPEModel.from_files`` makes entries not spelled in the byte-level alphabet special by itself; byte-level
+    spelled ones such as ``<|endoftext|>`` are special only when named, and naming one that the file lacks (a
+    token added later, saved in ``added_tokens.json``) is an error there.
+    """
+    candidates = {str(token) for role in hf_config.ROLES if (token := kwargs.get(role)) is not None}
+    for token in (kwargs.get("added_tokens_decoder") or {}).values():
+        token = _as_added_token(token)
+        if token.special:
+            candidates.add(token.content)
+    if not candidates:
+        return []
+    try:
+        vocab = json.loads(Path(vocab_file).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return []  # from_files reports unreadable files with its own message
+    return sorted(c for c in candidates if isinstance(vocab, dict) and c in vocab)
+
+
+def _as_added_token(token: Any) -> AddedToken:
+    if isinstance(token, AddedToken):
+        return token
+    if isinstance(token, str):
+        return AddedToken(token, special=True, normalized=False)
+    if isinstance(token, Mapping):
+        fields = {k: v for k, v in token.items() if k != "__type"}
+        return AddedToken(**fields)
+    raise TypeError(f"added_tokens_decoder values must be AddedToken, str or dict, got {token!r}")
+
+
+def register() -> None:
+    """Register ``HFBPETokenizer`` with ``AutoTokenizer`` (idempotent).
+
+    Afterwards ``AutoTokenizer.from_pretrained(folder)`` returns an ``HFBPETokenizer`` for folders whose
+    ``tokenizer_config.json`` names it. ``import hf_bpe`` arranges this lazily through
+    :func:`hf_bpe.hf_config.install_import_hook`.
+
+    >>> register(); register()
+    """
+    AutoTokenizer.register(HFBPEConfig, tokenizer_class=HFBPETokenizer, exist_ok=True)
+
+
+# Importing this module means transformers is loaded: register at once.
+register()

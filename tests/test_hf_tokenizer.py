@@ -1,0 +1,576 @@
+"""HFBPETokenizer: id-for-id parity with tokenizers and transformers' fast tokenizers, and the transformers surface.
+
+Folders are built in the test: small tokenizers trained with `tokenizers` itself (BpeTrainer + ByteLevel, saved
+with ``tokenizer.model.save`` and ``tokenizer.save``) plus the config files of ``hf_bpe.hf_config``, and GPT-2's
+real files from the shared data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import random
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer, decoders, pre_tokenizers
+from tokenizers.models import BPE
+from tokenizers.trainers import BpeTrainer
+from transformers import AutoTokenizer, GPT2TokenizerFast, PreTrainedTokenizerFast
+from transformers.tokenization_python import PreTrainedTokenizer
+from transformers.tokenization_utils_base import AddedToken
+
+from hf_bpe import hf_config
+from hf_bpe.hf_tokenizer import HFBPETokenizer, register
+from hf_bpe.model import BPEModel
+from hf_bpe.pretokenize import PATTERNS
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECIALS = ["<|endoftext|>", "<pad>", "<s>"]
+ROLES = {"eos_token": "<|endoftext|>", "bos_token": "<|endoftext|>", "pad_token": "<pad>"}
+
+
+# -- corpora ----------------------------------------------------------------------------------------------------------
+
+_PIECES = [
+    "hello", "world", "Hello", "WORLD", "don't", "I'LL", "we're", "she'd", "it's", "you've", "I'm",
+    "你好", "世界", "日本語のテキスト", "한국어", "Ελληνικά", "русский", "العربية", "हिन्दी",
+    "👍", "👍🏽", "👨‍👩‍👧", "🇫🇷", "café", "cafe\u0301", "n\u0303", "Z\u0351\u0352\u0353",
+    "0", "12", "345", "2024", "3.14159", "1,000,000", "0" * 17, "٣٤٥",
+    " ", "  ", "   ", "\t", "\t\t", "\n", "\n\n", "\r\n", "\u00a0", "\u3000", "\u2028", "\x0b", "\x1c", "\x85",
+    ".", ",", "!?", "...", "--", "(x)", "[y]", "{z}", "#", "$", "%", "&&", "@", "\\", "/", "~", "`",
+    "<|endoftext|>", "<s>", "<pad>", "<|endof", "pad>", "<s", "<|",
+]
+
+
+def generated_lines(count: int = 300, seed: int = 1234) -> list[str]:
+    """Deterministic lines mixing scripts, emoji, marks, digits, whitespace runs, contractions and specials."""
+    rng = random.Random(seed)
+    lines = ["", " ", "  leading", "trailing  ", "\n", "a", "<s>", "<s><s>", " <s> ", "x<|endoftext|>y",
+             "hi<s><s>x", "<pad>hello<pad>", "hello world", "Hello world", "0" * 17]
+    while len(lines) < count:
+        parts = [rng.choice(_PIECES) for _ in range(rng.randint(1, 12))]
+        joiners = [rng.choice(["", " ", " ", " ", "  ", "\n"]) for _ in parts]
+        lines.append("".join(j + p for j, p in zip(joiners, parts)))
+    return lines
+
+
+def training_corpus() -> list[str]:
+    return generated_lines(400, seed=7) * 3 + ["the quick brown fox jumps over the lazy dog"] * 20
+
+
+# -- folders ----------------------------------------------------------------------------------------------------------
+
+
+def write_config(folder: Path, *, special_ids: dict[str, int], pattern: str = "gpt2", add_prefix_space: bool = False,
+                 ignore_merges: bool = False, roles: dict[str, str] = ROLES) -> None:
+    files = hf_config.tokenizer_config_files(special_tokens=special_ids, pattern=pattern,
+                                             add_prefix_space=add_prefix_space, ignore_merges=ignore_merges,
+                                             roles=roles)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+
+
+def train_folder(folder: Path, *, add_prefix_space: bool, vocab_size: int = 700) -> Path:
+    """A folder as tokenizers writes it (vocab.json, merges.txt, tokenizer.json) plus hf_bpe's config files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = Tokenizer(BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space)
+    tok.decoder = decoders.ByteLevel()
+    trainer = BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                         special_tokens=SPECIALS, show_progress=False)
+    tok.train_from_iterator(training_corpus(), trainer)
+    tok.model.save(str(folder))
+    tok.save(str(folder / "tokenizer.json"))
+    write_config(folder, special_ids={s: tok.token_to_id(s) for s in SPECIALS}, add_prefix_space=add_prefix_space)
+    return folder
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["plain", "prefix_space"])
+def trained(request, tmp_path_factory) -> Path:
+    return train_folder(tmp_path_factory.mktemp("trained"), add_prefix_space=request.param)
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory) -> Path:
+    return train_folder(tmp_path_factory.mktemp("plain"), add_prefix_space=False)
+
+
+@pytest.fixture(scope="module")
+def gpt2_folder(shared_data, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("gpt2")
+    for name in ("vocab.json", "merges.txt", "tokenizer.json"):
+        shutil.copy(shared_data / "vocabs" / "gpt2" / name, folder / name)
+    write_config(folder, special_ids={"<|endoftext|>": 50256},
+                 roles={"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"})
+    return folder
+
+
+def peers(folder: Path, *, gpt2: bool = True) -> dict[str, object]:
+    """The reference tokenizers of a folder: tokenizers' own, PreTrainedTokenizerFast, GPT2TokenizerFast."""
+    found = {
+        "tokenizers": Tokenizer.from_file(str(folder / "tokenizer.json")),
+        "PreTrainedTokenizerFast(tokenizer_file)": PreTrainedTokenizerFast(
+            tokenizer_file=str(folder / "tokenizer.json")),
+        "PreTrainedTokenizerFast.from_pretrained": PreTrainedTokenizerFast.from_pretrained(folder),
+    }
+    if gpt2:
+        found["GPT2TokenizerFast"] = GPT2TokenizerFast.from_pretrained(folder)
+    return found
+
+
+def peer_ids(peer: object, texts: list[str], add_special_tokens: bool) -> list[list[int]]:
+    if isinstance(peer, Tokenizer):
+        return [e.ids for e in peer.encode_batch(texts, add_special_tokens=add_special_tokens)]
+    return peer(texts, add_special_tokens=add_special_tokens)["input_ids"]
+
+
+def assert_parity(ours: HFBPETokenizer, references: dict[str, object], texts: list[str]) -> None:
+    for add_special_tokens in (False, True):
+        batch = ours(texts, add_special_tokens=add_special_tokens)["input_ids"]
+        single = [ours(text, add_special_tokens=add_special_tokens)["input_ids"] for text in texts]
+        assert batch == single
+        for name, peer in references.items():
+            expected = peer_ids(peer, texts, add_special_tokens)
+            mismatches = [(t, o, e) for t, o, e in zip(texts, batch, expected) if o != e]
+            assert not mismatches, f"{name} (add_special_tokens={add_special_tokens}): {mismatches[:3]!r}"
+
+
+# -- parity -----------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_hf_tokenizer_gpt2_known_ids(gpt2_folder):
+    tok = HFBPETokenizer.from_pretrained(gpt2_folder)
+    assert tok("hello world")["input_ids"] == [31373, 995]
+    assert tok("Hello world")["input_ids"] == [15496, 995]
+    assert tok("This is some text")["input_ids"] == [1212, 318, 617, 2420]
+    assert tok("0" * 17)["input_ids"] == [8269, 10535, 830]
+    assert tok.tokenize("hello world") == ["hello", "Ġworld"]
+    assert tok.eos_token_id == 50256 and tok("a<|endoftext|>")["input_ids"] == [64, 50256]
+    assert tok.decode([31373, 995]) == "hello world"
+
+
+@pytest.mark.crossval
+def test_hf_tokenizer_parity_generated_corpus(trained):
+    ours = HFBPETokenizer.from_pretrained(trained)
+    assert_parity(ours, peers(trained), generated_lines())
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize(("pattern", "add_prefix_space", "ignore_merges"), [
+    ("gpt2", False, False), ("gpt2", True, False), ("gpt4", False, False), ("gpt4", True, False),
+    ("llama3", False, True), ("o200k", True, False), ("qwen2", False, False),
+])
+def test_hf_tokenizer_parity_hf_bpe_folders(plain, tmp_path, pattern, add_prefix_space, ignore_merges):
+    # Folders written by hf_bpe (BPEModel.save): its tokenizer.json (ByteLevel for GPT-2's pattern; Split +
+    # ByteLevel, with Metaspace for the prefix space, for the others) must agree with HFBPETokenizer.
+    if pattern not in PATTERNS:
+        pytest.skip(f"hf_bpe.PATTERNS has no {pattern!r}")
+    model = BPEModel.from_files(plain / "vocab.json", plain / "merges.txt", special_tokens=SPECIALS, pattern=pattern,
+                                add_prefix_space=add_prefix_space, ignore_merges=ignore_merges)
+    folder = Path(model.save(tmp_path / "folder"))
+    ours = HFBPETokenizer.from_pretrained(folder)
+    assert (ours.pattern, ours.add_prefix_space, ours.ignore_merges) == (pattern, add_prefix_space, ignore_merges)
+    assert ours.bpe_model == model
+    assert_parity(ours, peers(folder, gpt2=pattern == "gpt2" and not ignore_merges), generated_lines(150, seed=99))
+
+
+@pytest.mark.slow
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_hf_tokenizer_parity_real_corpora(shared_data, gpt2_folder, plain):
+    corpora = shared_data / "corpora"
+    lines: list[str] = []
+    english = (corpora / "en" / "english_combined.txt").read_text(encoding="utf-8").split("\n")
+    lines += english[:: max(1, len(english) // 600)]
+    for name in ("zh_hongloumeng.txt", "zh_quantangshi_traditional.txt"):
+        chinese = (corpora / "zh" / name).read_text(encoding="utf-8").split("\n")
+        lines += chinese[:: max(1, len(chinese) // 150)]
+    udhr = (corpora / "multi" / "udhr2_all_lang_tab_line.tsv").read_text(encoding="utf-8").split("\n")
+    lines += [line.partition("\t")[2] for line in udhr[:: max(1, len(udhr) // 500)]]
+    japanese = (corpora / "multi" / "ja_wagahaiwa_nekodearu.txt").read_text(encoding="utf-8").split("\n")
+    lines += japanese[:: max(1, len(japanese) // 100)]
+    assert len(lines) > 1000
+    assert_parity(HFBPETokenizer.from_pretrained(gpt2_folder), peers(gpt2_folder), lines)
+    assert_parity(HFBPETokenizer.from_pretrained(plain), peers(plain), lines[::4])
+
+
+# -- added tokens: tokenizers' rules, not transformers' base class ----------------------------------------------------
+
+
+def _add_test_tokens(tok) -> None:
+    tok.add_special_tokens({"cls_token": AddedToken("[CLS]", lstrip=True, rstrip=True, special=True),
+                            "mask_token": AddedToken("<mask>", lstrip=True, single_word=True, special=True)})
+    tok.add_tokens([
+        AddedToken("wor", single_word=True),
+        AddedToken("ld", rstrip=True),
+        AddedToken("hello world"),  # normalized: only matched after the non-normalized pass
+        AddedToken("o w", normalized=False),
+        AddedToken("xa", single_word=True, normalized=False),
+        AddedToken("a", normalized=False),
+        AddedToken("<sep>", lstrip=True, rstrip=True, normalized=False),
+        AddedToken(" é"),
+        "tokenization",
+    ])
+
+
+_FRAGMENTS = ["<s>", "<pad>", "<|endoftext|>", "[CLS]", "<mask>", "<sep>", "wor", "ld", "hello", " world", "xa",
+              "a", "b", " ", "  ", "\t", "\n", "\x1c", "\u2000", "é", ",", "1", "_", "e\u0301", "你", "o w",
+              "<", ">", "|", "tokenization", "ization"]
+
+
+@pytest.fixture(scope="module")
+def with_added_tokens(plain):
+    ours, fast = HFBPETokenizer.from_pretrained(plain), PreTrainedTokenizerFast.from_pretrained(plain)
+    for tok in (ours, fast):
+        _add_test_tokens(tok)
+    return ours, fast
+
+
+def test_hf_tokenizer_added_token_ids_match_fast(with_added_tokens):
+    ours, fast = with_added_tokens
+    assert len(ours) == len(fast)
+    assert ours.get_added_vocab() == fast.get_added_vocab()
+    assert ours.all_special_tokens == fast.all_special_tokens
+    assert ours.cls_token_id == fast.cls_token_id and ours.mask_token_id == fast.mask_token_id
+
+
+@pytest.mark.crossval
+@settings(deadline=None, derandomize=True, max_examples=400)
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=14), st.booleans())
+def test_hf_tokenizer_added_token_flags_match_fast(with_added_tokens, fragments, split_special_tokens):
+    ours, fast = with_added_tokens
+    text = "".join(fragments)
+    expected = fast(text, split_special_tokens=split_special_tokens)["input_ids"]
+    assert ours(text, split_special_tokens=split_special_tokens)["input_ids"] == expected
+    if not split_special_tokens:
+        # The fast tokenizer spells an added token with the whitespace its lstrip/rstrip took; we keep its text,
+        # so that convert_tokens_to_ids(tokenize(text)) gives the ids back.
+        added = fast.get_added_vocab()
+        expected_tokens = [t if t in added or t.strip() not in added else t.strip() for t in fast.tokenize(text)]
+        assert ours.tokenize(text) == expected_tokens
+        assert ours.convert_tokens_to_ids(ours.tokenize(text)) == expected
+
+
+def test_hf_tokenizer_base_class_differs_from_fast_and_we_follow_fast(plain):
+    """Document where transformers' Python base class splits added tokens unlike tokenizers, and that we match fast.
+
+    Base class (PythonBackend.tokenize, transformers 5.23): one trie over all added tokens; lstrip/rstrip via
+    str.strip (U+001C..U+001F count as spaces); single_word only checks for a neighbouring " " and glues a refused
+    token to its neighbour; split_special_tokens=True ignores every added token, special or not.
+    """
+    ours, fast = HFBPETokenizer.from_pretrained(plain), PreTrainedTokenizerFast.from_pretrained(plain)
+    for tok in (ours, fast):
+        tok.add_tokens([AddedToken("<m>", lstrip=True, normalized=False),
+                        AddedToken("<w>", single_word=True, normalized=False),
+                        AddedToken("o w", normalized=False), AddedToken("hello world"), AddedToken("foo")])
+    cases = [("a\x1c<m>", {}), ("a,<w>", {}), ("hello world", {}), ("x foo <s>", {"split_special_tokens": True})]
+    for text, options in cases:
+        expected = fast.tokenize(text, **options)
+        base = PreTrainedTokenizer.tokenize(ours, text, **options)
+        assert base != expected, f"the base class now agrees with the fast tokenizer on {text!r}"
+        assert ours.tokenize(text, **options) == expected
+    # Pieces between added tokens each get the prefix space (tokenizers' ByteLevel), lstrip eats it otherwise.
+    prefixed = HFBPETokenizer.from_pretrained(plain, add_prefix_space=True)
+    fast_prefixed = GPT2TokenizerFast.from_pretrained(plain, add_prefix_space=True)
+    for text in ("hi<s><s>x", " hi <s> x", "<s>\tx"):
+        tokens = prefixed.tokenize(text)
+        assert tokens == fast_prefixed.tokenize(text)
+        pieces = "".join(t if t == "<s>" else "|" + t for t in tokens).split("<s>")
+        assert all(piece.startswith("|Ġ") for piece in pieces if piece), tokens
+
+
+@pytest.mark.crossval
+def test_hf_tokenizer_word_and_space_classes_match_tokenizers():
+    # single_word needs tokenizers' `\w`, lstrip/rstrip its `\s`: check every BMP code point and some beyond.
+    fast = Tokenizer(BPE(vocab={}, merges=[]))
+    fast.add_tokens([AddedToken("<m>", lstrip=True, normalized=False),
+                     AddedToken("<w>", single_word=True, normalized=False)])
+    m, w = fast.token_to_id("<m>"), fast.token_to_id("<w>")
+    chars = [chr(c) for c in [*range(0xD800), *range(0xE000, 0x10000), *range(0x10000, 0x30000, 7)]]
+    ours = HFBPETokenizer.from_model(BPEModel.bytes_only())
+    ours.add_tokens([AddedToken("<m>", lstrip=True, normalized=False),
+                     AddedToken("<w>", single_word=True, normalized=False)])
+    raw, _ = ours._splitter()
+    encoded = fast.encode_batch([c + "<m>" for c in chars], add_special_tokens=False)
+    space = {c for c, e in zip(chars, encoded) if e.offsets[e.ids.index(m)][0] == 0}
+    assert space == {c for c in chars if raw.split(c + "<m>", False)[0][1] is not None}
+    encoded = fast.encode_batch([c + "<w>" for c in chars], add_special_tokens=False)
+    word = {c for c, e in zip(chars, encoded) if w not in e.ids}
+    differ = word ^ {c for c in chars if len(raw.split(c + "<w>", False)) == 1}
+    # Only code points that tokenizers' Unicode tables do not assign yet (the regex module's are newer).
+    assert len(differ) < 6000 and not differ & word, sorted(differ)[:20]
+
+
+# -- the transformers surface -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pair(plain):
+    return HFBPETokenizer.from_pretrained(plain), PreTrainedTokenizerFast.from_pretrained(plain)
+
+
+def _same(a, b) -> None:
+    assert set(a.keys()) == set(b.keys())
+    for key in a.keys():
+        va, vb = a[key], b[key]
+        if isinstance(va, np.ndarray):
+            np.testing.assert_array_equal(va, vb)
+            assert va.dtype == vb.dtype
+        else:
+            assert va == vb, key
+
+
+@pytest.mark.crossval
+def test_hf_tokenizer_call_padding_truncation_pairs_match_fast(pair):
+    ours, fast = pair
+    texts = ["hello world", "你好 café, don't", "a", "the quick brown fox jumps over the lazy dog again"]
+    pairs = ["x", "the lazy dog jumps over the quick brown fox", "", "🇫🇷 12345"]
+    # only_first/only_second refuse (fast) or overshoot (base class) when the other sequence alone is too long.
+    longest_text = max(len(ids) for ids in ours(texts)["input_ids"])
+    longest_pair = max(len(ids) for ids in ours(pairs)["input_ids"])
+    calls = [
+        dict(text=texts[0]),
+        dict(text=texts),
+        dict(text=texts, padding=True),
+        dict(text=texts, padding="max_length", max_length=20, padding_side="left"),
+        dict(text=texts, padding=True, pad_to_multiple_of=8),
+        dict(text=texts, truncation=True, max_length=5),
+        dict(text=texts, truncation=True, max_length=5, padding=True, return_tensors="np"),
+        dict(text=texts, text_pair=pairs),
+        dict(text=texts, text_pair=pairs, return_token_type_ids=True, padding=True),
+        dict(text=texts, text_pair=pairs, truncation="longest_first", max_length=9),
+        dict(text=texts, text_pair=pairs, truncation="only_first", max_length=longest_pair + 2),
+        dict(text=texts, text_pair=pairs, truncation="only_second", max_length=longest_text + 2),
+        dict(text=texts[3], text_pair=pairs[1], truncation="only_second", max_length=18, padding="max_length"),
+        dict(text=texts[0], return_special_tokens_mask=True),
+        dict(text=texts, return_special_tokens_mask=True, return_length=True),
+        dict(text=[["hello", "world"], ["a", "b", "c"]], is_split_into_words=True),
+    ]
+    for call in calls:
+        _same(ours(**call), fast(**call))
+    # Truncation sides, pairs, and overflowing windows of a single sequence.
+    for side in ("right", "left"):
+        ours.truncation_side = fast.truncation_side = side
+        try:
+            for max_length in (3, 7, 10, 15):
+                call = dict(text=texts, text_pair=pairs, truncation="longest_first", max_length=max_length)
+                assert ours(**call)["input_ids"] == fast(**call)["input_ids"], (side, max_length)
+            a = ours(texts[3], truncation=True, max_length=6, stride=2, return_overflowing_tokens=True)
+            b = fast(texts[3], truncation=True, max_length=6, stride=2, return_overflowing_tokens=True)
+        finally:
+            ours.truncation_side = fast.truncation_side = "right"
+        assert a["input_ids"] == b["input_ids"][0] and a["overflowing_tokens"]
+    assert ours.encode("hello world") == fast.encode("hello world")
+    assert ours("")["input_ids"] == fast("")["input_ids"] == []
+
+
+def test_hf_tokenizer_return_tensors_pt(pair):
+    torch = pytest.importorskip("torch")
+    ours, fast = pair
+    a = ours(["hello", "hello world"], padding=True, return_tensors="pt")
+    b = fast(["hello", "hello world"], padding=True, return_tensors="pt")
+    assert torch.equal(a["input_ids"], b["input_ids"]) and torch.equal(a["attention_mask"], b["attention_mask"])
+
+
+@pytest.mark.crossval
+def test_hf_tokenizer_decode_matches_fast(pair):
+    ours, fast = pair
+    lines = generated_lines(120, seed=5)
+    for line in lines:
+        ids = fast(line)["input_ids"]
+        for skip in (False, True):
+            assert ours.decode(ids, skip_special_tokens=skip) == fast.decode(ids, skip_special_tokens=skip)
+        # Token by token: split UTF-8 decodes to U+FFFD the way Rust's from_utf8_lossy does.
+        for i in ids:
+            assert ours.decode([i]) == fast.decode([i])
+    batch = [fast(line)["input_ids"] for line in lines[:20]]
+    assert ours.batch_decode(batch, skip_special_tokens=True) == fast.batch_decode(batch, skip_special_tokens=True)
+    assert ours.decode(np.array(batch[3])) == fast.decode(batch[3])
+    # Ids outside the vocabulary (padded embedding matrices) are dropped, as by the fast tokenizer.
+    assert ours.decode([1000000, *batch[3]]) == fast.decode([1000000, *batch[3]])
+    tokens = ours.convert_ids_to_tokens(batch[3])
+    assert tokens == fast.convert_ids_to_tokens(batch[3])
+    assert ours.convert_tokens_to_string(tokens) == fast.convert_tokens_to_string(tokens)
+    assert ours.convert_tokens_to_ids(tokens) == fast.convert_tokens_to_ids(tokens) == batch[3]
+
+
+def test_hf_tokenizer_decode_errors_and_added_token_text(plain):
+    tok = HFBPETokenizer.from_pretrained(plain)
+    ids = tok("ℤ")["input_ids"]
+    first = tok.bpe_model.encode_ordinary("ℤ")
+    assert ids == first and len(first) == 3
+    assert tok.decode(first[:1]) == "\ufffd"
+    strict = HFBPETokenizer.from_pretrained(plain, errors="strict")
+    with pytest.raises(UnicodeDecodeError):
+        strict.decode(first[:1])
+    # Non-ASCII added tokens decode to their text (the fast tokenizer's ByteLevel decoder garbles them).
+    tok.add_tokens(["naïve"])
+    assert tok.decode(tok("a naïve")["input_ids"]) == "a naïve"
+
+
+def test_hf_tokenizer_split_special_tokens_matches_fast(plain):
+    ours = HFBPETokenizer.from_pretrained(plain, split_special_tokens=True)
+    fast = PreTrainedTokenizerFast.from_pretrained(plain, split_special_tokens=True)
+    text = "a<s>b<|endoftext|>"
+    assert ours(text)["input_ids"] == fast(text)["input_ids"]
+    assert ours.convert_tokens_to_ids("<s>") not in ours(text)["input_ids"]
+    assert ours(text, split_special_tokens=False)["input_ids"] == fast(text, split_special_tokens=False)["input_ids"]
+
+
+# -- saving, loading, registration --------------------------------------------------------------------------------
+
+
+def _texts(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(folder).iterdir()) if p.is_file()}
+
+
+def test_hf_tokenizer_config_files_equal_save_pretrained(trained, tmp_path):
+    tok = HFBPETokenizer.from_pretrained(trained)
+    tok.save_pretrained(tmp_path / "a")
+    saved, original = _texts(tmp_path / "a"), _texts(trained)
+    assert saved["tokenizer_config.json"] == original["tokenizer_config.json"]
+    assert saved["special_tokens_map.json"] == original["special_tokens_map.json"]
+    assert saved["vocab.json"] and saved["merges.txt"].endswith("\n")
+    HFBPETokenizer.from_pretrained(tmp_path / "a").save_pretrained(tmp_path / "b")
+    assert _texts(tmp_path / "b") == saved
+    assert json.loads(saved["special_tokens_map.json"])["pad_token"]["content"] == "<pad>"
+
+
+def test_hf_tokenizer_save_load_keeps_added_tokens_and_options(plain, tmp_path):
+    tok = HFBPETokenizer.from_pretrained(plain, model_max_length=64, padding_side="left", split_special_tokens=True)
+    _add_test_tokens(tok)
+    tok.save_pretrained(tmp_path / "a")
+    again = HFBPETokenizer.from_pretrained(tmp_path / "a")
+    assert (again.model_max_length, again.padding_side, again.split_special_tokens) == (64, "left", True)
+    assert again.added_tokens_decoder == tok.added_tokens_decoder
+    assert again.special_tokens_map == tok.special_tokens_map
+    again.save_pretrained(tmp_path / "b")
+    assert _texts(tmp_path / "b") == _texts(tmp_path / "a")
+    # The fast loaders read the same folder, added tokens and their flags included (tokenizer.json has them too).
+    fast = PreTrainedTokenizerFast.from_pretrained(tmp_path / "a")
+    raw = Tokenizer.from_file(str(tmp_path / "a" / "tokenizer.json"))
+    for text in ["x [CLS]  y", "a<mask> b", "hello world tokenization", "<s> wor ld", "xa o w\x1c<sep> é"]:
+        assert again(text, split_special_tokens=False)["input_ids"] == raw.encode(text).ids
+        for split in (False, True):
+            assert again(text, split_special_tokens=split)["input_ids"] == \
+                fast(text, split_special_tokens=split)["input_ids"]
+
+
+def test_hf_tokenizer_loads_from_auto_and_fast_loaders(trained, tmp_path):
+    ours = AutoTokenizer.from_pretrained(trained)
+    assert type(ours) is HFBPETokenizer
+    # A model folder (config.json of a GPT-2 or Llama model) still loads the tokenizer class its config names.
+    for model_type in ("gpt2", "llama"):
+        folder = shutil.copytree(trained, tmp_path / model_type)
+        (folder / "config.json").write_text(json.dumps({"model_type": model_type}), encoding="utf-8")
+        assert type(AutoTokenizer.from_pretrained(folder)) is HFBPETokenizer
+    for cls in (PreTrainedTokenizerFast, GPT2TokenizerFast):
+        fast = cls.from_pretrained(trained)
+        assert fast.add_prefix_space == ours.add_prefix_space
+        assert fast.all_special_tokens == ours.all_special_tokens
+        assert (fast.eos_token, fast.pad_token, fast.unk_token) == (ours.eos_token, ours.pad_token, None)
+        assert len(fast) == len(ours)
+
+
+def test_hf_tokenizer_from_model_saves_like_model_save(plain, tmp_path):
+    model = BPEModel.from_files(plain / "vocab.json", plain / "merges.txt", special_tokens=SPECIALS,
+                                add_prefix_space=True)
+    tok = HFBPETokenizer.from_model(model)
+    assert tok("hi<s>x")["input_ids"] == model.encode("hi<s>x", allowed_special="all")
+    tok.save_pretrained(tmp_path / "tok")
+    model.save(tmp_path / "model")
+    assert _texts(tmp_path / "tok") == _texts(tmp_path / "model")
+    assert HFBPETokenizer.from_pretrained(tmp_path / "model").bpe_model == model
+    with pytest.raises(ValueError, match="add_prefix_space"):
+        HFBPETokenizer(bpe_model=model, add_prefix_space=False, pattern="o200k")
+    with pytest.raises(TypeError, match="vocab_file and merges_file"):
+        HFBPETokenizer()
+
+
+def test_hf_tokenizer_pickle_round_trip(plain):
+    tok = HFBPETokenizer.from_pretrained(plain)
+    _add_test_tokens(tok)
+    text = "hello world [CLS] <mask> tokenization 你好"
+    expected = tok(text)["input_ids"]
+    clone = pickle.loads(pickle.dumps(tok))
+    assert clone(text)["input_ids"] == expected
+    assert clone.decode(expected) == tok.decode(expected)
+    clone.add_tokens(["fresh-one"])  # (a word with an "a" would lose it to the non-normalized added token "a")
+    assert clone.convert_tokens_to_ids("fresh-one") in clone("x fresh-one y")["input_ids"]
+
+
+def test_hf_tokenizer_datasets_fingerprint_is_stable(plain):
+    from datasets.fingerprint import Hasher
+
+    tok = HFBPETokenizer.from_pretrained(plain)
+    before = Hasher.hash(tok)
+    tok(["hello world", "a<s>b"])
+    tok.decode([1, 2, 3], skip_special_tokens=True)
+    assert Hasher.hash(tok) == before
+
+
+def test_hf_tokenizer_config_validation():
+    with pytest.raises(ValueError, match="unknown special-token role"):
+        hf_config.tokenizer_config(special_tokens={"<s>": 0}, pattern="gpt2", add_prefix_space=False,
+                                   ignore_merges=False, roles={"start_token": "<s>"})
+    with pytest.raises(ValueError, match="not one of the special tokens"):
+        hf_config.tokenizer_config(special_tokens={"<s>": 0}, pattern="gpt2", add_prefix_space=False,
+                                   ignore_merges=False, roles={"eos_token": "</s>"})
+    with pytest.raises(TypeError, match="add_prefix_space"):
+        hf_config.tokenizer_config(special_tokens={}, pattern="gpt2", add_prefix_space="yes", ignore_merges=False)
+
+
+_HOOK_SCRIPT = """
+import sys
+folder = sys.argv[1]
+{first}
+{second}
+tok = AutoTokenizer.from_pretrained(folder)
+print(type(tok).__name__, tok("hello world")["input_ids"])
+"""
+_HOOK_FIRST = "from hf_bpe.hf_config import install_import_hook\ninstall_import_hook()\n" \
+              "assert 'transformers' not in sys.modules, 'installing the hook imported transformers'"
+_TRANSFORMERS_FIRST = "from transformers import AutoTokenizer"
+
+
+def _run(script: str, folder: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script), str(folder)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("order", ["hf_bpe_first", "transformers_first"])
+def test_hf_tokenizer_import_hook_registers_in_any_order(plain, order):
+    first, second = (_HOOK_FIRST, _TRANSFORMERS_FIRST) if order == "hf_bpe_first" else \
+        (_TRANSFORMERS_FIRST, _HOOK_FIRST.rsplit("\n", 1)[0])
+    out = _run(_HOOK_SCRIPT.format(first=first, second=second), plain)
+    expected = HFBPETokenizer.from_pretrained(plain)("hello world")["input_ids"]
+    assert out == f"HFBPETokenizer {expected}"
+
+
+@pytest.mark.slow
+def test_hf_tokenizer_without_hf_bpe_auto_falls_back_to_fast(plain):
+    out = _run(_HOOK_SCRIPT.format(first=_TRANSFORMERS_FIRST, second=""), plain)
+    expected = HFBPETokenizer.from_pretrained(plain)("hello world")["input_ids"]
+    assert out == f"TokenizersBackend {expected}"
+
+
+def test_hf_tokenizer_register_is_idempotent():
+    from transformers.models.auto.tokenization_auto import tokenizer_class_from_name
+
+    register()
+    register()
+    assert tokenizer_class_from_name("HFBPETokenizer") is HFBPETokenizer
