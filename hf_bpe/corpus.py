@@ -1,0 +1,198 @@
+"""Turn what a user calls a corpus into a stream of texts, without ever holding the corpus in memory.
+
+Accepted corpora:
+
+- any iterable of ``str`` (a list, a generator, ...): each item is one sequence;
+- a ``datasets.Dataset`` or streaming ``datasets.IterableDataset``: each row's ``text_column`` is one sequence;
+- a path (``os.PathLike``) or a list of paths to UTF-8 text files: each line, including its ``"\\n"``, is one
+  sequence, as `tokenizers`' ``train(files)`` reads them (only ``"\\n"`` ends a line: U+0085 and U+2028 do not).
+
+>>> list(iter_texts(["a b", "c"]))
+['a b', 'c']
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["iter_texts", "iter_batches", "default_corpus_files", "default_corpus"]
+
+# Rows read from a datasets.Dataset per Arrow batch: large enough to amortise the per-batch cost, small enough
+# to keep memory flat.
+_DATASET_BATCH_ROWS = 1024
+
+
+def _is_dataset(corpus: object) -> bool:
+    module = type(corpus).__module__
+    return module.startswith("datasets.")
+
+
+def _is_paths(corpus: object) -> bool:
+    if isinstance(corpus, os.PathLike):
+        return True
+    return isinstance(corpus, list | tuple) and bool(corpus) and all(isinstance(p, os.PathLike) for p in corpus)
+
+
+def iter_texts(corpus: Any, *, text_column: str = "text") -> Iterator[str]:
+    """Yield the sequences of a corpus, one ``str`` at a time.
+
+    Args:
+        corpus: an iterable of str, a ``datasets`` Dataset/IterableDataset, or path(s) to text files.
+        text_column: the column that holds the text, for datasets.
+
+    Raises:
+        TypeError: for a single str (a common slip: wrap it in a list), a DatasetDict, or non-str items.
+        ValueError: for a dataset without ``text_column``.
+        FileNotFoundError: for a path that does not exist.
+        UnicodeDecodeError: re-raised as ValueError naming the file and line for non-UTF-8 files.
+    """
+    if isinstance(corpus, str | bytes):
+        raise TypeError(
+            f"corpus must be an iterable of texts, a datasets Dataset or path(s), got a single "
+            f"{type(corpus).__name__} {corpus[:60]!r}; pass [text] for one document, or pathlib.Path(...) for a file"
+        )
+    if _is_paths(corpus):
+        paths = [corpus] if isinstance(corpus, os.PathLike) else list(corpus)
+        return _iter_files([Path(p) for p in paths])
+    if _is_dataset(corpus):
+        return _iter_dataset(corpus, text_column)
+    if isinstance(corpus, dict):
+        raise TypeError(
+            f"corpus is a mapping ({type(corpus).__name__} with keys {list(corpus)[:5]!r}); pick one split, "
+            "e.g. corpus['train']"
+        )
+    if not isinstance(corpus, Iterable):
+        raise TypeError(
+            f"corpus must be an iterable of str, a datasets Dataset or path(s), got {type(corpus).__name__}"
+        )
+    return _iter_strings(corpus)
+
+
+def _iter_strings(corpus: Iterable[Any]) -> Iterator[str]:
+    for index, text in enumerate(corpus):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"corpus item {index} is {type(text).__name__} {text!r:.60}, expected str; "
+                "for text files pass pathlib.Path objects, for datasets pass the Dataset itself"
+            )
+        yield text
+
+
+def _iter_dataset(dataset: Any, text_column: str) -> Iterator[str]:
+    import datasets
+
+    if isinstance(dataset, datasets.DatasetDict | datasets.IterableDatasetDict):
+        raise TypeError(f"corpus is a DatasetDict with splits {list(dataset)!r}; pick one, e.g. corpus['train']")
+    names = dataset.column_names
+    if names is not None and text_column not in names:
+        raise ValueError(
+            f"the dataset has no column {text_column!r}; its columns are {names!r}; pass text_column=... "
+            "(CLI: --text-column)"
+        )
+    row = 0
+    if isinstance(dataset, datasets.Dataset):
+        column = dataset.select_columns([text_column])
+        batches = column.iter(batch_size=_DATASET_BATCH_ROWS)
+        for batch in batches:
+            for text in batch[text_column]:
+                if not isinstance(text, str):
+                    raise TypeError(f"row {row} of column {text_column!r} is {text!r:.60}, expected str")
+                row += 1
+                yield text
+        return
+    for record in dataset:
+        if text_column not in record:
+            raise ValueError(f"row {row} has no column {text_column!r}; its columns are {list(record)!r}")
+        text = record[text_column]
+        if not isinstance(text, str):
+            raise TypeError(f"row {row} of column {text_column!r} is {text!r:.60}, expected str")
+        row += 1
+        yield text
+
+
+def _iter_files(paths: list[Path]) -> Iterator[str]:
+    # Check every path before reading any, so a typo in the last one fails at once, not after a long read.
+    for path in paths:
+        if not path.exists():
+            raise FileNotFoundError(f"corpus file {os.fspath(path)!r} does not exist")
+        if not path.is_file():
+            raise ValueError(f"corpus path {os.fspath(path)!r} is not a regular file")
+        if not os.access(path, os.R_OK):
+            raise PermissionError(f"corpus file {os.fspath(path)!r} is not readable")
+    for path in paths:
+        with open(path, "rb") as handle:
+            # Binary iteration splits on b"\n" only and keeps it, exactly like tokenizers' line reader.
+            for number, line in enumerate(handle, start=1):
+                try:
+                    yield line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValueError(
+                        f"{os.fspath(path)!r} line {number} is not UTF-8 ({exc.reason} at byte {exc.start}); "
+                        "convert the file to UTF-8 (e.g. iconv -t utf-8)"
+                    ) from None
+
+
+def iter_batches(texts: Iterable[str], *, batch_chars: int = 1 << 22) -> Iterator[list[str]]:
+    """Group texts into lists of about ``batch_chars`` characters (work units for worker processes).
+
+    >>> [len(b) for b in iter_batches(["ab"] * 5, batch_chars=4)]
+    [2, 2, 1]
+    """
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        batch.append(text)
+        size += len(text)
+        if size >= batch_chars:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+# Standard-library folders left out of the default corpus: tests (huge, repetitive, odd encodings), GUI demos,
+# and anything installed rather than shipped with Python.
+_DEFAULT_SKIP = frozenset(
+    {"test", "tests", "idlelib", "site-packages", "dist-packages", "lib2to3", "tkinter", "turtledemo", "ensurepip",
+     "__pycache__"}
+)
+
+
+def default_corpus_files() -> list[Path]:
+    """Return the embedded default corpus: the ``.py`` files of this Python's standard library, sorted.
+
+    It exists on every machine without a download (about 10 MB on CPython 3.11).
+    """
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files: list[Path] = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d not in _DEFAULT_SKIP and not d.startswith("config-"))
+        files.extend(Path(folder) / name for name in sorted(names) if name.endswith(".py"))
+    return sorted(files)
+
+
+def default_corpus() -> Any:
+    """Load the embedded default corpus through ``datasets`` (one row per line, newlines kept).
+
+    Returns:
+        A ``datasets.Dataset`` with a ``text`` column.
+    """
+    import datasets
+
+    files = [os.fspath(p) for p in default_corpus_files()]
+    if not files:
+        raise FileNotFoundError(f"no standard-library sources found under {sysconfig.get_paths()['stdlib']!r}")
+    return datasets.load_dataset("text", data_files=files, split="train", keep_linebreaks=True)
+
+
+def describe_default_corpus() -> str:
+    """Say in one line what the embedded default corpus is."""
+    files = default_corpus_files()
+    size = sum(p.stat().st_size for p in files)
+    version = ".".join(map(str, sys.version_info[:3]))
+    return f"the Python {version} standard library ({len(files)} .py files, {size / 1e6:.1f} MB)"

@@ -1,0 +1,496 @@
+"""A byte-level BPE model: vocabulary, merge ranks, pre-tokenizer and special tokens, with encode and decode.
+
+The model is what a trainer produces and what files load into. It knows nothing of `transformers`; the
+``HFBPETokenizer`` wraps it. Encoding follows `tokenizers`' BPE model exactly: special tokens are split out
+first (leftmost, longest), every remaining non-empty piece is pre-tokenized (with ``add_prefix_space``, a
+``" "`` is prepended to each such piece that does not start with one), and each pre-token is merged by merge
+rank, lowest first, leftmost among equals.
+
+>>> vocab = {bytes([b]): i for i, b in enumerate(range(256))}
+>>> vocab[b"ab"] = 256
+>>> model = BPEModel(vocab, [(b"a", b"b")], special_tokens={"<|end|>": 257})
+>>> model.encode("abab<|end|>", allowed_special="all")
+[256, 256, 257]
+>>> model.decode([256, 97, 257])
+'aba<|end|>'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import AbstractSet, Literal
+
+import regex
+
+from . import _core
+from .pretokenize import Pretokenizer
+
+__all__ = ["BPEModel", "DisallowedSpecialTokenError"]
+
+_Special = Literal["all"] | AbstractSet[str]
+_Disallowed = Literal["all"] | Collection[str]
+
+
+class DisallowedSpecialTokenError(ValueError):
+    """The text to encode contains a special token that the call did not allow."""
+
+
+class BPEModel:
+    """Byte-level BPE: tokens as bytes, merges by rank, a pre-tokenizer, special tokens.
+
+    Args:
+        vocab: regular tokens (raw bytes) to ids; all 256 single bytes must be present, so any text encodes.
+        merges: merge rules in rank order, each a pair of tokens whose concatenation is in ``vocab``. A pair
+            listed twice keeps its last rank, as in `tokenizers`.
+        special_tokens: special (added) token strings to ids. An id may be shared with a regular token only
+            if that token's bytes are the special's UTF-8 spelling (GPT-2's ``<|endoftext|>``).
+        pattern: pre-tokenizer: a name in ``hf_bpe.PATTERNS`` (``"gpt2"``, ``"gpt4"``, ``"o200k"``, ...) or a regex.
+        add_prefix_space: prepend a space to each piece of text that does not start with one (`tokenizers`'
+            ``ByteLevel(add_prefix_space=True)``).
+        ignore_merges: a pre-token that is itself in the vocabulary becomes that one token (Llama 3).
+
+    Raises:
+        TypeError: on arguments of the wrong type.
+        ValueError: on inconsistent vocabularies (missing bytes, unknown merge parts, clashing ids).
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[bytes, int],
+        merges: Sequence[tuple[bytes, bytes]],
+        *,
+        special_tokens: Mapping[str, int] = MappingProxyType({}),
+        pattern: str = "gpt2",
+        add_prefix_space: bool = False,
+        ignore_merges: bool = False,
+    ) -> None:
+        # 1. Validate the vocabulary and the specials, and build the id -> bytes table.
+        if not isinstance(vocab, Mapping):
+            raise TypeError(f"vocab must be a mapping of bytes to int ids, got {type(vocab).__name__}")
+        if not isinstance(special_tokens, Mapping):
+            raise TypeError(
+                f"special_tokens must be a mapping of str to int ids, got {type(special_tokens).__name__}; "
+                "for a list of names, number them first, e.g. {t: i for i, t in enumerate(names)}"
+            )
+        by_id: dict[int, bytes] = {}
+        for token, idx in vocab.items():
+            if not isinstance(token, bytes) or isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
+                raise TypeError(f"vocab entries must be bytes -> non-negative int, got {token!r}: {idx!r}")
+            if idx in by_id:
+                raise ValueError(f"vocab gives id {idx} to both {by_id[idx]!r} and {token!r}; ids must be unique")
+            by_id[idx] = token
+        missing = [b for b in range(256) if bytes([b]) not in vocab]
+        if missing:
+            raise ValueError(
+                f"a byte-level vocabulary needs all 256 single bytes, but {len(missing)} are missing "
+                f"(first: {bytes(missing[:8])!r}); train with hf_bpe.train or add the byte tokens"
+            )
+        specials: dict[str, int] = {}
+        for text, idx in special_tokens.items():
+            if not isinstance(text, str) or not text or isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
+                raise TypeError(f"special tokens must be non-empty str -> non-negative int, got {text!r}: {idx!r}")
+            spelled = text.encode("utf-8")
+            if idx in by_id and by_id[idx] != spelled:
+                raise ValueError(
+                    f"special token {text!r} has id {idx}, which the vocab already gives to {by_id[idx]!r}; "
+                    "give it a free id"
+                )
+            specials[text] = idx
+        if len(set(specials.values())) != len(specials):
+            raise ValueError(f"special tokens must have distinct ids, got {specials!r}")
+        self._vocab = dict(vocab)
+        self._specials = specials
+        size = max([*by_id, *specials.values()]) + 1
+        self._id_bytes: list[bytes | None] = [None] * size
+        for idx, token in by_id.items():
+            self._id_bytes[idx] = token
+        for text, idx in specials.items():
+            self._id_bytes[idx] = text.encode("utf-8")
+
+        # 2. Resolve merges into (left_id, right_id, new_id) triples in rank order.
+        triples: list[tuple[int, int, int]] = []
+        for rank, merge in enumerate(merges):
+            if not (isinstance(merge, tuple) and len(merge) == 2 and all(isinstance(p, bytes) for p in merge)):
+                raise TypeError(f"merge {rank} must be a pair of bytes, got {merge!r}")
+            left, right = merge
+            ids = (vocab.get(left), vocab.get(right), vocab.get(left + right))
+            if None in ids:
+                absent = [t for t, i in zip((left, right, left + right), ids) if i is None]
+                raise ValueError(f"merge {rank} {merge!r}: {absent[0]!r} is not in the vocab")
+            triples.append(ids)  # type: ignore[arg-type]
+        self._merges = tuple(merges)
+
+        # 3. The compiled pieces: pre-tokenizer, word encoder, special-token splitter.
+        if not isinstance(add_prefix_space, bool) or not isinstance(ignore_merges, bool):
+            raise TypeError(
+                f"add_prefix_space and ignore_merges must be bool, got {add_prefix_space!r}, {ignore_merges!r}"
+            )
+        self._pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
+        self._pattern = pattern
+        self._ignore_merges = ignore_merges
+        self._encoder = _core.WordEncoder(
+            triples, [vocab[bytes([b])] for b in range(256)], whole_words=self._vocab if ignore_merges else None
+        )
+        self._special_regex_cache: dict[frozenset[str], regex.Pattern[str]] = {}
+        # Set by hf_bpe.train: the options and corpus fingerprint that BPEModel.save writes to the manifest.
+        self._provenance: dict | None = None
+
+    # -- properties ---------------------------------------------------------------------------------------------
+
+    @property
+    def vocab(self) -> Mapping[bytes, int]:
+        """Regular tokens (raw bytes) to ids."""
+        return MappingProxyType(self._vocab)
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]:
+        """Special token strings to ids."""
+        return MappingProxyType(self._specials)
+
+    @property
+    def merges(self) -> tuple[tuple[bytes, bytes], ...]:
+        """Merge rules in rank order."""
+        return self._merges
+
+    @property
+    def pattern(self) -> str:
+        """The pre-tokenizer pattern: a name in ``hf_bpe.PATTERNS`` or a regex."""
+        return self._pattern
+
+    @property
+    def pretokenizer(self) -> Pretokenizer:
+        """The pre-tokenizer (pattern and ``add_prefix_space``)."""
+        return self._pretokenizer
+
+    @property
+    def add_prefix_space(self) -> bool:
+        """Whether a space is prepended to each piece of text that does not start with one."""
+        return self._pretokenizer.add_prefix_space
+
+    @property
+    def ignore_merges(self) -> bool:
+        """Whether a pre-token found in the vocabulary is one token without merging (Llama 3)."""
+        return self._ignore_merges
+
+    @property
+    def vocab_size(self) -> int:
+        """The largest id plus one."""
+        return len(self._id_bytes)
+
+    def __len__(self) -> int:
+        return len(self._id_bytes)
+
+    def __repr__(self) -> str:
+        return (
+            f"BPEModel(vocab_size={self.vocab_size}, merges={len(self._merges)}, specials={len(self._specials)}, "
+            f"pattern={self._pattern!r}, add_prefix_space={self.add_prefix_space}, "
+            f"ignore_merges={self._ignore_merges})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BPEModel):
+            return NotImplemented
+        return (
+            self._vocab == other._vocab
+            and self._merges == other._merges
+            and self._specials == other._specials
+            and self._pretokenizer == other._pretokenizer
+            and self._ignore_merges == other._ignore_merges
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self):
+        return (_rebuild, (self._vocab, self._merges, self._specials, self._pattern, self.add_prefix_space,
+                           self._ignore_merges))
+
+    # -- lookups --------------------------------------------------------------------------------------------------
+
+    def id_to_bytes(self, token_id: int) -> bytes:
+        """Return the bytes of a token id (a special token's UTF-8 spelling).
+
+        Raises:
+            ValueError: for an id outside the vocabulary.
+        """
+        token = self._id_bytes[token_id] if 0 <= token_id < len(self._id_bytes) else None
+        if token is None:
+            raise ValueError(f"token id {token_id!r} is not in the vocabulary (ids 0..{len(self._id_bytes) - 1})")
+        return token
+
+    def token_to_id(self, token: bytes) -> int | None:
+        """Return the id of a regular token's bytes, or None."""
+        return self._vocab.get(token)
+
+    # -- encode ---------------------------------------------------------------------------------------------------
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode text, treating special-token text as ordinary text.
+
+        >>> BPEModel.bytes_only().encode_ordinary("hi")
+        [104, 105]
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, got {type(text).__name__}: {text!r:.80}")
+        return self._encoder.encode_words(self._pretokenizer.split_bytes(text))
+
+    def encode_ordinary_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Encode each text with :meth:`encode_ordinary`."""
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of str, got one str; wrap it in a list: [text]")
+        return [self.encode_ordinary(text) for text in texts]
+
+    def encode(
+        self, text: str, *, allowed_special: _Special = frozenset(), disallowed_special: _Disallowed = "all"
+    ) -> list[int]:
+        """Encode text; special tokens follow tiktoken's ``allowed_special``/``disallowed_special`` contract.
+
+        Args:
+            text: the text.
+            allowed_special: special tokens recognised in ``text`` (``"all"`` for every one).
+            disallowed_special: special tokens whose appearance in ``text`` is an error (``"all"``: every special
+                not allowed). Pass ``()`` to encode such text as ordinary text.
+
+        Raises:
+            DisallowedSpecialTokenError: when ``text`` contains a disallowed special token.
+
+        >>> m = BPEModel.bytes_only(special_tokens={"<s>": 256})
+        >>> m.encode("a<s>", allowed_special="all"), m.encode("a<s>", disallowed_special=())
+        ([97, 256], [97, 60, 115, 62])
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, got {type(text).__name__}: {text!r:.80}")
+        allowed = self._resolve_allowed(allowed_special)
+        disallowed = self._resolve_disallowed(disallowed_special, allowed)
+        if disallowed:
+            match = self._special_regex(disallowed).search(text)
+            if match:
+                token = match.group()
+                raise DisallowedSpecialTokenError(
+                    f"text contains the special token {token!r} at offset {match.start()}, which is not allowed. "
+                    f"To encode it as the special token, pass allowed_special={{{token!r}}} (or 'all'); to encode it "
+                    "as ordinary text, pass disallowed_special=() (or leave it out of disallowed_special)"
+                )
+        if not allowed:
+            return self.encode_ordinary(text)
+        ids: list[int] = []
+        start = 0
+        for match in self._special_regex(allowed).finditer(text):
+            if match.start() > start:
+                ids += self.encode_ordinary(text[start : match.start()])
+            ids.append(self._specials[match.group()])
+            start = match.end()
+        if start < len(text):
+            ids += self.encode_ordinary(text[start:])
+        return ids
+
+    def encode_batch(
+        self, texts: Sequence[str], *, allowed_special: _Special = frozenset(), disallowed_special: _Disallowed = "all"
+    ) -> list[list[int]]:
+        """Encode each text with :meth:`encode`."""
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of str, got one str; wrap it in a list: [text]")
+        return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special) for t in texts]
+
+    def _resolve_allowed(self, allowed_special: _Special) -> frozenset[str]:
+        if allowed_special == "all":
+            return frozenset(self._specials)
+        if isinstance(allowed_special, str) or not isinstance(allowed_special, AbstractSet | Collection):
+            raise TypeError(f"allowed_special must be 'all' or a set of special tokens, got {allowed_special!r}")
+        unknown = set(allowed_special) - self._specials.keys()
+        if unknown:
+            raise ValueError(f"allowed_special names unknown special tokens {sorted(unknown)!r}; "
+                             f"this model's are {sorted(self._specials)!r}")
+        return frozenset(allowed_special)
+
+    def _resolve_disallowed(self, disallowed_special: _Disallowed, allowed: frozenset[str]) -> frozenset[str]:
+        if disallowed_special == "all":
+            return frozenset(self._specials) - allowed
+        if isinstance(disallowed_special, str) or not isinstance(disallowed_special, Collection):
+            raise TypeError(f"disallowed_special must be 'all' or a collection of special tokens, "
+                            f"got {disallowed_special!r}")
+        return frozenset(disallowed_special) - allowed
+
+    def _special_regex(self, tokens: frozenset[str]) -> regex.Pattern[str]:
+        # Longest first, so that the alternation finds the leftmost-longest special, as tokenizers' matcher does.
+        pattern = self._special_regex_cache.get(tokens)
+        if pattern is None:
+            alternatives = sorted(tokens, key=lambda t: (-len(t), t))
+            pattern = regex.compile("|".join(regex.escape(t) for t in alternatives))
+            self._special_regex_cache[tokens] = pattern
+        return pattern
+
+    # -- decode ---------------------------------------------------------------------------------------------------
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """Concatenate the bytes of token ids.
+
+        >>> BPEModel.bytes_only().decode_bytes([104, 105])
+        b'hi'
+        """
+        table = self._id_bytes
+        try:
+            return b"".join([table[i] for i in ids])  # type: ignore[misc]
+        except (IndexError, TypeError):
+            for i in ids:
+                self.id_to_bytes(i)
+            raise
+
+    def decode(self, ids: Iterable[int], *, errors: str = "replace") -> str:
+        """Decode token ids to text; ``errors`` as in :meth:`bytes.decode` (``"strict"`` raises on split UTF-8).
+
+        >>> BPEModel.bytes_only().decode([0xE4, 0xBD])
+        '�'
+        """
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    # -- construction and files -------------------------------------------------------------------------------------
+
+    @classmethod
+    def bytes_only(cls, *, special_tokens: Mapping[str, int] = MappingProxyType({}), pattern: str = "gpt2") -> BPEModel:
+        """Return a model with the 256 byte tokens (id = byte value) and no merges.
+
+        >>> len(BPEModel.bytes_only())
+        256
+        """
+        return cls({bytes([b]): b for b in range(256)}, [], special_tokens=special_tokens, pattern=pattern)
+
+    def save(self, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
+        """Write ``vocab.json``, ``merges.txt``, ``tokenizer.json`` and the transformers config files, atomically.
+
+        Args:
+            directory: the output folder; created if absent.
+            force: replace hf_bpe's files if they already exist there (other files are never touched).
+
+        Returns:
+            The folder's path.
+
+        Raises:
+            FileExistsError: when an output file exists and ``force`` is false.
+        """
+        from . import atomic, gpt2_format, hf_config, manifest
+
+        tokens = {i: t for t, i in self._vocab.items()}
+        pattern_regex = None if self._pretokenizer.name == "gpt2" else self._pretokenizer.regex
+        files = {
+            "vocab.json": gpt2_format.dump_vocab_json(tokens, self._specials),
+            "merges.txt": gpt2_format.dump_merges_txt(self._merges),
+            "tokenizer.json": gpt2_format.dump_tokenizer_json(
+                tokens,
+                self._merges,
+                special_tokens=self._specials,
+                pattern_regex=pattern_regex,
+                add_prefix_space=self.add_prefix_space,
+                ignore_merges=self._ignore_merges,
+            ),
+            **hf_config.tokenizer_config_files(
+                special_tokens=self._specials,
+                pattern=self._pattern,
+                add_prefix_space=self.add_prefix_space,
+                ignore_merges=self._ignore_merges,
+            ),
+        }
+        # The manifest covers every other file; a trained model also records its options and corpus fingerprint.
+        provenance = getattr(self, "_provenance", None) or {}
+        files[manifest.MANIFEST_NAME] = manifest.dump_manifest(
+            manifest.build_manifest(files, options=provenance.get("options", {}), corpus=provenance.get("corpus"))
+        )
+        return atomic.write_files(directory, files, force=force)
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_file: str | os.PathLike[str],
+        merges_file: str | os.PathLike[str],
+        *,
+        special_tokens: Sequence[str] | Mapping[str, int] = (),
+        pattern: str = "gpt2",
+        add_prefix_space: bool = False,
+        ignore_merges: bool = False,
+    ) -> BPEModel:
+        """Load a GPT-2 format vocabulary (``vocab.json``/``encoder.json`` + ``merges.txt``/``vocab.bpe``).
+
+        Entries of the vocabulary that are not spelled in the byte-level alphabet (e.g. ``"<|im start|>"``) and
+        the names in ``special_tokens`` become special tokens; a special lives only in :attr:`special_tokens`,
+        never also in :attr:`vocab`.
+
+        Args:
+            vocab_file: the JSON vocabulary.
+            merges_file: the merges, one ``"a b"`` per line.
+            special_tokens: names of vocabulary entries that are special, or a mapping of names to ids (for
+                specials that the vocabulary file does not list).
+            pattern: see :class:`BPEModel`.
+            add_prefix_space: see :class:`BPEModel`.
+            ignore_merges: see :class:`BPEModel`.
+        """
+        from . import gpt2_format
+
+        if isinstance(special_tokens, str):
+            raise TypeError(
+                f"special_tokens must be a sequence of str, got one str {special_tokens!r}; use [{special_tokens!r}]"
+            )
+        tokens, others = gpt2_format.load_vocab_json(vocab_file)
+        merges = gpt2_format.load_merges_txt(merges_file, vocab=tokens)
+        specials = dict(others)
+        if isinstance(special_tokens, Mapping):
+            specials.update(special_tokens)
+        else:
+            for name in special_tokens:
+                idx = others.get(name, tokens.get(name.encode("utf-8")))
+                if idx is None:
+                    raise ValueError(
+                        f"special token {name!r} is not in {os.fspath(vocab_file)!r}; add it to the vocab first"
+                    )
+                specials[name] = idx
+        special_ids = set(specials.values())
+        regular = {token: idx for token, idx in tokens.items() if idx not in special_ids}
+        return cls(regular, merges, special_tokens=specials, pattern=pattern, add_prefix_space=add_prefix_space,
+                   ignore_merges=ignore_merges)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> BPEModel:
+        """Load a folder written by :meth:`save` (or any GPT-2 format folder with ``vocab.json`` + ``merges.txt``).
+
+        ``tokenizer_config.json``, when present, gives the pattern, ``add_prefix_space``, ``ignore_merges`` and
+        the special tokens (``added_tokens_decoder``).
+
+        Raises:
+            FileNotFoundError: when the folder has no vocabulary/merges pair.
+        """
+        folder = Path(directory)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{os.fspath(directory)!r} is not a folder; expected a folder written by "
+                                    "hf_bpe (vocab.json + merges.txt)")
+        for vocab_name, merges_name in (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")):
+            if (folder / vocab_name).is_file() and (folder / merges_name).is_file():
+                break
+        else:
+            raise FileNotFoundError(
+                f"{os.fspath(directory)!r} has neither vocab.json + merges.txt nor encoder.json + vocab.bpe"
+            )
+        options: dict = {}
+        specials: dict[str, int] = {}
+        config_path = folder / "tokenizer_config.json"
+        if config_path.is_file():
+            try:
+                config = json.loads(config_path.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ValueError(f"{os.fspath(config_path)!r} is not valid UTF-8 JSON: {exc}") from None
+            for key in ("pattern", "add_prefix_space", "ignore_merges"):
+                if key in config:
+                    options[key] = config[key]
+            try:
+                specials = {entry["content"]: int(idx) for idx, entry in config.get("added_tokens_decoder", {}).items()}
+            except (TypeError, KeyError, ValueError):
+                raise ValueError(
+                    f"{os.fspath(config_path)!r}: added_tokens_decoder must map ids to {{'content': ...}} entries"
+                ) from None
+        return cls.from_files(folder / vocab_name, folder / merges_name, special_tokens=specials, **options)
+
+
+def _rebuild(vocab, merges, specials, pattern, add_prefix_space, ignore_merges) -> BPEModel:
+    return BPEModel(vocab, merges, special_tokens=specials, pattern=pattern, add_prefix_space=add_prefix_space,
+                    ignore_merges=ignore_merges)

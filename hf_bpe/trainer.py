@@ -1,0 +1,269 @@
+"""Train a byte-level BPE model from a corpus, merge for merge as `tokenizers`' ``BpeTrainer`` does.
+
+The parity contract with ``tokenizers.trainers.BpeTrainer`` (ByteLevel pre-tokenizer,
+``initial_alphabet=ByteLevel.alphabet()``):
+
+1. special tokens take ids ``0..k-1`` in the order given (repeats skipped);
+2. the 256 byte tokens follow, ordered by the code point of their GPT-2 byte-level symbol (``bytelevel.BYTE_ORDER``);
+3. then one id per new token in merge order; the next merge is the pair with the highest count, ties going to
+   the smallest ``(left_id, right_id)``; a merge whose token already exists reuses its id;
+4. training stops when the vocabulary holds ``vocab_size`` tokens, when no pair is left, or when the best count
+   is below ``min_frequency`` (a pair with exactly ``min_frequency`` occurrences is merged);
+5. special-token text inside the corpus is ordinary text for training, as in `tokenizers`.
+
+Where `tokenizers` differs, hf_bpe does the right thing: pair counts are 64-bit (`tokenizers` wraps at 2**31).
+
+>>> model = train(["low lower lowest"] * 3, vocab_size=260, show_progress=False)
+>>> [a + b for a, b in model.merges]
+[b'lo', b'low', b' lo', b' low']
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from . import _core
+from .corpus import iter_batches, iter_texts
+from .manifest import CorpusFingerprint
+from .model import BPEModel
+from .pretokenize import Pretokenizer
+
+__all__ = ["train", "count_words", "DEFAULT_VOCAB_SIZE"]
+
+# tokenizers' BpeTrainer default.
+DEFAULT_VOCAB_SIZE = 30000
+# Below this many characters, worker processes cost more than they save.
+_PARALLEL_MIN_CHARS = 1 << 23
+
+
+def _progress_bar(enabled: bool, **kwargs: Any):
+    from tqdm.auto import tqdm
+
+    return tqdm(disable=not enabled, file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+
+def _count_batch(args: tuple[Pretokenizer, list[str]]) -> dict[bytes, int]:
+    pretokenizer, texts = args
+    return pretokenizer.count(texts)
+
+
+def count_words(
+    texts: Iterable[str],
+    pretokenizer: Pretokenizer,
+    *,
+    workers: int = 1,
+    show_progress: bool = False,
+) -> tuple[dict[bytes, int], int, int]:
+    """Count the distinct pre-tokens of a stream of texts.
+
+    Memory grows with the number of distinct pre-tokens, not with the corpus: texts are read in batches of a
+    few MB and each batch is counted (in a worker process when ``workers > 1``) and dropped. Sums do not depend
+    on the order in which batches finish, so the result is the same for any ``workers``.
+
+    Args:
+        texts: the sequences.
+        pretokenizer: splits each text into pre-tokens.
+        workers: processes to count in (1: in this process).
+        show_progress: show documents and MB read on stderr.
+
+    Returns:
+        ``(counts, documents, characters)``.
+
+    >>> count_words(["a b", "a"], Pretokenizer("gpt2"))
+    ({b'a': 2, b' b': 1}, 2, 4)
+    """
+    counts: dict[bytes, int] = {}
+    documents = characters = 0
+    with _progress_bar(show_progress, desc="count pre-tokens", unit=" docs") as bar:
+
+        def account(batch: list[str]) -> list[str]:
+            nonlocal documents, characters
+            size = sum(map(len, batch))
+            documents += len(batch)
+            characters += size
+            bar.update(len(batch))
+            bar.set_postfix_str(f"{characters / 1e6:.1f}M chars", refresh=False)
+            return batch
+
+        batches = (account(batch) for batch in iter_batches(texts))
+        if workers <= 1:
+            for batch in batches:
+                pretokenizer.count(batch, counts)
+            return counts, documents, characters
+        # Forked workers inherit the compiled scanner's tables; imap keeps at most a few batches in flight.
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        with context.Pool(workers) as pool:
+            for partial in pool.imap_unordered(_count_batch, ((pretokenizer, b) for b in batches), chunksize=1):
+                for word, n in partial.items():
+                    counts[word] = counts.get(word, 0) + n
+    return counts, documents, characters
+
+
+def _default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def train(
+    corpus: Any,
+    *,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_frequency: int = 0,
+    special_tokens: Sequence[str] = (),
+    pattern: str = "gpt2",
+    add_prefix_space: bool = False,
+    max_token_length: int | None = None,
+    text_column: str = "text",
+    workers: int | None = None,
+    corpus_order: Literal["sequence", "multiset"] = "sequence",
+    show_progress: bool = True,
+) -> BPEModel:
+    """Train a byte-level BPE model on a corpus.
+
+    Args:
+        corpus: an iterable of str, a ``datasets`` Dataset or IterableDataset, or path(s) (``pathlib.Path``) of
+            UTF-8 text files read line by line.
+        vocab_size: the final vocabulary size, counting special tokens, the 256 bytes and the merges.
+        min_frequency: the smallest pair count that may still be merged.
+        special_tokens: special tokens, given the first ids.
+        pattern: pre-tokenizer pattern name (``"gpt2"``, ``"gpt4"``, ``"o200k"``, ...) or a regex.
+        add_prefix_space: prepend a space to each text that does not start with one.
+        max_token_length: longest token, in bytes, that merges may build (`tokenizers`' meaning).
+        text_column: the text column of a dataset.
+        workers: processes for counting (default: the CPU count for corpora over 8 MB of files, else 1).
+        corpus_order: how the manifest fingerprints the corpus: ``"sequence"`` (the exact order of texts) or
+            ``"multiset"`` (order-free, for datasets whose rows come in any order). The model never depends on
+            the order; only the fingerprint does.
+        show_progress: progress bars on stderr.
+
+    Returns:
+        The trained :class:`BPEModel`.
+
+    Raises:
+        TypeError, ValueError: for bad options or a bad corpus; see :func:`hf_bpe.corpus.iter_texts`.
+    """
+    # 1. Check every option before reading the corpus, so mistakes fail at once.
+    specials = _check_options(vocab_size, min_frequency, special_tokens, max_token_length, workers)
+    pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
+    if corpus_order not in ("sequence", "multiset"):
+        raise ValueError(f"corpus_order must be 'sequence' or 'multiset', got {corpus_order!r}")
+    fingerprint = CorpusFingerprint(order=corpus_order)
+    # The fingerprint sees every text in the order this process reads them (workers only count).
+    texts = fingerprint.wrap(iter_texts(corpus, text_column=text_column))
+    if workers is None:
+        workers = _default_workers() if _corpus_chars_hint(corpus) >= _PARALLEL_MIN_CHARS else 1
+
+    # 2. Count pre-tokens (streaming; memory ~ distinct pre-tokens).
+    counts, documents, _ = count_words(texts, pretokenizer, workers=workers, show_progress=show_progress)
+    if documents == 0 or not counts:
+        raise ValueError(
+            "the corpus is empty: it yielded no text to learn from"
+            + (f" ({documents} documents, all empty)" if documents else "")
+        )
+
+    # 3. The merge loop, in the compiled core.
+    words = list(counts)
+    with _progress_bar(show_progress, desc="merges", total=max(0, vocab_size - len(specials) - 256)) as bar:
+        vocab, merges = _core.train_merges(
+            words,
+            [counts[w] for w in words],
+            vocab_size=vocab_size,
+            min_frequency=min_frequency,
+            special_tokens=specials,
+            max_token_length=max_token_length,
+            progress=bar.update,
+        )
+    del counts, words
+
+    # 4. Build the model; say so when the corpus ran out of pairs before vocab_size.
+    model = _build_model(vocab, merges, specials, pattern, add_prefix_space)
+    # What BPEModel.save records in the manifest, so that `hf-bpe verify` can retrain and compare.
+    model._provenance = {
+        "options": {
+            "vocab_size": vocab_size,
+            "min_frequency": min_frequency,
+            "special_tokens": list(specials),
+            "pattern": pattern,
+            "add_prefix_space": add_prefix_space,
+            "max_token_length": max_token_length,
+            "text_column": text_column,
+            "workers": workers,
+        },
+        "corpus": fingerprint.as_dict(),
+    }
+    if len(vocab) < vocab_size:
+        warnings.warn(
+            f"the corpus ran out of mergeable pairs (min_frequency={min_frequency}): the vocabulary has "
+            f"{len(vocab)} tokens, not the {vocab_size} asked for; use a larger corpus or a smaller vocab_size",
+            stacklevel=2,
+        )
+    return model
+
+
+def _build_model(
+    vocab: list[bytes],
+    merges: list[tuple[int, int, int]],
+    specials: Sequence[str],
+    pattern: str,
+    add_prefix_space: bool,
+) -> BPEModel:
+    special_ids = {token: i for i, token in enumerate(specials)}
+    regular = {token: i for i, token in enumerate(vocab) if i >= len(specials)}
+    # tokenizers keeps merges in a map from pair to (rank, new id): a pair merged twice keeps its last rank, and
+    # merges.txt lists the pairs by rank. Reproduce that file, so the written merges are byte-identical.
+    last_rank = {(left, right): rank for rank, (left, right, _new) in enumerate(merges)}
+    ordered = sorted(last_rank.items(), key=lambda item: item[1])
+    pairs = [(vocab[left], vocab[right]) for (left, right), _rank in ordered]
+    return BPEModel(regular, pairs, special_tokens=special_ids, pattern=pattern, add_prefix_space=add_prefix_space)
+
+
+def _check_options(
+    vocab_size: object,
+    min_frequency: object,
+    special_tokens: object,
+    max_token_length: object,
+    workers: object,
+) -> list[str]:
+    def is_int(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if isinstance(special_tokens, str) or not isinstance(special_tokens, Sequence):
+        raise TypeError(
+            f"special_tokens must be a list of str, got {special_tokens!r}"
+            + (f"; for one token write [{special_tokens!r}]" if isinstance(special_tokens, str) else "")
+        )
+    specials: list[str] = []
+    for token in special_tokens:
+        if not isinstance(token, str) or not token:
+            raise TypeError(f"each special token must be a non-empty str, got {token!r}")
+        if token not in specials:
+            specials.append(token)
+    if not is_int(vocab_size):
+        raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
+    minimum = len(specials) + 256
+    if vocab_size < minimum:  # type: ignore[operator]
+        raise ValueError(
+            f"vocab_size={vocab_size!r} is too small: a byte-level vocabulary holds the {len(specials)} special "
+            f"tokens and all 256 bytes before any merge, so vocab_size must be at least {minimum}"
+        )
+    if not is_int(min_frequency) or min_frequency < 0:  # type: ignore[operator]
+        raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
+    if max_token_length is not None and (not is_int(max_token_length) or max_token_length < 1):  # type: ignore[operator]
+        raise ValueError(f"max_token_length must be None or an int >= 1, got {max_token_length!r}")
+    if workers is not None and (not is_int(workers) or workers < 1):  # type: ignore[operator]
+        raise ValueError(f"workers must be None or an int >= 1, got {workers!r}")
+    return specials
+
+
+def _corpus_chars_hint(corpus: Any) -> int:
+    """Guess the corpus size without reading it (file sizes), to decide whether processes pay off."""
+    paths = [corpus] if isinstance(corpus, os.PathLike) else corpus if isinstance(corpus, list | tuple) else []
+    try:
+        return sum(os.path.getsize(p) for p in paths if isinstance(p, os.PathLike))
+    except OSError:
+        return 0
+

@@ -1,0 +1,129 @@
+"""The hf-bpe command, driven through main(argv): data on stdout, errors as one line with exit status 2."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from hf_bpe.cli import main
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "corpus.txt"
+    lines = [f"hello world {i} times, said {name}!\n" for i in range(200) for name in ("Ann", "Bob", "Zoë")]
+    path.write_text("".join(lines) + "中文 😀 don't stop\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def trained(tmp_path, corpus):
+    out = tmp_path / "tok"
+    assert main(["train", str(corpus), "--vocab-size", "300", "--out", str(out), "--special-token", "<|endoftext|>",
+                 "--quiet"]) == 0
+    return out
+
+
+def test_cli_train_writes_all_files(trained, capsys):
+    names = sorted(p.name for p in trained.iterdir())
+    assert {"vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json"} <= set(names)
+    vocab = json.loads((trained / "vocab.json").read_text(encoding="utf-8"))
+    assert len(vocab) == 300 and vocab["<|endoftext|>"] == 0 and vocab["!"] == 1
+
+
+def test_cli_encode_decode_round_trip(trained, capsys):
+    assert main(["encode", "--model", str(trained), "hello world<|endoftext|>"]) == 0
+    ids = capsys.readouterr().out.split()
+    assert ids[-1] == "0"
+    assert main(["decode", "--model", str(trained), *ids]) == 0
+    assert capsys.readouterr().out == "hello world<|endoftext|>\n"
+
+
+def test_cli_encode_reads_stdin_one_line_per_line(trained, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hello\n\nworld 中文\n"))
+    assert main(["encode", "--model", str(trained)]) == 0
+    lines = capsys.readouterr().out.split("\n")
+    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines[:3]) + "\n"))
+    assert main(["decode", "--model", str(trained)]) == 0
+    assert capsys.readouterr().out == "hello\n\nworld 中文\n"
+
+
+def test_cli_refuses_existing_output_without_force(trained, corpus, capsys):
+    before = (trained / "merges.txt").read_bytes()
+    assert main(["train", str(corpus), "--vocab-size", "280", "--out", str(trained), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hf-bpe: error: ") and "--force" in err and "Traceback" not in err
+    assert (trained / "merges.txt").read_bytes() == before
+    assert main(["train", str(corpus), "--vocab-size", "280", "--out", str(trained), "--quiet", "--force"]) == 0
+    assert (trained / "merges.txt").read_bytes() != before
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "{missing}", "--out", "{out}"], "does not exist"),
+        (["train", "{corpus}", "--out", "{out}", "--vocab-size", "10"], "at least 256"),
+        (["train", "{corpus}", "--out", "{out}", "--pattern", "nope"], "nope"),
+        (["train", "{latin1}", "--out", "{out}"], "is not UTF-8"),
+        (["train", "{empty}", "--out", "{out}"], "corpus is empty"),
+        (["decode", "--model", "{out}", "12", "x"], "is not a token id"),
+        (["encode", "--model", "{missing}", "hi"], "is not a folder"),
+    ],
+)
+def test_cli_user_errors_exit_2_without_traceback(tmp_path, corpus, trained, capsys, argv, message):
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes(b"caf\xe9\n")
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    names = {"missing": tmp_path / "missing", "out": trained if argv[0] == "decode" else tmp_path / "new",
+             "corpus": corpus, "latin1": latin1, "empty": empty}
+    argv = [a.format(**names) for a in argv]
+    assert main(argv + (["--quiet"] if argv[0] == "train" else [])) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hf-bpe: error: ") and message in err and "Traceback" not in err
+    assert not (tmp_path / "new").exists()
+
+
+def test_cli_help_ends_with_examples(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1].strip().startswith("hf-bpe decode")
+    assert main([]) == 2
+    assert "hf-bpe: error:" in capsys.readouterr().err
+
+
+def test_cli_train_from_saved_dataset(tmp_path, capsys):
+    import datasets
+
+    folder = tmp_path / "ds"
+    datasets.DatasetDict({"train": datasets.Dataset.from_dict({"body": ["hello world"] * 20})}).save_to_disk(folder)
+    out = tmp_path / "tok"
+    assert main(["train", "--dataset", str(folder), "--text-column", "body", "--vocab-size", "270", "--out",
+                 str(out), "--quiet"]) == 0
+    assert main(["train", "--dataset", str(folder), "--out", str(tmp_path / "x"), "--quiet"]) == 2
+    assert "no column 'text'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_train_without_corpus_uses_embedded_default(tmp_path, capsys):
+    out = tmp_path / "tok"
+    assert main(["train", "--out", str(out), "--vocab-size", "1000", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "embedded default corpus" in err and "standard library" in err
+    assert len(json.loads((out / "vocab.json").read_text(encoding="utf-8"))) == 1000
+
+
+def test_cli_verify_passes_then_names_the_changed_file(trained, corpus, capsys):
+    assert (trained / "hf_bpe_manifest.json").is_file()
+    assert main(["verify", str(trained), "--corpus", str(corpus)]) == 0
+    merges = trained / "merges.txt"
+    data = bytearray(merges.read_bytes())
+    data[-2] ^= 1
+    merges.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["verify", str(trained)]) == 1
+    assert "merges.txt" in capsys.readouterr().out + capsys.readouterr().err

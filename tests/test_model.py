@@ -1,0 +1,115 @@
+"""BPEModel: encoding by merge rank, tiktoken's special-token contract, decoding, files and validation."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hf_bpe.model import BPEModel, DisallowedSpecialTokenError
+
+
+def _model(**options) -> BPEModel:
+    vocab = {bytes([b]): b for b in range(256)}
+    merges = [(b"a", b"b"), (b"ab", b"c"), (b"b", b"c"), (b" ", b"abc")]
+    for i, (left, right) in enumerate(merges):
+        vocab[left + right] = 256 + i
+    specials = {"<|end|>": 260, "<|end|>x": 261, "<s>": 262}
+    return BPEModel(vocab, merges, special_tokens=specials, **options)
+
+
+def test_model_merges_by_rank_then_leftmost():
+    model = _model()
+    # "abc": (a,b) rank 0 beats (b,c) rank 2; then (ab,c) rank 1.
+    assert model.encode_ordinary("abc") == [257]
+    assert model.encode_ordinary("bcab") == [258, 256]
+    assert model.encode_ordinary(" abc abcd") == [259, 259, 100]
+
+
+def test_model_special_tokens_follow_tiktoken_contract():
+    model = _model()
+    with pytest.raises(DisallowedSpecialTokenError, match=r"'<\|end\|>'.*allowed_special"):
+        model.encode("x<|end|>")
+    assert model.encode("x<|end|>", disallowed_special=()) == model.encode_ordinary("x<|end|>")
+    # Leftmost-longest, as tokenizers' added-vocabulary matcher.
+    assert model.encode("<|end|>x<|end|>", allowed_special="all") == [261, 260]
+    assert model.encode("<s>ab", allowed_special={"<s>"}) == [262, 256]
+    with pytest.raises(ValueError, match="unknown special"):
+        model.encode("a", allowed_special={"<nope>"})
+
+
+def test_model_prefix_space_applies_to_each_piece_between_specials():
+    model = _model(add_prefix_space=True)
+    assert model.encode("abc<s>abc<s><s>", allowed_special="all") == [259, 262, 259, 262, 262]
+    assert model.encode_ordinary("") == []
+    assert model.encode_ordinary(" abc") == [259]
+
+
+def test_model_ignore_merges_takes_whole_words_from_the_vocab():
+    vocab = {bytes([b]): b for b in range(256)}
+    vocab[b"ab"] = 256
+    vocab[b"xyz"] = 257  # no merge builds it
+    model = BPEModel(vocab, [(b"a", b"b")], ignore_merges=True)
+    assert model.encode_ordinary("xyz ab") == [257, 32, 256]
+    assert BPEModel(vocab, [(b"a", b"b")]).encode_ordinary("xyz") == [120, 121, 122]
+
+
+def test_model_decode_bytes_and_errors():
+    model = _model()
+    assert model.decode_bytes([256, 260]) == b"ab<|end|>"
+    assert model.decode([0xE4, 0xB8], errors="replace") == "\ufffd"
+    with pytest.raises(UnicodeDecodeError):
+        model.decode([0xE4, 0xB8], errors="strict")
+    with pytest.raises(ValueError, match="token id 999"):
+        model.decode([999])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text())
+def test_model_round_trips_any_text(text):
+    model = _model(add_prefix_space=False)
+    assert model.decode(model.encode(text, disallowed_special=()), errors="strict") == text
+
+
+def test_model_pickles_and_compares():
+    model = _model(pattern="gpt4", add_prefix_space=True)
+    clone = pickle.loads(pickle.dumps(model))
+    assert clone == model and clone.encode_ordinary("abc abc") == model.encode_ordinary("abc abc")
+    assert clone != _model()
+
+
+def test_model_save_load_round_trip(tmp_path):
+    model = _model(pattern="gpt4", add_prefix_space=True)
+    model.save(tmp_path / "m")
+    loaded = BPEModel.load(tmp_path / "m")
+    assert loaded == model
+    with pytest.raises(FileExistsError, match="force"):
+        model.save(tmp_path / "m")
+    model.save(tmp_path / "m", force=True)
+
+
+@pytest.mark.parametrize(
+    ("vocab", "merges", "specials", "error", "match"),
+    [
+        ("nope", [], {}, TypeError, "mapping"),
+        ({b"a": 0}, [], {}, ValueError, "all 256 single bytes"),
+        ("bytes", [(b"a", b"q")], {}, ValueError, "not in the vocab"),
+        ("bytes", [("a", "b")], {}, TypeError, "pair of bytes"),
+        ("bytes", [], {"<s>": 5}, ValueError, "already gives"),
+        ("bytes", [], ["<s>"], TypeError, "number them"),
+    ],
+)
+def test_model_rejects_inconsistent_vocabularies(vocab, merges, specials, error, match):
+    if vocab == "bytes":
+        vocab = {bytes([b]): b for b in range(256)}
+    with pytest.raises(error, match=match):
+        BPEModel(vocab, merges, special_tokens=specials)
+
+
+def test_model_load_reports_missing_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="is not a folder"):
+        BPEModel.load(tmp_path / "missing")
+    with pytest.raises(FileNotFoundError, match="neither vocab.json"):
+        BPEModel.load(tmp_path)

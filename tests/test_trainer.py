@@ -1,0 +1,294 @@
+"""The trainer equals tokenizers' BpeTrainer merge for merge, file for file; and it is deterministic."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hf_bpe
+from hf_bpe.gpt2_format import to_oniguruma
+from hf_bpe.pretokenize import PATTERNS
+from hf_bpe.trainer import count_words, train
+
+# Pieces that stress the pre-tokenizer and the merge loop: ties, emoji (ZWJ, flags, skin tones), CJK, combining
+# marks, non-ASCII digits, whitespace runs, contractions, special-token look-alikes.
+_PIECES = [
+    "the", "The", "THE", "hello", "world", "lower", "lowest", "newer", "wider", "don't", "we'll", "I'M", "you're",
+    "they've", "it'd", "'s", "😀", "👩‍👩‍👧", "🇫🇷", "👍🏽", "中文", "漢字", "東京都", "한국어", "é", "e\u0301", "n\u0303",
+    "ñ", "123", "4567", "2024", "٣٤٥", "１２", "  ", "   ", "\t", "\t\t", "\r\n", " \n", "x", "!!", "...", "—", "ß",
+    "ǅ", "Ωmega", "ﬁ", "<|endoftext|>", "<s>", "\u00a0", "\u3000", "\u0085", "aaaa", "abab",
+]
+
+
+def mixed_corpus(seed: int, lines: int = 200) -> list[str]:
+    """Return reproducible lines of mixed scripts and whitespace."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(lines):
+        words = [rng.choice(_PIECES) for _ in range(rng.randint(0, 12))]
+        seps = [rng.choice([" ", "", " ", "  ", "\n", "\t"]) for _ in words]
+        out.append("".join(w + s for w, s in zip(words, seps)) + rng.choice(["", "\n"]))
+    return out
+
+
+def tokenizers_train(texts, *, vocab_size, min_frequency=0, special_tokens=(), pattern="gpt2",
+                     add_prefix_space=False, max_token_length=None, files=None):
+    """Train tokenizers' BpeTrainer with the configuration hf_bpe reproduces."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    if pattern == "gpt2":
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space, use_regex=True)
+    else:
+        assert not add_prefix_space
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            # tiktoken's possessive `\p{N}{1,3}+` means something else to Oniguruma: use the tokenizer.json spelling.
+            pre_tokenizers.Split(Regex(to_oniguruma(PATTERNS[pattern])), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=list(special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        max_token_length=max_token_length,
+        show_progress=False,
+    )
+    if files is not None:
+        tok.train([os.fspath(f) for f in files], trainer)
+    else:
+        tok.train_from_iterator(texts, trainer)
+    return tok
+
+
+def assert_same_files(ours: hf_bpe.BPEModel, theirs, tmp_path: Path) -> None:
+    """vocab.json and merges.txt must be byte-identical to what tokenizers writes."""
+    ours.save(tmp_path / "ours")
+    (tmp_path / "theirs").mkdir()
+    theirs.model.save(os.fspath(tmp_path / "theirs"))
+    for name in ("merges.txt", "vocab.json"):
+        a = (tmp_path / "ours" / name).read_bytes()
+        b = (tmp_path / "theirs" / name).read_bytes()
+        if a != b:
+            la, lb = a.decode().splitlines(), b.decode().splitlines()
+            first = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
+            raise AssertionError(
+                f"{name} differs at line {first + 1}: ours {la[first:first + 3]!r} vs tokenizers "
+                f"{lb[first:first + 3]!r} ({len(la)} vs {len(lb)} lines)"
+            )
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("vocab_size", [257, 300, 420, 2000])
+def test_trainer_equals_tokenizers_on_mixed_corpora(tmp_path, seed, vocab_size):
+    texts = mixed_corpus(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the small corpora run out of pairs at 2000
+        ours = train(texts, vocab_size=vocab_size, show_progress=False)
+    theirs = tokenizers_train(texts, vocab_size=vocab_size)
+    assert_same_files(ours, theirs, tmp_path)
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"min_frequency": 2},
+        {"min_frequency": 5},
+        {"special_tokens": ["<|endoftext|>", "<pad>", "<s>"]},
+        {"special_tokens": ["<s>", "</s>", "<s>"], "min_frequency": 3},
+        {"add_prefix_space": True},
+        {"max_token_length": 4},
+        {"pattern": "gpt4"},
+        {"pattern": "o200k"},
+        {"pattern": "gpt4", "special_tokens": ["<|im_start|>"], "min_frequency": 2},
+    ],
+    ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()),
+)
+def test_trainer_equals_tokenizers_with_options(tmp_path, options):
+    texts = mixed_corpus(7, lines=400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = train(texts, vocab_size=700, show_progress=False, **options)
+    theirs = tokenizers_train(texts, vocab_size=700, **options)
+    assert_same_files(ours, theirs, tmp_path)
+
+
+@pytest.mark.crossval
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    texts=st.lists(st.text(alphabet=st.sampled_from("ab ab\n'sé中😀1"), max_size=30), max_size=25),
+    vocab_size=st.integers(256, 300),
+    min_frequency=st.integers(0, 3),
+)
+def test_trainer_equals_tokenizers_on_random_tie_heavy_corpora(tmp_path_factory, texts, vocab_size, min_frequency):
+    if not any(texts):
+        return
+    tmp_path = tmp_path_factory.mktemp("h")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = train(texts, vocab_size=vocab_size, min_frequency=min_frequency, show_progress=False)
+    theirs = tokenizers_train(texts, vocab_size=vocab_size, min_frequency=min_frequency)
+    assert_same_files(ours, theirs, tmp_path)
+
+
+@pytest.mark.crossval
+def test_trainer_files_equal_tokenizers_train_files(tmp_path):
+    # Lines keep their "\n" (and "\r\n"); U+0085 is not a line break for tokenizers' reader.
+    first = tmp_path / "a.txt"
+    second = tmp_path / "b.txt"
+    first.write_text("".join(mixed_corpus(1)) + "no newline at end\u0085x", encoding="utf-8", newline="")
+    second.write_text("\r\n".join(mixed_corpus(2)), encoding="utf-8", newline="")
+    ours = train([first, second], vocab_size=600, show_progress=False)
+    theirs = tokenizers_train(None, vocab_size=600, files=[first, second])
+    assert_same_files(ours, theirs, tmp_path)
+
+
+@pytest.mark.crossval
+def test_trainer_dataset_sources_equal_list_source(tmp_path):
+    import datasets
+
+    texts = mixed_corpus(3)
+    dataset = datasets.Dataset.from_dict({"text": texts, "other": list(range(len(texts)))})
+    expected = train(texts, vocab_size=500, show_progress=False)
+    assert train(dataset, vocab_size=500, show_progress=False) == expected
+    streaming = dataset.to_iterable_dataset()
+    assert train(streaming, vocab_size=500, show_progress=False) == expected
+    assert train(iter(texts), vocab_size=500, show_progress=False) == expected
+
+
+def test_trainer_counts_are_independent_of_order_and_workers():
+    texts = mixed_corpus(5, lines=400)
+    pretokenizer = hf_bpe.Pretokenizer("gpt2")
+    one, docs, chars = count_words(texts, pretokenizer)
+    shuffled = list(texts)
+    random.Random(0).shuffle(shuffled)
+    assert count_words(shuffled, pretokenizer)[0] == one
+    assert count_words(texts, pretokenizer, workers=2)[0] == one
+    assert (docs, chars) == (len(texts), sum(map(len, texts)))
+
+
+def test_trainer_input_order_does_not_change_the_model():
+    texts = mixed_corpus(9, lines=300)
+    reordered = list(reversed(texts))
+    assert train(texts, vocab_size=600, show_progress=False) == train(reordered, vocab_size=600, show_progress=False)
+
+
+def test_trainer_vocab_size_is_exact_and_warns_when_corpus_runs_out():
+    model = train(mixed_corpus(4), vocab_size=400, special_tokens=["<s>"], show_progress=False)
+    assert model.vocab_size == 400
+    with pytest.warns(UserWarning, match="ran out of mergeable pairs"):
+        small = train(["ab ab"], vocab_size=1000, show_progress=False)
+    assert small.vocab_size < 1000
+
+
+def test_trainer_round_trips_text_absent_from_the_corpus():
+    model = train(["only ascii here"] * 3, vocab_size=270, show_progress=False)
+    text = "中文 😀 e\u0301 \x00\x7f\ud7ff"
+    assert model.decode(model.encode(text)) == text
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text())
+def test_trainer_model_round_trips_arbitrary_unicode(text):
+    model = _small_model()
+    assert model.decode(model.encode_ordinary(text), errors="strict") == text
+
+
+_SMALL: list[hf_bpe.BPEModel] = []
+
+
+def _small_model() -> hf_bpe.BPEModel:
+    if not _SMALL:
+        _SMALL.append(train(mixed_corpus(11, lines=500), vocab_size=800, show_progress=False))
+    return _SMALL[0]
+
+
+@pytest.mark.parametrize(
+    ("corpus", "options", "error", "match"),
+    [
+        ("just one string", {}, TypeError, "single str"),
+        (["a"], {"vocab_size": 100}, ValueError, "at least 256"),
+        (["a"], {"vocab_size": 257, "special_tokens": ["<s>", "</s>"]}, ValueError, "at least 258"),
+        (["a"], {"vocab_size": "300"}, TypeError, "vocab_size must be an int"),
+        (["a"], {"min_frequency": -1}, ValueError, "min_frequency"),
+        (["a"], {"special_tokens": "<s>"}, TypeError, r"\['<s>'\]"),
+        ([], {}, ValueError, "corpus is empty"),
+        (["", ""], {}, ValueError, "corpus is empty"),
+        (["ok", 3], {}, TypeError, "item 1 is int"),
+        (["a"], {"pattern": "gpt5"}, ValueError, "gpt5"),
+        ({"train": ["a"]}, {}, TypeError, "pick one split"),
+    ],
+)
+def test_trainer_rejects_bad_input_clearly(corpus, options, error, match):
+    with pytest.raises(error, match=match):
+        train(corpus, show_progress=False, **options)
+
+
+def test_trainer_rejects_missing_text_column_and_bad_files(tmp_path):
+    import datasets
+
+    with pytest.raises(ValueError, match=r"no column 'text'.*\['content'\]"):
+        train(datasets.Dataset.from_dict({"content": ["a b"]}), show_progress=False)
+    with pytest.raises(FileNotFoundError, match="missing.txt"):
+        train([tmp_path / "missing.txt"], show_progress=False)
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes(b"ok\ncaf\xe9\n")
+    with pytest.raises(ValueError, match=r"latin1.txt' line 2 is not UTF-8"):
+        train(bad, show_progress=False)
+
+
+def _sha256_of_outputs(directory: Path) -> dict[str, str]:
+    return {n: hashlib.sha256((directory / n).read_bytes()).hexdigest() for n in ("vocab.json", "merges.txt")}
+
+
+@pytest.mark.slow
+def test_trainer_output_is_identical_across_hash_seeds_and_workers(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(mixed_corpus(21, lines=3000)), encoding="utf-8")
+    digests = []
+    for seed, workers in (("0", "1"), ("1", "2"), ("random", "2")):
+        out = tmp_path / f"out-{seed}-{workers}"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run(
+            [sys.executable, "-m", "hf_bpe.cli", "train", os.fspath(corpus), "--vocab-size", "1500", "--out",
+             os.fspath(out), "--workers", workers, "--quiet"],
+            check=True, env=env, capture_output=True,
+        )
+        digests.append(_sha256_of_outputs(out))
+    assert digests[0] == digests[1] == digests[2]
+
+
+# -- real corpora (../shared/data) ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_trainer_equals_tokenizers_on_english_32k(shared_data, tmp_path):
+    path = shared_data / "corpora" / "en" / "english_combined.txt"
+    ours = train(path, vocab_size=32000, show_progress=False)
+    theirs = tokenizers_train(None, vocab_size=32000, files=[path])
+    assert ours.vocab_size == 32000
+    assert_same_files(ours, theirs, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_trainer_equals_tokenizers_on_chinese_16k(shared_data, tmp_path):
+    files = sorted((shared_data / "corpora" / "zh").glob("*.txt"))
+    assert files
+    ours = train(files, vocab_size=16000, show_progress=False)
+    theirs = tokenizers_train(None, vocab_size=16000, files=files)
+    assert_same_files(ours, theirs, tmp_path)
