@@ -29,7 +29,7 @@ import regex
 from . import _core
 from .pretokenize import Pretokenizer
 
-__all__ = ["BPEModel", "DisallowedSpecialTokenError"]
+__all__ = ["BPEModel", "DisallowedSpecialTokenError", "IncrementalDecoder"]
 
 _Special = Literal["all"] | AbstractSet[str]
 _Disallowed = Literal["all"] | Collection[str]
@@ -339,6 +339,23 @@ class BPEModel:
                 self.id_to_bytes(i)
             raise
 
+    def token_bytes(self, ids: Iterable[int]) -> list[bytes]:
+        """Return the bytes of each token id: a per-token view of :meth:`decode_bytes`.
+
+        >>> BPEModel.bytes_only().token_bytes([104, 0xE4])
+        [b'h', b'\\xe4']
+        """
+        return [self.id_to_bytes(i) for i in ids]
+
+    def incremental_decoder(self, *, errors: str = "replace") -> IncrementalDecoder:
+        """Return a streaming decoder: text out as ids come in, equal to :meth:`decode` for any chunking.
+
+        >>> decoder = BPEModel.bytes_only().incremental_decoder()
+        >>> decoder.decode([0xE4, 0xBD]), decoder.decode([0xA0], final=True)
+        ('', '你')
+        """
+        return IncrementalDecoder(self, errors=errors)
+
     def decode(self, ids: Iterable[int], *, errors: str = "replace") -> str:
         """Decode token ids to text; ``errors`` as in :meth:`bytes.decode` (``"strict"`` raises on split UTF-8).
 
@@ -489,6 +506,32 @@ class BPEModel:
                     f"{os.fspath(config_path)!r}: added_tokens_decoder must map ids to {{'content': ...}} entries"
                 ) from None
         return cls.from_files(folder / vocab_name, folder / merges_name, special_tokens=specials, **options)
+
+
+class IncrementalDecoder:
+    """Decode a stream of token ids to text, holding back bytes of an incomplete UTF-8 character.
+
+    Joining the outputs of :meth:`decode` over any split of the ids, with ``final=True`` on the last call, gives
+    exactly ``model.decode(all_ids, errors=errors)``.
+
+    Args:
+        model: the model whose tokens are decoded.
+        errors: UTF-8 error handling, as in :meth:`bytes.decode`.
+    """
+
+    def __init__(self, model: BPEModel, *, errors: str = "replace") -> None:
+        import codecs
+
+        self._model = model
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
+
+    def decode(self, ids: Iterable[int], *, final: bool = False) -> str:
+        """Return the text that the ids complete; with ``final``, flush what is held back."""
+        return self._decoder.decode(self._model.decode_bytes(ids), final=final)
+
+    def reset(self) -> None:
+        """Forget held-back bytes, to start a new stream."""
+        self._decoder.reset()
 
 
 def _rebuild(vocab, merges, specials, pattern, add_prefix_space, ignore_merges) -> BPEModel:

@@ -113,3 +113,24 @@ def test_model_load_reports_missing_files(tmp_path):
         BPEModel.load(tmp_path / "missing")
     with pytest.raises(FileNotFoundError, match="neither vocab.json"):
         BPEModel.load(tmp_path)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(text=st.text(), cuts=st.lists(st.integers(0, 200), max_size=8), errors=st.sampled_from(["replace", "ignore"]))
+def test_model_incremental_decoder_equals_full_decode_for_any_chunking(text, cuts, errors):
+    model = _model()
+    ids = model.encode_ordinary(text)
+    # Also cut inside multi-byte characters: decode a byte-by-byte id stream of the same text.
+    for stream in (ids, list(text.encode("utf-8"))):
+        bounds = sorted({min(c, len(stream)) for c in cuts})
+        chunks = [stream[a:b] for a, b in zip([0, *bounds], [*bounds, len(stream)])]
+        decoder = model.incremental_decoder(errors=errors)
+        pieces = [decoder.decode(chunk) for chunk in chunks] + [decoder.decode([], final=True)]
+        assert "".join(pieces) == model.decode(stream, errors=errors)
+
+
+def test_model_incremental_decoder_replaces_truncated_characters_at_the_end():
+    decoder = _model().incremental_decoder()
+    assert decoder.decode([0xE4, 0xBD]) == ""
+    assert decoder.decode([], final=True) == "\ufffd"
+    assert _model().token_bytes([256, 260]) == [b"ab", b"<|end|>"]

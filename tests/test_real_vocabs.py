@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hf_bpe.model import BPEModel
 
@@ -141,3 +143,25 @@ def test_real_vocabs_gpt2_equals_fast_tokenizer_and_tiktoken_on_every_line(share
     theirs = fast(lines, add_special_tokens=False)["input_ids"]
     mismatches = [i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b]
     assert not mismatches, f"{len(mismatches)} of {len(lines)} lines differ, first {lines[mismatches[0]]!r}"
+
+
+_ROUND_TRIP_TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=60) | st.sampled_from(
+    ["\u1780\u17b6\u1793\u17cb\u178f\u17c2", "👩‍👩‍👧 🇫🇷", "нещо на Български", "  \t\n 0000000000000", "Cửa Việt"]
+)
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "qwen2", "roberta-bpe"])
+def test_real_vocabs_round_trip_and_streaming_decode(shared_data, name):
+    model = _model(shared_data, name)
+
+    @settings(max_examples=150, deadline=None, derandomize=True)
+    @given(text=_ROUND_TRIP_TEXT, cuts=st.lists(st.integers(0, 80), max_size=6))
+    def check(text, cuts):
+        ids = model.encode(text, disallowed_special=())
+        assert model.decode(ids, errors="strict") == text
+        bounds = sorted({min(c, len(ids)) for c in cuts})
+        decoder = model.incremental_decoder()
+        pieces = [decoder.decode(ids[a:b]) for a, b in zip([0, *bounds], [*bounds, len(ids)])]
+        assert "".join(pieces) + decoder.decode([], final=True) == text
+
+    check()
