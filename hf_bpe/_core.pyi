@@ -1,0 +1,30 @@
+"""Typed signatures of the compiled core (hf_bpe/_core.pyx); semantics in hf_bpe/_reference.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+def train_merges(
+    words: Sequence[bytes],
+    counts: Sequence[int],
+    *,
+    vocab_size: int,
+    min_frequency: int = 0,
+    special_tokens: Sequence[str] = (),
+    max_token_length: int | None = None,
+    count_bits: int = 64,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[bytes], list[tuple[int, int, int]]]: ...
+
+class WordEncoder:
+    def __init__(
+        self,
+        merges: Sequence[tuple[int, int, int]],
+        byte_ids: Sequence[int],
+        *,
+        cache_size: int = 65536,
+        whole_words: Mapping[bytes, int] | None = None,
+    ) -> None: ...
+    def encode_word(self, word: bytes) -> list[int]: ...
+    def encode_words(self, words: Iterable[bytes]) -> list[int]: ...
+    def __reduce__(self) -> tuple[object, ...]: ...

@@ -1,0 +1,215 @@
+"""The compiled core equals the pure-Python reference, and tokenizers on real corpora."""
+
+from __future__ import annotations
+
+import collections
+import json
+import pickle
+import random
+import time
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+from hf_bpe import _core, _reference
+from hf_bpe.bytelevel import token_to_str
+
+# -- training: core == reference ---------------------------------------------------------------------------------
+
+# Small alphabets give many equal counts (ties) and repeated runs; "é" adds 2-byte symbols; specials include a byte,
+# strings the merges can build ("ab", "Ġa" = b" a") and one that can never match (a real space).
+WORD = st.binary(min_size=0, max_size=9).map(lambda raw: bytes(b"ab a\xc3\xa9"[x % 6] for x in raw))
+COUNT = st.one_of(
+    st.integers(1, 4),
+    st.integers(2**31 - 3, 2**31 + 3),
+    st.integers(2**32 - 2, 2**32 + 2),
+    st.integers(1, 2**40),
+)
+SPECIAL = st.sampled_from(["a", "ab", "Ġa", "<s>", "x y", "aab"])
+
+
+@st.composite
+def training_cases(draw):
+    counts = draw(st.dictionaries(WORD, COUNT, min_size=1, max_size=14))
+    specials = draw(st.lists(SPECIAL, max_size=4))
+    options = {
+        "vocab_size": len(set(specials)) + 256 + draw(st.integers(0, 40)),
+        "min_frequency": draw(st.sampled_from([0, 0, 1, 2, 5, 2**31])),
+        "special_tokens": specials,
+        "max_token_length": draw(st.sampled_from([None, None, 1, 2, 3, 4, 6])),
+        "count_bits": draw(st.sampled_from([64, 32])),
+    }
+    return list(counts), list(counts.values()), options
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(training_cases())
+def test_core_train_equals_reference(case) -> None:
+    words, counts, options = case
+    expected = _reference.train_merges(words, counts, **options)
+    assert _core.train_merges(words, counts, **options) == expected
+    order = list(range(len(words)))
+    random.Random(len(words)).shuffle(order)
+    assert _core.train_merges([words[i] for i in order], [counts[i] for i in order], **options) == expected
+
+
+def test_core_train_rust_unit_example_and_progress() -> None:
+    counts = {"roses": 1, "are": 2, "red": 1, "voilets": 1, "blue": 1, "BERT": 1, "is": 2, "big": 1, "and": 1,
+              "so": 1, "GPT-2": 1}
+    vocab, merges = _core.train_merges([w.encode() for w in counts], list(counts.values()), vocab_size=30000,
+                                       min_frequency=2)
+    assert [vocab[new] for _, _, new in merges] == [b"re", b"are", b"is"]
+    words = [bytes([a, b]) for a in range(33, 93) for b in range(33, 93)]
+    calls: list[int] = []
+    result = _core.train_merges(words, [1] * len(words), vocab_size=256 + 2500, progress=calls.append)
+    assert calls == [1000, 1000, 500]
+    assert result == _reference.train_merges(words, [1] * len(words), vocab_size=256 + 2500)
+
+
+@pytest.mark.parametrize(
+    ("words", "counts", "kwargs", "error"),
+    [
+        ([b"ab"], [1], {"vocab_size": 255}, ValueError),
+        (["ab"], [1], {"vocab_size": 300}, TypeError),
+        ([b"ab", b"ab"], [1, 1], {"vocab_size": 300}, ValueError),
+        ([b"ab"], [0], {"vocab_size": 300}, ValueError),
+        ([b"ab"], [1], {"vocab_size": 300, "count_bits": 8}, ValueError),
+    ],
+)
+def test_core_train_rejects_what_the_reference_rejects(words, counts, kwargs, error) -> None:
+    with pytest.raises(error) as core_error:
+        _core.train_merges(words, counts, **kwargs)
+    with pytest.raises(error) as reference_error:
+        _reference.train_merges(words, counts, **kwargs)
+    assert str(core_error.value) == str(reference_error.value)
+
+
+# -- encoding: core == reference ---------------------------------------------------------------------------------
+
+# Arbitrary merges over a few ids (repeated pairs, new ids that are also inputs, chains) stress the queue logic
+# beyond what a trained vocabulary produces, including the expired-entry rule.
+MERGE = st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 9))
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    merges=st.lists(MERGE, max_size=25),
+    words=st.lists(st.binary(max_size=12).map(lambda raw: bytes(x % 4 for x in raw)), max_size=12),
+    cache_size=st.sampled_from([0, 1, 3, 65536]),
+    whole=st.sampled_from([None, {b"\x01\x02": 7, b"": 8}]),
+)
+def test_core_encoder_equals_reference(merges, words, cache_size, whole) -> None:
+    byte_ids = [b % 4 for b in range(256)]  # several bytes share an id
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    assert core.encode_words(words) == reference.encode_words(words)
+    assert core.encode_words(words) == reference.encode_words(words)  # again, from the caches
+    assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
+    assert len(reference.cache) <= cache_size
+
+
+def test_core_encoder_long_words_bounded_cache_and_pickle() -> None:
+    rng = random.Random(3)
+    counts = collections.Counter(bytes(rng.choice(b"abc") for _ in range(rng.randint(1, 40))) for _ in range(400))
+    vocab, merges = _core.train_merges(list(counts), list(counts.values()), vocab_size=400)
+    byte_ids = [vocab.index(bytes([b])) for b in range(256)]
+    words = [*counts, b"abc" * 200, b"c" * 1000, *(bytes(rng.choice(b"abc") for _ in range(9)) for _ in range(99))]
+    reference = _reference.WordEncoder(merges, byte_ids)
+    expected = reference.encode_words(words)
+    for cache_size in (0, 1, 2, 65536):
+        core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size)
+        assert core.encode_words(words) == expected
+        assert core.encode_words(words[::-1]) == reference.encode_words(words[::-1])
+        clone = pickle.loads(pickle.dumps(core))
+        assert clone.encode_words(words) == expected
+    # Ids too big for the int-object table still come out right.
+    huge = _core.WordEncoder(merges, byte_ids, whole_words={b"abc": 2**31 - 1})
+    assert huge.encode_words([b"abc", b"a"]) == [2**31 - 1, byte_ids[ord("a")]]
+    with pytest.raises(TypeError, match="bytes"):
+        _core.WordEncoder(merges, byte_ids).encode_words([b"ab", "cd"])
+    with pytest.raises(TypeError, match="bytes"):
+        _core.WordEncoder(merges, byte_ids).encode_word(bytearray(b"ab"))
+    with pytest.raises(ValueError, match="256 ids"):
+        _core.WordEncoder(merges, byte_ids[:10])
+
+
+# -- real corpora: core == tokenizers ----------------------------------------------------------------------------
+
+GPT2_PATTERN = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
+
+
+def file_lines(path) -> list[str]:
+    """Split a file the way tokenizers' train(files) reads it: at '\\n' only, each line keeping its '\\n'."""
+    text = path.read_text(encoding="utf-8")
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def count_pretokens(paths) -> collections.Counter[bytes]:
+    counts: collections.Counter[str] = collections.Counter()
+    for path in paths:
+        for line in file_lines(path):
+            counts.update(GPT2_PATTERN.findall(line))
+    return collections.Counter({word.encode("utf-8"): count for word, count in counts.items()})
+
+
+def tokenizers_train(paths, tmp_path, *, vocab_size):
+    """Train tokenizers' BpeTrainer on files; return its vocab (str -> id), merges.txt as id pairs, the tokenizer."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    tokenizer.train([str(path) for path in paths], trainer)
+    tokenizer.model.save(str(tmp_path))
+    vocab = json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8"))
+    lines = (tmp_path / "merges.txt").read_text(encoding="utf-8").split("\n")
+    pairs = [tuple(vocab[part] for part in line.split(" ")) for line in lines[1:] if line]
+    return vocab, pairs, tokenizer
+
+
+def as_tokenizers_files(vocab, merges):
+    """Our result as tokenizers saves it: vocab by byte-level string; merge pairs de-duplicated, last rank wins."""
+    strings = {token_to_str(token): i for i, token in enumerate(vocab)}
+    last_rank = {(a, b): rank for rank, (a, b, _) in enumerate(merges)}
+    return strings, [pair for pair, _ in sorted(last_rank.items(), key=lambda item: item[1])]
+
+
+def check_real_corpus(paths, vocab_size, tmp_path) -> tuple[list[bytes], list, object]:
+    counts = count_pretokens(paths)
+    words = list(counts)
+    start = time.perf_counter()
+    vocab, merges = _core.train_merges(words, [counts[w] for w in words], vocab_size=vocab_size)
+    ours = time.perf_counter() - start
+    start = time.perf_counter()
+    hf_vocab, hf_pairs, tokenizer = tokenizers_train(paths, tmp_path, vocab_size=vocab_size)
+    theirs = time.perf_counter() - start
+    print(f"\n{len(words)} words, {len(merges)} merges: core {ours:.2f} s, tokenizers' full train {theirs:.2f} s")
+    assert as_tokenizers_files(vocab, merges) == (hf_vocab, hf_pairs)
+    assert len(vocab) == vocab_size
+    return vocab, merges, tokenizer
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+@pytest.mark.crossval
+def test_core_equals_tokenizers_on_english(shared_data, tmp_path) -> None:
+    path = shared_data / "corpora" / "en" / "english_combined.txt"
+    vocab, merges, tokenizer = check_real_corpus([path], 32000, tmp_path)
+    # The encoder on the trained merges equals tokenizers' encoding of the same lines.
+    encoder = _core.WordEncoder(merges, [vocab.index(bytes([b])) for b in range(256)])
+    lines = file_lines(path)[::50]
+    expected = [token for encoding in tokenizer.encode_batch(lines) for token in encoding.ids]
+    assert encoder.encode_words([w.encode() for line in lines for w in GPT2_PATTERN.findall(line)]) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+@pytest.mark.crossval
+def test_core_equals_tokenizers_on_chinese(shared_data, tmp_path) -> None:
+    paths = sorted((shared_data / "corpora" / "zh").glob("*.txt"))
+    assert paths
+    check_real_corpus(paths, 16000, tmp_path)
