@@ -24,6 +24,7 @@ examples:
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
   hf-bpe compare corpus.txt --vocab-size 32000 --out report --against tokenizers,sentencepiece
   hf-bpe verify my-tok --corpus corpus.txt
+  hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4
   hf-bpe decode --model my-tok 15496 995
 """
 
@@ -88,6 +89,8 @@ def _build_parser() -> argparse.ArgumentParser:
                         "(hf-bpe compare --help)", add_help=False)
     commands.add_parser("verify", help="check a tokenizer folder against its manifest, and retrain from the corpus "
                         "(hf-bpe verify --help)", add_help=False)
+    commands.add_parser("convert", help="convert between .tiktoken files, GPT-2 files and tokenizer.json "
+                        "(hf-bpe convert --help)", add_help=False)
     return parser
 
 
@@ -96,12 +99,16 @@ def _delegated(name: str):
         from .compare import cli_compare
 
         return cli_compare
+    if name == "convert":
+        from .convert import cli_convert
+
+        return cli_convert
     from .manifest import cli_verify
 
     return cli_verify
 
 
-_DELEGATED = ("compare", "verify")
+_DELEGATED = ("compare", "verify", "convert")
 
 
 def _log(message: str) -> None:
