@@ -32,6 +32,10 @@ from .pretokenize import Pretokenizer
 __all__ = ["BPEModel", "DisallowedSpecialTokenError", "IncrementalDecoder"]
 
 _Special = Literal["all"] | AbstractSet[str]
+# Byte values that no UTF-8 encoding contains.
+_NOT_IN_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
+# Larger than any id tokenizers or hf_bpe gives (2**31 - 1 is the core's limit).
+_NO_ID = 2**31 - 1
 _Disallowed = Literal["all"] | Collection[str]
 
 
@@ -83,11 +87,13 @@ class BPEModel:
             if idx in by_id:
                 raise ValueError(f"vocab gives id {idx} to both {by_id[idx]!r} and {token!r}; ids must be unique")
             by_id[idx] = token
-        missing = [b for b in range(256) if bytes([b]) not in vocab]
+        # Bytes that UTF-8 never produces (C0, C1, F5..FF) may be absent: real vocabularies (Falcon, MPT,
+        # StarCoder) drop them, and encoding a str can never need them.
+        missing = [b for b in range(256) if bytes([b]) not in vocab and b not in _NOT_IN_UTF8]
         if missing:
             raise ValueError(
-                f"a byte-level vocabulary needs all 256 single bytes, but {len(missing)} are missing "
-                f"(first: {bytes(missing[:8])!r}); train with hf_bpe.train or add the byte tokens"
+                f"a byte-level vocabulary needs a token for every byte that UTF-8 text can contain, but "
+                f"{len(missing)} are missing (first: {bytes(missing[:8])!r}); train with hf_bpe.train or add them"
             )
         specials: dict[str, int] = {}
         for text, idx in special_tokens.items():
@@ -105,7 +111,11 @@ class BPEModel:
         self._vocab = dict(vocab)
         self._specials = specials
         size = max([*by_id, *specials.values()]) + 1
-        self._id_bytes: list[bytes | None] = [None] * size
+        self._size = size
+        # A list indexed by id, unless the ids are so sparse that the list would be mostly holes (tokenizers allows
+        # any u32 id: one token at 2**30 must not cost gigabytes).
+        dense = size <= 2 * (len(by_id) + len(specials)) + 65536
+        self._id_bytes: list[bytes | None] | dict[int, bytes] = [None] * size if dense else {}
         for idx, token in by_id.items():
             self._id_bytes[idx] = token
         for text, idx in specials.items():
@@ -132,9 +142,9 @@ class BPEModel:
         self._pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
         self._pattern = pattern
         self._ignore_merges = ignore_merges
-        self._encoder = _core.WordEncoder(
-            triples, [vocab[bytes([b])] for b in range(256)], whole_words=self._vocab if ignore_merges else None
-        )
+        # An absent UTF-8-impossible byte maps to an id no vocabulary has, so a misuse would fail loudly on decode.
+        byte_ids = [vocab.get(bytes([b]), _NO_ID) for b in range(256)]
+        self._encoder = _core.WordEncoder(triples, byte_ids, whole_words=self._vocab if ignore_merges else None)
         self._special_regex_cache: dict[frozenset[str], regex.Pattern[str]] = {}
         # Set by hf_bpe.train: the options and corpus fingerprint that BPEModel.save writes to the manifest.
         self._provenance: dict | None = None
@@ -179,10 +189,10 @@ class BPEModel:
     @property
     def vocab_size(self) -> int:
         """The largest id plus one."""
-        return len(self._id_bytes)
+        return self._size
 
     def __len__(self) -> int:
-        return len(self._id_bytes)
+        return self._size
 
     def __repr__(self) -> str:
         return (
@@ -216,9 +226,12 @@ class BPEModel:
         Raises:
             ValueError: for an id outside the vocabulary.
         """
-        token = self._id_bytes[token_id] if 0 <= token_id < len(self._id_bytes) else None
+        try:
+            token = self._id_bytes[token_id] if 0 <= token_id < self._size else None
+        except (KeyError, TypeError):
+            token = None
         if token is None:
-            raise ValueError(f"token id {token_id!r} is not in the vocabulary (ids 0..{len(self._id_bytes) - 1})")
+            raise ValueError(f"token id {token_id!r} is not in the vocabulary (ids 0..{self._size - 1})")
         return token
 
     def token_to_id(self, token: bytes) -> int | None:
@@ -334,7 +347,7 @@ class BPEModel:
         table = self._id_bytes
         try:
             return b"".join([table[i] for i in ids])  # type: ignore[misc]
-        except (IndexError, TypeError):
+        except (IndexError, KeyError, TypeError):
             for i in ids:
                 self.id_to_bytes(i)
             raise

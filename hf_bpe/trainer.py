@@ -15,7 +15,7 @@ Where `tokenizers` differs, hf_bpe does the right thing: pair counts are 64-bit 
 
 >>> model = train(["low lower lowest"] * 3, vocab_size=260, show_progress=False)
 >>> [a + b for a, b in model.merges]
-[b'lo', b'low', b' lo', b' low']
+[b'lo', b'low', b' low', b' lowe']
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def test_model_save_load_round_trip(tmp_path):
     ("vocab", "merges", "specials", "error", "match"),
     [
         ("nope", [], {}, TypeError, "mapping"),
-        ({b"a": 0}, [], {}, ValueError, "all 256 single bytes"),
+        ({b"a": 0}, [], {}, ValueError, "every byte that UTF-8 text can contain"),
         ("bytes", [(b"a", b"q")], {}, ValueError, "not in the vocab"),
         ("bytes", [("a", "b")], {}, TypeError, "pair of bytes"),
         ("bytes", [], {"<s>": 5}, ValueError, "already gives"),
@@ -134,3 +134,15 @@ def test_model_incremental_decoder_replaces_truncated_characters_at_the_end():
     assert decoder.decode([0xE4, 0xBD]) == ""
     assert decoder.decode([], final=True) == "\ufffd"
     assert _model().token_bytes([256, 260]) == [b"ab", b"<|end|>"]
+
+
+def test_model_sparse_ids_and_utf8_impossible_bytes():
+    vocab = {bytes([b]): b for b in range(256) if b not in (0xC0, 0xC1, 0xFF)}
+    model = BPEModel(vocab, [], special_tokens={"<huge>": 2**30})
+    assert model.vocab_size == 2**30 + 1
+    assert model.encode("é<huge>", allowed_special="all") == [0xC3, 0xA9, 2**30]
+    assert model.decode([0xC3, 0xA9, 2**30]) == "é<huge>"
+    with pytest.raises(ValueError, match="token id 1234"):
+        model.decode([1234 * 1000])
+    with pytest.raises(ValueError, match="every byte that UTF-8 text can contain"):
+        BPEModel({bytes([b]): b for b in range(1, 256)}, [])  # 0x00 can occur in UTF-8 text
