@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 from . import atomic, gpt2_format, tiktoken_format
 from .model import BPEModel
-from .pretokenize import PATTERNS, TOKENIZERS_PATTERNS, Pretokenizer
+from .pretokenize import PATTERNS, Pretokenizer
 
 __all__ = ["FORMATS", "SPECIAL_TOKENS_FILE", "Format", "cli_convert", "convert", "detect_format", "load_any"]
 
@@ -180,8 +180,7 @@ def _pattern_name(pattern_regex: str | None) -> str:
     if pattern_regex is None:  # ByteLevel(use_regex=true): GPT-2's pattern
         return "gpt2"
     for name, source in PATTERNS.items():
-        spellings = {source, gpt2_format.from_oniguruma(gpt2_format.to_oniguruma(source)),
-                     gpt2_format.from_oniguruma(TOKENIZERS_PATTERNS[name])}
+        spellings = {source, gpt2_format.from_oniguruma(gpt2_format.to_oniguruma(source))}
         if pattern_regex in spellings:
             return name
     return pattern_regex

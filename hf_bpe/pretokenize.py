@@ -22,8 +22,9 @@ from typing import Any
 import regex
 
 from . import _scanner
+from .gpt2_format import to_oniguruma
 
-__all__ = ["PATTERNS", "TOKENIZERS_PATTERNS", "ALIASES", "Pretokenizer"]
+__all__ = ["PATTERNS", "ALIASES", "Pretokenizer"]
 
 # Exact sources. gpt2: tokenizers' ByteLevel (byte_level.rs) == OpenAI's encoder.py. gpt4 and o200k: tiktoken 0.14
 # (tiktoken_ext/openai_public.py). llama3: the Split pre-tokenizer of Meta's Llama 3 tokenizer.json -- the older
@@ -61,19 +62,14 @@ PATTERNS: Mapping[str, str] = MappingProxyType(
     }
 )
 
-# The same patterns spelled for tokenizers' Oniguruma (a tokenizer.json `Split` pre-tokenizer). Oniguruma's Ruby
-# syntax reads gpt4's possessive `\p{N}{1,3}+` as `(\p{N}{1,3})+` (digit runs of any length), so gpt4 drops the
-# `+` there; possessiveness changes nothing at that spot, so the pieces are the same (tested with tokenizers).
-TOKENIZERS_PATTERNS: Mapping[str, str] = MappingProxyType(
-    {name: source.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}") for name, source in PATTERNS.items()}
-)
-
 # Other names accepted for a pattern (looked up case-insensitively, like the names).
 ALIASES: Mapping[str, str] = MappingProxyType(
     {"cl100k": "gpt4", "cl100k_base": "gpt4", "o200k_base": "o200k", "gpt4o": "o200k"}
 )
 
-_NAME_OF_SOURCE = {source: name for table in (TOKENIZERS_PATTERNS, PATTERNS) for name, source in table.items()}
+# A named pattern's exact text, or its Oniguruma spelling in a tokenizer.json (gpt2_format.to_oniguruma), gets the
+# name and so the compiled scanner.
+_NAME_OF_SOURCE = {spelling: name for name, source in PATTERNS.items() for spelling in (to_oniguruma(source), source)}
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
@@ -113,7 +109,7 @@ class Pretokenizer:
     Args:
         pattern: a name of ``PATTERNS`` ("gpt2", "gpt4", "o200k", "llama3", "qwen2"), an alias of ``ALIASES``
             (e.g. "cl100k"), or a regex source for the ``regex`` module. The exact source of a named pattern (in
-            ``PATTERNS`` or ``TOKENIZERS_PATTERNS``) is recognised as that name.
+            ``PATTERNS``, or its Oniguruma spelling in a tokenizer.json) is recognised as that name.
         add_prefix_space: like tokenizers' ``ByteLevel(add_prefix_space=True)``: prepend " " to a non-empty text
             that does not start with a space before splitting.
 

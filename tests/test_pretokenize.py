@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from hf_bpe import _scanner
 from hf_bpe.bytelevel import str_to_token
-from hf_bpe.pretokenize import ALIASES, PATTERNS, TOKENIZERS_PATTERNS, Pretokenizer
+from hf_bpe.gpt2_format import to_oniguruma
+from hf_bpe.pretokenize import ALIASES, PATTERNS, Pretokenizer
 
 NAMES = sorted(PATTERNS)
 COMPILED = {name: regex.compile(source) for name, source in PATTERNS.items()}
@@ -177,8 +178,8 @@ def test_pretokenize_names_aliases_and_sources() -> None:
         pre = Pretokenizer(source)  # the exact source of a named pattern is that pattern
         assert pre.name == name and pre.regex == source and pre == Pretokenizer(name)
     assert Pretokenizer().name == "gpt2" and Pretokenizer().add_prefix_space is False
-    assert {name for name in NAMES if TOKENIZERS_PATTERNS[name] != PATTERNS[name]} == {"gpt4"}
-    assert Pretokenizer(TOKENIZERS_PATTERNS["gpt4"]) == Pretokenizer("gpt4")  # recognised, same pieces
+    assert {name for name in NAMES if to_oniguruma(PATTERNS[name]) != PATTERNS[name]} == {"gpt4"}
+    assert Pretokenizer(to_oniguruma(PATTERNS["gpt4"])) == Pretokenizer("gpt4")  # recognised, same pieces
 
 
 def test_pretokenize_sources_match_tiktoken() -> None:
@@ -370,11 +371,11 @@ def test_pretokenize_gpt2_equals_tokenizers_bytelevel(shared_data: Path, add_pre
 @pytest.mark.shared_data
 @pytest.mark.parametrize("name", NAMES)
 def test_pretokenize_equals_tokenizers_split(shared_data: Path, name: str) -> None:
-    # TOKENIZERS_PATTERNS in a tokenizers Split (Oniguruma) gives our pieces.
+    # The tokenizer.json spelling (to_oniguruma) in a tokenizers Split (Oniguruma) gives our pieces.
     from tokenizers import Regex
     from tokenizers.pre_tokenizers import Split
 
-    split = Split(Regex(TOKENIZERS_PATTERNS[name]), behavior="isolated")
+    split = Split(Regex(to_oniguruma(PATTERNS[name])), behavior="isolated")
     pre = Pretokenizer(name)
     lines = _shared_lines(shared_data / "corpora/en/english_combined.txt", 500, 3)
     lines += _shared_lines(shared_data / "corpora/multi/udhr2_all_lang_tab_line.tsv", 150)
@@ -386,7 +387,7 @@ def test_pretokenize_equals_tokenizers_split(shared_data: Path, name: str) -> No
 def test_pretokenize_tokenizers_reads_gpt4_digits_differently() -> None:
     # Peer quirk, pinned: tiktoken's cl100k source says \p{N}{1,3}+ (possessive in `regex` and in tiktoken's
     # fancy-regex), but Oniguruma's Ruby syntax reads `{1,3}+` as "({1,3}) one or more times". So this exact
-    # source in a tokenizer.json Split would not split digits in threes; TOKENIZERS_PATTERNS["gpt4"] does.
+    # source in a tokenizer.json Split would not split digits in threes; to_oniguruma(PATTERNS["gpt4"]) does.
     from tokenizers import Regex
     from tokenizers.pre_tokenizers import Split
 
