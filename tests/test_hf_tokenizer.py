@@ -7,9 +7,11 @@ real files from the shared data.
 
 from __future__ import annotations
 
+import cProfile
 import json
 import os
 import pickle
+import pstats
 import random
 import shutil
 import subprocess
@@ -26,10 +28,11 @@ from tokenizers.models import BPE
 from tokenizers.trainers import BpeTrainer
 from transformers import AutoTokenizer, GPT2TokenizerFast, PreTrainedTokenizerFast
 from transformers.tokenization_python import PreTrainedTokenizer
-from transformers.tokenization_utils_base import AddedToken
+from transformers.tokenization_utils_base import VERY_LARGE_INTEGER, AddedToken, BatchEncoding
 
 from hf_bpe import hf_config
 from hf_bpe.hf_tokenizer import HFBPETokenizer, register
+from hf_bpe.manifest import MANIFEST_NAME
 from hf_bpe.model import BPEModel
 from hf_bpe.pretokenize import PATTERNS
 
@@ -428,6 +431,297 @@ def test_hf_tokenizer_split_special_tokens_matches_fast(plain):
     assert ours(text, split_special_tokens=False)["input_ids"] == fast(text, split_special_tokens=False)["input_ids"]
 
 
+# -- the batch fast path: ids from the compiled core, transformers' per-item Python skipped -------------------------
+
+
+class _GeneralPath(HFBPETokenizer):
+    """HFBPETokenizer with the batch fast path switched off: transformers' per-item pipeline, the reference."""
+
+    _batch_fast_path = False
+
+
+def _outcome(call):
+    """Run ``call``; return ('ok', result) or ('error', type name, message)."""
+    try:
+        return ("ok", call())
+    except Exception as exc:  # noqa: BLE001 - the exception itself is what is compared
+        return ("error", type(exc).__name__, str(exc))
+
+
+def _assert_same_value(xa, xb, context) -> None:
+    assert type(xa) is type(xb), context
+    if isinstance(xa, np.ndarray):
+        assert (xa.dtype, xa.shape) == (xb.dtype, xb.shape), context
+        if xa.dtype == object:  # ragged rows
+            for u, v in zip(xa, xb):
+                _assert_same_value(u, v, context)
+        else:
+            assert np.array_equal(xa, xb), context
+    else:
+        assert xa == xb, context
+
+
+def _assert_same_outcome(a, b, context) -> None:
+    assert a[0] == b[0], (context, a, b)
+    if a[0] == "error":
+        assert a == b, context
+        return
+    va, vb = a[1], b[1]
+    assert type(va) is type(vb), context
+    if isinstance(va, BatchEncoding):
+        assert list(va.keys()) == list(vb.keys()), context  # key order too
+        assert (va.is_fast, va.n_sequences) == (vb.is_fast, vb.n_sequences), context
+        for key in va.keys():
+            _assert_same_value(va[key], vb[key], (context, key))
+    else:
+        _assert_same_value(va, vb, context)
+
+
+def _prepare_for_model_calls(call) -> int:
+    """Count the calls of ``prepare_for_model`` made by ``call()`` (the general path makes one per item)."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        call()
+    finally:
+        profiler.disable()
+    return sum(row[1] for key, row in pstats.Stats(profiler).stats.items() if key[2] == "prepare_for_model")
+
+
+_TOKENIZER_SETUPS = {
+    "specials": {},
+    "post_processor_eos": {"special_tokens_pattern": "eos"},
+    "post_processor_cls_sep": {"special_tokens_pattern": "cls_sep", "token_type_ids_pattern": "bert_style"},
+    "prefix_suffix": {"special_tokens_pattern": "prefix_suffix", "token_type_ids_include_special_tokens": False},
+    "short_model_max_length": {"model_max_length": 12, "padding_side": "left", "truncation_side": "left"},
+}
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["specials_only", "added_tokens"])
+def fast_and_general(plain, request):
+    """Two copies of one tokenizer (fast path on, off), one per setup, with the test's added tokens or not."""
+    made = {}
+    for name, setup in _TOKENIZER_SETUPS.items():
+        pair = []
+        for cls in (HFBPETokenizer, _GeneralPath):
+            tok = cls.from_pretrained(plain)
+            tok.add_special_tokens({"cls_token": "<s>", "sep_token": "<|endoftext|>"})
+            if request.param:
+                _add_test_tokens(tok)
+            for key, value in setup.items():
+                setattr(tok, key, value)
+            if setup.get("special_tokens_pattern") == "prefix_suffix":
+                tok.prefix_tokens, tok.suffix_tokens = [tok.cls_token_id, 5], [tok.sep_token_id]
+            pair.append(tok)
+        assert type(pair[0])._batch_fast_path and not type(pair[1])._batch_fast_path
+        made[name] = tuple(pair)
+    return _Tokenizers(made)
+
+
+class _Tokenizers(dict):
+    """Setup name -> (fast path, general path); a short repr for hypothesis' reports."""
+
+    def __repr__(self) -> str:
+        return f"<tokenizers for {sorted(self)}>"
+
+
+_POOL = generated_lines(80, seed=11) + ["", " ", "hello world", "x [CLS]  y", "a<mask> b", "<sep>hello world<sep>",
+                                        "wor ld xa o w", "the quick brown fox jumps over the lazy dog " * 3]
+
+_OPTIONS = {
+    "add_special_tokens": [True, False],
+    "padding": [False, True, "longest", "max_length", "do_not_pad"],
+    "truncation": [None, False, True, "longest_first", "only_first", "only_second", "do_not_truncate"],
+    "max_length": [None, 0, 1, 4, 9, 16],
+    "stride": [0, 2],
+    "pad_to_multiple_of": [None, 3, 8],
+    "padding_side": [None, "left", "right"],
+    "return_tensors": [None, "np"],
+    "return_token_type_ids": [None, True, False],
+    "return_attention_mask": [None, True, False],
+    "return_special_tokens_mask": [False, True],
+    "return_length": [False, True],
+    "split_special_tokens": [False, True],
+    "verbose": [True, False],
+}
+
+
+@pytest.mark.filterwarnings("ignore:`max_length` is ignored")
+@settings(deadline=None, derandomize=True, max_examples=300)
+@given(
+    setup=st.sampled_from(sorted(_TOKENIZER_SETUPS)),
+    texts=st.lists(st.sampled_from(_POOL), min_size=1, max_size=7),
+    with_pairs=st.booleans(),
+    target=st.booleans(),
+    options=st.fixed_dictionaries({}, optional={k: st.sampled_from(v) for k, v in _OPTIONS.items()}),
+)
+def test_hf_tokenizer_batch_fast_path_equals_general_path(fast_and_general, setup, texts, with_pairs, target, options):
+    fast, general = fast_and_general[setup]
+    pairs = list(reversed(texts)) if with_pairs else None
+    call = dict(text=texts, text_pair=pairs, **options)
+    if target:
+        call["text_target"] = [t.upper() for t in texts]
+    _assert_same_outcome(_outcome(lambda: fast(**call)), _outcome(lambda: general(**call)), call)
+    encode = {k: v for k, v in call.items() if k not in ("text_target", "return_special_tokens_mask", "return_length")}
+    _assert_same_outcome(_outcome(lambda: fast.encode(**encode)), _outcome(lambda: general.encode(**encode)), encode)
+    # Warnings given once per tokenizer (sequence longer than model_max_length) are given alike.
+    assert fast.deprecation_warnings == general.deprecation_warnings
+
+
+@pytest.mark.parametrize("call", [
+    dict(text=["hello", ["hello", "world"]]),  # a pre-tokenized item in a batch
+    dict(text=[("hello", "world"), ("a", "b c")]),  # pairs given as tuples
+    dict(text=[["hello", "world"], ["a", "b"]], is_split_into_words=True),
+    dict(text=["hello world", "a b c d e f g h"], truncation=True, max_length=4, stride=1,
+         return_overflowing_tokens=True),
+    dict(text=["hello world", "a"], return_offsets_mapping=True),  # accepted and ignored, as by the base class
+    dict(text=["hello", "a"], text_pair="x"),  # a single pair for a batch: the base class's ValueError
+    dict(text=["hello", "a"], text_pair=["x"]),
+    dict(text=["hello", 3]),
+    dict(text=[]),
+    dict(text=["a", "b\ud800c", "\ud800"]),  # lone surrogates: the error of the first bad item
+    dict(text=["hello", "a b"], padding=True, padding_side="middle"),
+    dict(text=["hello", "a b"], return_tensors="np"),  # ragged: the base class's ValueError
+    dict(text=["hello", "a b"], unknown_option=1),
+    dict(text=["hello", "a b"], tokenizer_kwargs={"padding": True}),
+    # Covered by the fast path, at its edges.
+    dict(text_target=["hello", "a b"], padding=True),
+    dict(text=("hello", "a b"), text_pair=("x", "")),
+    dict(text=["", "", ""], padding=True, return_tensors="np", return_length=True),
+    dict(text=["", "hello"], text_pair=["", ""], padding="max_length", max_length=6, return_tensors="np"),
+    dict(text=["hello world", "a"], truncation=True, max_length=0),
+    dict(text=["hello world", "a"], truncation=True, max_length=4, pad_to_multiple_of=0),
+    dict(text=["hello world", "a"], padding=True, pad_to_multiple_of=0),
+    dict(text=["a b c d e f", "a"], padding="max_length", max_length=3),  # longer rows stay as they are
+    dict(text=["a b c d e f", "a"], text_pair=["x y z", "w"], truncation="only_second", max_length=4),
+    dict(text=["a b c d e f", "a"], text_pair=["x y z", "w"], truncation="only_first", max_length=4,
+         return_token_type_ids=True, return_special_tokens_mask=True),
+])
+def test_hf_tokenizer_batch_edge_calls_behave_as_general(fast_and_general, call):
+    for setup in ("specials", "post_processor_cls_sep"):
+        fast, general = fast_and_general[setup]
+        _assert_same_outcome(_outcome(lambda: fast(**call)), _outcome(lambda: general(**call)), (setup, call))
+
+
+def test_hf_tokenizer_batch_fast_path_skips_per_item_python(fast_and_general):
+    fast, general = fast_and_general["post_processor_eos"]
+    texts = generated_lines(50, seed=3)
+    covered = [dict(), dict(padding=True, return_tensors="np"), dict(truncation=True, max_length=6),
+               dict(text_pair=texts[::-1], truncation="only_second", max_length=30, padding="max_length"),
+               dict(return_special_tokens_mask=True, return_length=True, return_token_type_ids=True)]
+    for options in covered:
+        assert _prepare_for_model_calls(lambda: fast(texts, **options)) == 0, options
+        assert _prepare_for_model_calls(lambda: general(texts, **options)) == len(texts), options
+    # Not covered: each item goes through prepare_for_model, as in the general path.
+    words = [t.split() or ["x"] for t in texts]
+    assert _prepare_for_model_calls(lambda: fast(words, is_split_into_words=True)) == len(texts)
+
+
+def test_hf_tokenizer_batch_fast_path_honours_subclass_overrides(plain):
+    class WithMarkers(HFBPETokenizer):
+        def build_inputs_with_special_tokens(self, token_ids_0, token_ids_1=None):
+            return [7, *token_ids_0, 8] if token_ids_1 is None else [7, *token_ids_0, 9, *token_ids_1]
+
+    tok = WithMarkers.from_pretrained(plain)
+    base = HFBPETokenizer.from_pretrained(plain)
+    ids = tok(["hello", "a b"])["input_ids"]
+    assert ids == [[7, *e, 8] for e in base(["hello", "a b"])["input_ids"]]
+    assert tok(["hello"], text_pair=["x"])["input_ids"] == [[7, *base("hello")["input_ids"], 9,
+                                                             *base("x")["input_ids"]]]
+    assert _prepare_for_model_calls(lambda: tok(["hello", "a b"])) == 2
+    # A method replaced on one instance is honoured too.
+    base.build_inputs_with_special_tokens = lambda token_ids_0, token_ids_1=None: [6, *token_ids_0]
+    assert base(["hello", "a b"])["input_ids"] == [[6, *e] for e in tok(["hello", "a b"], add_special_tokens=False)
+                                                   ["input_ids"]]
+
+
+@settings(deadline=None, derandomize=True, max_examples=300)
+@given(st.lists(st.lists(st.sampled_from(_FRAGMENTS + ["\x00", "\uffff", "a\x00b", "\x01"]), max_size=6)
+                .map("".join), min_size=1, max_size=6), st.booleans())
+def test_hf_tokenizer_encode_texts_equals_encode_text(with_added_tokens, texts, split_special_tokens):
+    ours, _ = with_added_tokens
+    expected = [ours._encode_text(t, split_special_tokens) for t in texts]
+    assert ours._encode_texts(texts, split_special_tokens) == expected
+
+
+def test_hf_tokenizer_encode_texts_separator_never_joins_two_texts(plain):
+    tok = HFBPETokenizer.from_pretrained(plain)
+    tok.add_tokens([AddedToken("a\x00b", normalized=False), AddedToken("c\uffffd", normalized=False)])
+    texts = ["xa", "by", "a\x00b", "c", "d", "c\uffffd"]
+    assert tok._encode_texts(texts, False) == [tok._encode_text(t, False) for t in texts]
+    assert tok._added_token_finder()[1] not in "".join(["a\x00b", "c\uffffd"])
+    # Every candidate separator taken: each text is searched on its own.
+    tok.add_tokens(["\U0010ffff", "\x01", "\ufffe"])
+    assert tok._added_token_finder()[1] is None
+    texts += ["\x01\x01", "q\ufffe"]
+    assert tok._encode_texts(texts, False) == [tok._encode_text(t, False) for t in texts]
+    # The finder follows added tokens.
+    tok.add_tokens(["zzz"])
+    assert tok("1zzz2")["input_ids"][1] == tok.convert_tokens_to_ids("zzz") == tok(["1zzz2"])["input_ids"][0][1]
+
+
+_PEER_CALLS = [
+    dict(),
+    dict(add_special_tokens=False),
+    dict(padding=True),
+    dict(padding=True, pad_to_multiple_of=8, return_tensors="np"),
+    dict(padding="max_length", max_length=40, truncation=True, padding_side="left"),
+    dict(truncation=True, max_length=7),
+    dict(truncation=True, max_length=7, padding=True, return_tensors="np"),
+    dict(return_special_tokens_mask=True, return_length=True),
+    dict(pairs=True),
+    dict(pairs=True, truncation="longest_first", max_length=11, padding=True, return_token_type_ids=True),
+]
+
+
+def _peer_call(call: dict, texts: list[str]) -> dict:
+    call = dict(call)
+    if call.pop("pairs", False):
+        call["text_pair"] = texts[::-1]
+    return dict(text=texts, **call)
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("options", _PEER_CALLS, ids=[str(i) for i in range(len(_PEER_CALLS))])
+def test_hf_tokenizer_batch_fast_path_matches_fast_tokenizer(plain, options):
+    fast_path, general = HFBPETokenizer.from_pretrained(plain), _GeneralPath.from_pretrained(plain)
+    peer = PreTrainedTokenizerFast.from_pretrained(plain)
+    for tok in (fast_path, general, peer):
+        _add_test_tokens(tok)
+    texts = generated_lines(120, seed=21) + ["x [CLS]  y", "a<mask> b", "hello world tokenization",
+                                             "xa o w\x1c<sep> é"]
+    call = _peer_call(options, texts)
+    ours = fast_path(**call)
+    _assert_same_outcome(("ok", ours), ("ok", general(**call)), call)
+    _same(ours, peer(**call))
+
+
+@pytest.mark.slow
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_hf_tokenizer_batch_fast_path_real_corpora(shared_data, gpt2_folder):
+    corpora = shared_data / "corpora"
+    english = (corpora / "en" / "english_combined.txt").read_text(encoding="utf-8").split("\n")
+    lines = english[:: max(1, len(english) // 1500)]
+    chinese = (corpora / "zh" / "zh_hongloumeng.txt").read_text(encoding="utf-8").split("\n")
+    lines += chinese[:: max(1, len(chinese) // 200)]
+    udhr = (corpora / "multi" / "udhr2_all_lang_tab_line.tsv").read_text(encoding="utf-8").split("\n")
+    # A UDHR row holds a whole declaration: its first 300 characters keep the scripts, not the cost.
+    lines += [line.partition("\t")[2][:300] for line in udhr[:: max(1, len(udhr) // 300)]]
+    lines = [line + "<|endoftext|>" if i % 7 == 0 else line for i, line in enumerate(lines)]
+    fast_path, general = HFBPETokenizer.from_pretrained(gpt2_folder), _GeneralPath.from_pretrained(gpt2_folder)
+    peer = GPT2TokenizerFast.from_pretrained(gpt2_folder)
+    for tok in (fast_path, general, peer):
+        tok.pad_token = "<|endoftext|>"
+    for options in _PEER_CALLS:
+        # BatchEncoding's own NumPy conversion (general path, peer) is slow: a shorter batch for those calls.
+        call = _peer_call(options, lines[::5] if options.get("return_tensors") else lines)
+        ours = fast_path(**call)
+        _assert_same_outcome(("ok", ours), ("ok", general(**call)), call)
+        _same(ours, peer(**call))
+    assert fast_path.model_max_length == peer.model_max_length == VERY_LARGE_INTEGER
+
+
 # -- saving, loading, registration --------------------------------------------------------------------------------
 
 
@@ -490,7 +784,10 @@ def test_hf_tokenizer_from_model_saves_like_model_save(plain, tmp_path):
     assert tok("hi<s>x")["input_ids"] == model.encode("hi<s>x", allowed_special="all")
     tok.save_pretrained(tmp_path / "tok")
     model.save(tmp_path / "model")
-    assert _texts(tmp_path / "tok") == _texts(tmp_path / "model")
+    # BPEModel.save also writes hf_bpe's manifest (hashes of the other files); save_pretrained does not.
+    model_files = _texts(tmp_path / "model")
+    model_files.pop(MANIFEST_NAME, None)
+    assert _texts(tmp_path / "tok") == model_files
     assert HFBPETokenizer.from_pretrained(tmp_path / "model").bpe_model == model
     with pytest.raises(ValueError, match="add_prefix_space"):
         HFBPETokenizer(bpe_model=model, add_prefix_space=False, pattern="o200k")
