@@ -24,3 +24,4 @@ def shared_data() -> Path:
     if path is None:
         pytest.skip(f"real reference data not found at {_DEFAULT_SHARED} (set HF_BPE_SHARED_DATA to its path)")
     return path
+

@@ -12,21 +12,11 @@ import pytest
 
 from hf_bpe.convert import SPECIAL_TOKENS_FILE, cli_convert, convert, detect_format, load_any
 from hf_bpe.model import BPEModel
+from helpers import tiktoken_pat_str
 
 # tiktoken_ext/openai_public.py (tiktoken 0.14): the pre-tokenizer patterns of the real files.
-CL100K_PAT = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$"""
-    r"""|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-O200K_PAT = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
+CL100K_PAT = tiktoken_pat_str("cl100k_base")
+O200K_PAT = tiktoken_pat_str("o200k_base")
 # name: (hf_bpe pattern name, tiktoken pat_str, special tokens tiktoken gives it)
 OPENAI = {
     "cl100k_base": ("gpt4", CL100K_PAT, {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258,

@@ -18,21 +18,11 @@ from hypothesis import strategies as st
 
 from hf_bpe.bytelevel import str_to_token, token_to_str
 from hf_bpe.tiktoken_format import dump_tiktoken, load_tiktoken, merges_from_ranks, ranks_from_merges
+from helpers import tiktoken_pat_str
 
 # tiktoken_ext/openai_public.py (tiktoken 0.14): the pre-tokenizer patterns and the sha256 of the real files.
-CL100K_PAT = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$"""
-    r"""|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-O200K_PAT = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
+CL100K_PAT = tiktoken_pat_str("cl100k_base")
+O200K_PAT = tiktoken_pat_str("o200k_base")
 OPENAI = {
     # name: (hf_bpe pattern name, tiktoken pat_str, sha256 of the file, number of tokens)
     "cl100k_base": ("gpt4", CL100K_PAT, "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7", 100256),

@@ -1,0 +1,29 @@
+"""Helpers shared by several test modules (importable: pyproject's pytest pythonpath includes tests/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+def tiktoken_pat_str(encoding: str) -> str:
+    """Return the ``pat_str`` of one of tiktoken's OpenAI encodings, read from tiktoken's own source.
+
+    Calling ``tiktoken_ext.openai_public.<encoding>()`` would download its ranks, so the function's source is read
+    instead: an independent oracle for hf_bpe's PATTERNS. Skips the test when tiktoken is absent.
+    """
+    import ast
+
+    openai_public = pytest.importorskip("tiktoken_ext.openai_public")
+    tree = ast.parse(Path(openai_public.__file__).read_text(encoding="utf-8"))
+    function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == encoding)
+    assigned = {t.id: n.value for n in ast.walk(function) if isinstance(n, ast.Assign)
+                for t in n.targets if isinstance(t, ast.Name)}
+    value = next(n.values[i] for n in ast.walk(function) if isinstance(n, ast.Dict)
+                 for i, k in enumerate(n.keys) if isinstance(k, ast.Constant) and k.value == "pat_str")
+    if isinstance(value, ast.Name):
+        value = assigned[value.id]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "join":
+        return ast.literal_eval(value.func.value).join(ast.literal_eval(value.args[0]))
+    return ast.literal_eval(value)
