@@ -1,0 +1,461 @@
+"""Benchmark BPE training: hf_bpe against every peer installed here, on the same corpus, in one run.
+
+Usage::
+
+    python scripts/bench_train.py [--corpus PATH ...] [--vocab-size 32000] [--repeat 3] [--peers all|a,b]
+                                  [--scale 1,2,4] [--markdown]
+
+Peers: ``hf_bpe``, ``tokenizers`` (BpeTrainer, ByteLevel, initial alphabet, ``train(files)``), ``sentencepiece``
+(BPE, byte fallback), ``rustbpe``, ``bpeasy``, and the opt-in ``python`` (regex counting + the pure-Python
+reference merge loop; very slow, so not part of ``all``). A peer that is not installed is skipped and the reason
+printed. Every timing runs in a fresh child process, so the peak memory is that peer's alone; each is repeated
+``--repeat`` times and the table shows the median. Timings cover training only: not the interpreter start, the
+imports, or writing the result. Peers that take an iterator of strings (rustbpe, bpeasy, python) read the files
+line by line in Python, as their users do; hf_bpe, tokenizers and SentencePiece take the file paths.
+
+All byte-level peers use GPT-2's pre-tokenizer regex and ask for ``--vocab-size`` tokens (256 bytes + merges);
+SentencePiece counts its own specials and byte pieces in ``vocab_size``, which is kept as is.
+
+The same run checks that hf_bpe's ``merges.txt`` equals `tokenizers`' (``merges identical: yes/no``), splits
+hf_bpe's time into counting pre-tokens and the merge loop, and with ``--scale 1,2,4`` trains hf_bpe and
+`tokenizers` on the corpus concatenated k times to show that time per MB stays flat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, os.fspath(Path(__file__).resolve().parent))
+sys.path.insert(0, os.fspath(Path(__file__).resolve().parent.parent))
+
+from _bench_common import (  # noqa: E402
+    GPT2_PATTERN,
+    ChildResult,
+    fmt,
+    format_table,
+    load_average,
+    machine_lines,
+    median,
+    missing_reason,
+    run_child,
+)
+
+# peer -> (module that must be importable, distribution name for the version line).
+PEERS: dict[str, tuple[str, str]] = {
+    "hf_bpe": ("hf_bpe", "hf_bpe"),
+    "tokenizers": ("tokenizers", "tokenizers"),
+    "sentencepiece": ("sentencepiece", "sentencepiece"),
+    "rustbpe": ("rustbpe", "rustbpe"),
+    "bpeasy": ("bpeasy", "bpeasy"),
+    "python": ("regex", "regex"),
+}
+DEFAULT_PEERS = ("hf_bpe", "tokenizers", "sentencepiece", "rustbpe", "bpeasy")
+# bpeasy has no "unlimited" max_token_length; no pre-token of a real corpus comes near this many bytes.
+BPEASY_MAX_TOKEN_LENGTH = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------------- child side
+
+
+def _lines(files: Sequence[str]) -> Iterator[str]:
+    # Split on b"\n" only and keep it, as tokenizers' and hf_bpe's file readers do, so every peer sees the
+    # same sequences.
+    for name in files:
+        with open(name, "rb") as handle:
+            for line in handle:
+                yield line.decode("utf-8")
+
+
+def _train_hf_bpe(spec: dict[str, Any]) -> dict[str, Any]:
+    import hf_bpe
+    import hf_bpe._core as core
+    import hf_bpe.trainer as trainer
+
+    # Time the two phases inside the very run that is measured: wrap the two functions `train` calls.
+    split = {"count": 0.0, "merge": 0.0, "count_calls": 0, "merge_calls": 0}
+
+    def timing(name: str, function: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                split[name] += time.perf_counter() - start
+                split[name + "_calls"] += 1
+
+        return wrapper
+
+    trainer.count_words = timing("count", trainer.count_words)
+    core.train_merges = timing("merge", core.train_merges)
+    files = [Path(f) for f in spec["files"]]
+    start = time.perf_counter()
+    model = hf_bpe.train(files, vocab_size=spec["vocab_size"], show_progress=False)
+    seconds = time.perf_counter() - start
+    result: dict[str, Any] = {"seconds": seconds, "vocab": len(model)}
+    if split["count_calls"] and split["merge_calls"]:
+        result["split"] = {"count": split["count"], "merge": split["merge"]}
+    if spec.get("save"):
+        result["merges"] = os.fspath(model.save(Path(spec["out_dir"]) / "hf_bpe") / "merges.txt")
+    return result
+
+
+def _train_tokenizers(spec: dict[str, Any]) -> dict[str, Any]:
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=spec["vocab_size"],
+        min_frequency=0,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=[],
+    )
+    start = time.perf_counter()
+    tokenizer.train(spec["files"], trainer)
+    seconds = time.perf_counter() - start
+    result: dict[str, Any] = {"seconds": seconds, "vocab": tokenizer.get_vocab_size()}
+    if spec.get("save"):
+        out = Path(spec["out_dir"]) / "tokenizers"
+        out.mkdir(parents=True, exist_ok=True)
+        tokenizer.model.save(os.fspath(out))
+        result["merges"] = os.fspath(out / "merges.txt")
+    return result
+
+
+def _train_sentencepiece(spec: dict[str, Any]) -> dict[str, Any]:
+    import sentencepiece as spm
+
+    out = Path(spec["out_dir"]) / "sentencepiece"
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    spm.SentencePieceTrainer.train(
+        input=",".join(spec["files"]),
+        model_prefix=os.fspath(out / "spm"),
+        model_type="bpe",
+        vocab_size=spec["vocab_size"],
+        byte_fallback=True,
+        character_coverage=1.0,
+        input_sentence_size=0,
+        num_threads=os.cpu_count() or 1,
+        normalization_rule_name="identity",
+        max_sentence_length=1 << 20,
+    )
+    seconds = time.perf_counter() - start
+    processor = spm.SentencePieceProcessor(model_file=os.fspath(out / "spm.model"))
+    return {"seconds": seconds, "vocab": processor.get_piece_size()}
+
+
+def _train_rustbpe(spec: dict[str, Any]) -> dict[str, Any]:
+    import rustbpe
+
+    tokenizer = rustbpe.Tokenizer()
+    start = time.perf_counter()
+    tokenizer.train_from_iterator(_lines(spec["files"]), vocab_size=spec["vocab_size"], pattern=GPT2_PATTERN)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "vocab": tokenizer.vocab_size}
+
+
+def _train_bpeasy(spec: dict[str, Any]) -> dict[str, Any]:
+    import bpeasy
+
+    start = time.perf_counter()
+    vocab = bpeasy.train_bpe(_lines(spec["files"]), GPT2_PATTERN, BPEASY_MAX_TOKEN_LENGTH, spec["vocab_size"])
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "vocab": len(vocab)}
+
+
+def _train_python(spec: dict[str, Any]) -> dict[str, Any]:
+    # A straightforward pure-Python trainer: `regex` pre-tokenization into a dict, then the reference merge
+    # loop of hf_bpe (heap + pair index, no compiled code of ours).
+    import regex
+
+    from hf_bpe import _reference
+
+    pattern = regex.compile(GPT2_PATTERN)
+    start = time.perf_counter()
+    counts: dict[bytes, int] = {}
+    for line in _lines(spec["files"]):
+        for piece in pattern.findall(line):
+            word = piece.encode("utf-8")
+            counts[word] = counts.get(word, 0) + 1
+    words = list(counts)
+    vocab, _merges = _reference.train_merges(words, [counts[w] for w in words], vocab_size=spec["vocab_size"])
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "vocab": len(vocab)}
+
+
+TRAINERS = {
+    "hf_bpe": _train_hf_bpe,
+    "tokenizers": _train_tokenizers,
+    "sentencepiece": _train_sentencepiece,
+    "rustbpe": _train_rustbpe,
+    "bpeasy": _train_bpeasy,
+    "python": _train_python,
+}
+
+
+def _child_main(spec_path: str) -> int:
+    spec = json.loads(Path(spec_path).read_text())
+    result = TRAINERS[spec["peer"]](spec)
+    Path(spec["result"]).write_text(json.dumps(result))
+    return 0
+
+
+# --------------------------------------------------------------------------------------------- parent side
+
+
+class PeerRuns:
+    """The repeated runs of one peer on one corpus."""
+
+    def __init__(self, peer: str) -> None:
+        self.peer = peer
+        self.seconds: list[float] = []
+        self.peak_rss: list[float] = []
+        self.tree_rss: list[float] = []
+        self.splits: list[dict[str, float]] = []
+        self.vocab: int | None = None
+        self.merges: str | None = None
+        self.error: str | None = None
+
+    @property
+    def median_seconds(self) -> float | None:
+        return median(self.seconds) if self.seconds else None
+
+
+def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, work: Path, *,
+              save: bool) -> PeerRuns:
+    runs = PeerRuns(peer)
+    for index in range(repeat):
+        run_dir = work / f"{peer}-{index}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        spec = {
+            "peer": peer,
+            "files": list(files),
+            "vocab_size": vocab_size,
+            "out_dir": os.fspath(run_dir),
+            "result": os.fspath(run_dir / "result.json"),
+            "save": save and index == 0,
+        }
+        spec_path = run_dir / "spec.json"
+        spec_path.write_text(json.dumps(spec))
+        child: ChildResult = run_child(
+            [sys.executable, os.fspath(Path(__file__).resolve()), "--child", os.fspath(spec_path)],
+            run_dir / "result.json",
+            run_dir / "log.txt",
+        )
+        if child.status != 0 or "seconds" not in child.payload:
+            runs.error = f"failed (exit status {child.status}): {child.log_tail.strip()[-600:]}"
+            return runs
+        payload = child.payload
+        runs.seconds.append(payload["seconds"])
+        runs.peak_rss.append(child.peak_rss_mb)
+        if child.tree_rss_mb is not None:
+            runs.tree_rss.append(child.tree_rss_mb)
+        if "split" in payload:
+            runs.splits.append(payload["split"])
+        runs.vocab = payload.get("vocab")
+        runs.merges = payload.get("merges", runs.merges)
+        print(f"  {peer} run {index + 1}/{repeat}: {payload['seconds']:.2f} s, peak RSS {child.peak_rss_mb:.0f} MB",
+              file=sys.stderr, flush=True)
+    return runs
+
+
+def _read_merges(path: str) -> list[str]:
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    # Only a FIRST line starting with "#version" is a header; later "#" lines are merges.
+    if lines and lines[0].startswith("#version"):
+        lines = lines[1:]
+    return lines
+
+
+def _merges_identical(hf: PeerRuns | None, tk: PeerRuns | None) -> str:
+    if hf is None or tk is None or hf.merges is None or tk.merges is None:
+        return "n/a (needs successful hf_bpe and tokenizers runs)"
+    ours, theirs = _read_merges(hf.merges), _read_merges(tk.merges)
+    if ours == theirs:
+        return f"yes ({len(ours)} merges)"
+    first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+    return (f"no: {len(ours)} vs {len(theirs)} merges, first difference at rank {first}: "
+            f"{ours[first] if first < len(ours) else None!r} vs {theirs[first] if first < len(theirs) else None!r}")
+
+
+def _corpus_files(paths: Sequence[str] | None) -> tuple[list[str], str]:
+    if paths:
+        files = [os.fspath(Path(p).resolve()) for p in paths]
+        for name in files:
+            if not Path(name).is_file():
+                raise SystemExit(f"--corpus {name!r} is not a file; pass existing text files")
+        return files, ", ".join(Path(f).name for f in files)
+    from hf_bpe.corpus import default_corpus_files, describe_default_corpus
+
+    return [os.fspath(p) for p in default_corpus_files()], "embedded default: " + describe_default_corpus()
+
+
+def _parse_peers(text: str, parser: argparse.ArgumentParser) -> list[str]:
+    peers: list[str] = []
+    for name in (p.strip() for p in text.split(",")):
+        for peer in DEFAULT_PEERS if name == "all" else [name] if name else []:
+            if peer not in peers:
+                peers.append(peer)
+    unknown = [p for p in peers if p not in PEERS]
+    if unknown or not peers:
+        parser.error(f"--peers: unknown peer(s) {unknown!r}; choose 'all' or a comma list of {sorted(PEERS)}")
+    return peers
+
+
+def _parse_scale(text: str, parser: argparse.ArgumentParser) -> list[int]:
+    try:
+        scales = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        scales = []
+    if not scales or any(k < 1 for k in scales):
+        parser.error(f"--scale must be a comma list of positive integers such as 1,2,4, got {text!r}")
+    return scales
+
+
+def _main_table(results: list[PeerRuns], size_mb: float, markdown: bool) -> str:
+    base = next((r.median_seconds for r in results if r.peer == "hf_bpe" and r.seconds), None)
+    header = ["peer", "median wall s", "MB/s", "peak RSS MB", "tree RSS MB", "vocab", "ratio to hf_bpe"]
+    rows = []
+    for r in results:
+        if r.error:
+            continue
+        m = r.median_seconds
+        rows.append([
+            r.peer,
+            fmt(m),
+            fmt(size_mb / m if m else None),
+            fmt(max(r.peak_rss) if r.peak_rss else None, 0),
+            fmt(max(r.tree_rss) if r.tree_rss else None, 0),
+            str(r.vocab) if r.vocab is not None else "n/a",
+            fmt(m / base if m and base else None),
+        ])
+    return format_table(header, rows, markdown=markdown)
+
+
+def _split_line(hf: PeerRuns | None) -> str:
+    if hf is None or not hf.splits:
+        return "hf_bpe time split: n/a (hf_bpe did not run, or train() no longer calls count_words/train_merges)"
+    count = median([s["count"] for s in hf.splits])
+    merge = median([s["merge"] for s in hf.splits])
+    total = hf.median_seconds or 0.0
+    other = max(0.0, total - count - merge)
+    return (f"hf_bpe time split (medians): counting pre-tokens {count:.2f} s, merge loop {merge:.2f} s, "
+            f"other {other:.2f} s (of {total:.2f} s)")
+
+
+def _scale_section(files: Sequence[str], scales: Sequence[int], peers: Sequence[str], args: argparse.Namespace,
+                   work: Path) -> str:
+    work.mkdir(parents=True, exist_ok=True)
+    blob = b"".join(Path(f).read_bytes() for f in files)
+    if blob and not blob.endswith(b"\n"):
+        blob += b"\n"
+    header = ["peer", "k", "MB", "median wall s", "s per MB", "s per MB vs 1st", "count s", "merge s",
+              "merges identical"]
+    rows = []
+    for k in scales:
+        path = work / f"corpus_x{k}.txt"
+        with open(path, "wb") as handle:
+            for _ in range(k):
+                handle.write(blob)
+        size_mb = path.stat().st_size / 1e6
+        print(f"scale {k}x ({size_mb:.1f} MB)", file=sys.stderr, flush=True)
+        runs = {p: _run_peer(p, [os.fspath(path)], args.vocab_size, args.repeat, work / f"scale{k}", save=True)
+                for p in peers}
+        same = _merges_identical(runs.get("hf_bpe"), runs.get("tokenizers")).split(" ")[0]
+        for peer, r in runs.items():
+            if r.error:
+                rows.append([peer, str(k), fmt(size_mb), "n/a", "n/a", "n/a", "n/a", "n/a", r.error[:60]])
+                continue
+            per_mb = r.median_seconds / size_mb
+            count = fmt(median([x["count"] for x in r.splits])) if r.splits else "-"
+            merge = fmt(median([x["merge"] for x in r.splits])) if r.splits else "-"
+            rows.append([peer, str(k), fmt(size_mb), fmt(r.median_seconds), fmt(per_mb, 3), "", count, merge, same])
+        path.unlink()
+    # Time per MB relative to the smallest scale: 1.00 means linear growth, < 1 sub-linear.
+    first: dict[str, float] = {}
+    for row in rows:
+        if row[4] != "n/a":
+            first.setdefault(row[0], float(row[4]))
+            row[5] = fmt(float(row[4]) / first[row[0]] if first[row[0]] else None)
+        else:
+            row[5] = "n/a"
+    return format_table(header, rows, markdown=args.markdown)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the training benchmark and print its tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", nargs="+", metavar="PATH", help="text file(s); default: the embedded default")
+    parser.add_argument("--vocab-size", type=int, default=32000)
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per peer (median reported)")
+    parser.add_argument("--peers", default="all",
+                        help=f"comma list of {','.join(PEERS)}; 'all' stands for {','.join(DEFAULT_PEERS)}")
+    parser.add_argument("--scale", default=None, metavar="K,K,...",
+                        help="also train hf_bpe and tokenizers on the corpus concatenated K times, e.g. 1,2,4")
+    parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return _child_main(args.child)
+    if args.repeat < 1:
+        parser.error(f"--repeat must be >= 1, got {args.repeat}")
+    if args.vocab_size < 257:
+        parser.error(f"--vocab-size must be > 256 (the byte alphabet), got {args.vocab_size}")
+    peers = _parse_peers(args.peers, parser)
+    scales = _parse_scale(args.scale, parser) if args.scale else []
+
+    files, description = _corpus_files(args.corpus)
+    size_mb = sum(Path(f).stat().st_size for f in files) / 1e6
+    out = [f"# BPE training benchmark (vocab_size={args.vocab_size}, repeat={args.repeat}, median of runs)", ""]
+    out += [f"- {line}" if args.markdown else line for line in machine_lines([PEERS[p][1] for p in peers])]
+    out.append(f"{'- ' if args.markdown else ''}corpus: {description}; {len(files)} file(s), {size_mb:.2f} MB")
+    out.append("")
+
+    results: list[PeerRuns] = []
+    skipped: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="bench_train_") as tmp:
+        work = Path(tmp)
+        for peer in peers:
+            reason = missing_reason(PEERS[peer][0])
+            if reason:
+                skipped.append(f"{peer}: skipped, {reason}")
+                continue
+            print(f"training with {peer} ({size_mb:.1f} MB, vocab {args.vocab_size})", file=sys.stderr, flush=True)
+            runs = _run_peer(peer, files, args.vocab_size, args.repeat, work / "main",
+                             save=peer in ("hf_bpe", "tokenizers"))
+            if runs.error:
+                skipped.append(f"{peer}: {runs.error}")
+            results.append(runs)
+        by_peer = {r.peer: r for r in results if not r.error}
+        out.append(_main_table(results, size_mb, args.markdown))
+        out.append("")
+        for line in skipped:
+            out.append(f"{'- ' if args.markdown else ''}{line}")
+        out.append(f"{'- ' if args.markdown else ''}{_split_line(by_peer.get('hf_bpe'))}")
+        out.append(f"{'- ' if args.markdown else ''}merges identical: "
+                   f"{_merges_identical(by_peer.get('hf_bpe'), by_peer.get('tokenizers'))}")
+        out.append(f"{'- ' if args.markdown else ''}ratio = peer time / hf_bpe time (> 1: hf_bpe is faster); "
+                   "peak RSS = largest single process (wait4 ru_maxrss); tree RSS = largest sampled sum over the "
+                   "process and its workers")
+        if scales:
+            scale_peers = [p for p in ("hf_bpe", "tokenizers") if p in by_peer]
+            out += ["", f"## Scaling: corpus concatenated k times ({', '.join(scale_peers)})", ""]
+            out.append(_scale_section(files, scales, scale_peers, args, work / "scale") if scale_peers
+                       else "n/a: needs hf_bpe or tokenizers")
+    out += ["", f"{'- ' if args.markdown else ''}load average (1/5/15 min) at end: {load_average()}"]
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
