@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
 import shutil
@@ -250,7 +251,8 @@ def test_compare_reports_the_first_difference_of_a_changed_peer(first_run, corpu
 @pytest.mark.crossval
 def test_compare_still_reports_when_a_peer_is_not_installed(tmp_path, monkeypatch):
     datasets = pytest.importorskip("datasets")
-    import hf_bpe.compare as compare_module
+    # The package exports the function hf_bpe.compare, which hides the submodule of the same name.
+    compare_module = importlib.import_module("hf_bpe.compare")
 
     installed = compare_module._installed
     monkeypatch.setattr(compare_module, "_installed", lambda name: name != "sentencepiece" and installed(name))
