@@ -134,7 +134,8 @@ def train(
         add_prefix_space: prepend a space to each text that does not start with one.
         max_token_length: longest token, in bytes, that merges may build (`tokenizers`' meaning).
         text_column: the text column of a dataset.
-        workers: processes for counting (default: the CPU count for corpora over 8 MB of files, else 1).
+        workers: processes for counting (default: 1 for named patterns, whose compiled scanner outruns the cost
+            of sending texts to processes; the CPU count for a custom regex over 8 MB of files).
         corpus_order: how the manifest fingerprints the corpus: ``"sequence"`` (the exact order of texts) or
             ``"multiset"`` (order-free, for datasets whose rows come in any order). The model never depends on
             the order; only the fingerprint does.
@@ -155,7 +156,10 @@ def train(
     # The fingerprint sees every text in the order this process reads them (workers only count).
     texts = fingerprint.wrap(iter_texts(corpus, text_column=text_column))
     if workers is None:
-        workers = _default_workers() if _corpus_chars_hint(corpus) >= _PARALLEL_MIN_CHARS else 1
+        # The compiled scanner counts faster (~140 MB/s) than texts can be pickled to a worker, so processes only
+        # pay for custom regex patterns (~10 MB/s), and only on corpora of several MB.
+        slow = pretokenizer.name is None and _corpus_chars_hint(corpus) >= _PARALLEL_MIN_CHARS
+        workers = _default_workers() if slow else 1
 
     # 2. Count pre-tokens (streaming; memory ~ distinct pre-tokens).
     counts, documents, _ = count_words(texts, pretokenizer, workers=workers, show_progress=show_progress)
