@@ -60,7 +60,7 @@ from transformers.tokenization_utils_base import (
 )
 from transformers.utils import TensorType, logging
 
-from . import hf_config
+from . import hf_config, manifest
 from .bytelevel import str_to_token, token_to_str
 from .hf_config import install_import_hook
 from .model import BPEModel
@@ -223,12 +223,16 @@ class HFBPETokenizer(PreTrainedTokenizer):
         **kwargs: Any,
     ) -> None:
         # 1. The model, loaded before the base class's __init__, which calls get_vocab().
+        # What the source folder's manifest says about training, for the manifest that save_pretrained writes; a
+        # few small, constant entries (datasets hashes __dict__, so it must not change when the tokenizer is used).
+        self._training_record: dict[str, Any] | None = None
         if bpe_model is None:
             if vocab_file is None or merges_file is None:
                 raise TypeError(
                     f"HFBPETokenizer needs vocab_file and merges_file (got {vocab_file!r}, {merges_file!r}) or "
                     "bpe_model=; to load a folder use HFBPETokenizer.from_pretrained(folder)"
                 )
+            self._training_record = _folder_training_record(vocab_file, merges_file)
             specials = _vocab_specials(vocab_file, kwargs)
             bpe_model = BPEModel.from_files(vocab_file, merges_file, special_tokens=specials, pattern=pattern,
                                             add_prefix_space=add_prefix_space, ignore_merges=ignore_merges)
@@ -797,6 +801,14 @@ class HFBPETokenizer(PreTrainedTokenizer):
         Every file is written atomically. The folder reloads with ``HFBPETokenizer.from_pretrained``,
         ``AutoTokenizer`` (hf_bpe imported), ``PreTrainedTokenizerFast`` and, for the GPT-2 pattern,
         ``GPT2TokenizerFast``. Returns the written paths.
+
+        hf_bpe's manifest (``hf_bpe_manifest.json``) is written with the other files, in the same atomic step, so
+        that ``hf-bpe verify`` passes on the folder. For a trained tokenizer (loaded from a folder whose manifest
+        records a training, or wrapping a model fresh from ``hf_bpe.train``) it keeps the training's options and
+        corpus fingerprint and lists the files that now differ from what training wrote in
+        ``edited_after_training`` (see :mod:`hf_bpe.manifest`); otherwise it records ``options: {}`` and
+        ``corpus: null``, as ``BPEModel.save`` does for a loaded model. With ``filename_prefix`` no manifest is
+        written: the folder's manifest describes the unprefixed files.
         """
         from . import atomic
 
@@ -829,7 +841,21 @@ class HFBPETokenizer(PreTrainedTokenizer):
         files[prefix + hf_config.SPECIAL_TOKENS_MAP_FILE] = rendered[hf_config.SPECIAL_TOKENS_MAP_FILE]
         # 3. tokenizer.json for the fast loaders, with the tokenizer's current added tokens.
         files[prefix + "tokenizer.json"] = self._tokenizer_json(model_files["tokenizer.json"])
-        # 4. Write atomically, per folder (chat templates may sit in a sub-folder).
+        # 4. The manifest of the top-level files (a sub-folder's chat templates are not hf_bpe's to verify).
+        if not prefix:
+            top = {name: text for name, text in files.items() if not os.path.dirname(name)}
+            record = self._training_record
+            if record is None and manifest.MANIFEST_NAME in model_files:
+                # A model fresh from hf_bpe.train: BPEModel.save's manifest is the training's.
+                record = manifest.training_record(json.loads(model_files[manifest.MANIFEST_NAME]))
+            if record is None:
+                built = manifest.build_manifest(top, options={}, corpus=None)
+            else:
+                built = manifest.build_manifest(top, options=record["options"], corpus=record["corpus"],
+                                                trained=record["trained"])
+            files[manifest.MANIFEST_NAME] = manifest.dump_manifest(built)
+        # 5. Write atomically, per folder (chat templates may sit in a sub-folder); the manifest goes with the
+        # top-level files, so the folder never holds a manifest that disagrees with them.
         by_folder: dict[str, dict[str, str]] = {}
         for name, text in files.items():
             folder, base = os.path.split(name)
@@ -842,6 +868,27 @@ class HFBPETokenizer(PreTrainedTokenizer):
 # The implementations _encode_batch_fast was written against (a subclass or a later patch changing one of them
 # sends batches down the general path).
 _FAST_PATH_IMPLEMENTATIONS = {name: getattr(HFBPETokenizer, name) for name in _FAST_PATH_METHODS}
+
+
+def _folder_training_record(
+    vocab_file: str | os.PathLike[str], merges_file: str | os.PathLike[str]
+) -> dict[str, Any] | None:
+    """Return the training record of the manifest beside ``vocab.json`` + ``merges.txt``, or None.
+
+    Only a folder holding both files under their standard names counts: a manifest describes those names.
+    An unreadable manifest is logged and ignored (it must not stop the tokenizer from loading).
+    """
+    vocab_path, merges_path = Path(vocab_file), Path(merges_file)
+    if (vocab_path.name, merges_path.name) != (VOCAB_FILES_NAMES["vocab_file"], VOCAB_FILES_NAMES["merges_file"]):
+        return None
+    folder = vocab_path.parent
+    if merges_path.parent != folder or not (folder / manifest.MANIFEST_NAME).is_file():
+        return None
+    try:
+        return manifest.training_record(manifest.load_manifest(folder))
+    except (OSError, ValueError) as exc:
+        logger.warning(f"ignoring the unreadable {manifest.MANIFEST_NAME} in {os.fspath(folder)!r}: {exc}")
+        return None
 
 
 def _vocab_specials(vocab_file: str | os.PathLike[str], kwargs: Mapping[str, Any]) -> list[str]:

@@ -8,6 +8,17 @@ A training manifest (``hf_bpe_manifest.json``) sits next to every tokenizer hf_b
 - ``corpus``: the corpus fingerprint (see below);
 - ``files``: ``{name: {"sha256": hex, "bytes": size}}`` for each file written beside it.
 
+A manifest that ``HFBPETokenizer.save_pretrained`` writes for a trained tokenizer (e.g. after setting
+``pad_token``) carries the training's ``options`` and ``corpus`` over, lists the files as written now in ``files``
+and adds:
+
+- ``trained``: ``{"files": ..., "versions": ...}``, the file table and versions of the training's manifest;
+- ``edited_after_training``: the files whose content differs from ``trained["files"]`` (or that training did not
+  write), sorted; :func:`verify` does not compare them with a retrained output, except :data:`TRAINED_CONTENT`
+  (``vocab.json``, ``merges.txt``), which adding tokens or changing roles never touches and which are always
+  compared;
+- ``note``: one sentence for a person saying whether the trained content is unchanged.
+
 It has no timestamp and no path on purpose: the same corpus and options give a byte-identical manifest.
 
 The corpus fingerprint
@@ -53,10 +64,12 @@ __all__ = [
     "SCHEMA_VERSION",
     "CorpusFingerprint",
     "VerifyReport",
+    "TRAINED_CONTENT",
     "build_manifest",
     "dump_manifest",
     "first_difference",
     "load_manifest",
+    "training_record",
     "verify",
     "cli_verify",
 ]
@@ -70,6 +83,11 @@ DEPENDENCIES = ("tokenizers", "transformers", "datasets", "sentencepiece", "rege
 
 # Options that change how training runs but never its output; verify() does not replay them.
 RUNTIME_OPTIONS = frozenset({"workers", "show_progress", "text_column"})
+
+# The files that hold what training learned. Editing a tokenizer's roles or added tokens rewrites the config files
+# and tokenizer.json, never these, so verify() compares them with a retrained output even when a manifest says
+# they were edited after training.
+TRAINED_CONTENT = ("vocab.json", "merges.txt")
 
 _ORDERS = ("sequence", "multiset")
 _MODULUS = 1 << 256
@@ -194,6 +212,7 @@ def build_manifest(
     *,
     options: Mapping[str, object],
     corpus: Mapping[str, object] | None,
+    trained: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build the manifest of a tokenizer folder.
 
@@ -202,6 +221,9 @@ def build_manifest(
         options: every training option (name -> value).
         corpus: the corpus fingerprint (:meth:`CorpusFingerprint.as_dict`, optionally with more keys), or
             ``None`` when the model was not trained here (e.g. loaded from files).
+        trained: for files rewritten after training (``save_pretrained``), the ``"trained"`` entry of
+            :func:`training_record`: ``{"files": table, "versions": ...}`` as the training wrote them. The
+            manifest then also gets ``trained``, ``edited_after_training`` and ``note``.
 
     Returns:
         The manifest; write it with :func:`dump_manifest`.
@@ -209,6 +231,10 @@ def build_manifest(
     >>> m = build_manifest({"merges.txt": "#version: 0.2\\n"}, options={"vocab_size": 256}, corpus=None)
     >>> m["files"]["merges.txt"]["bytes"], m["options"], m["schema_version"]
     (14, {'vocab_size': 256}, 1)
+    >>> later = build_manifest({"merges.txt": "#version: 0.2\\n", "tokenizer_config.json": "{}"},
+    ...                        options={"vocab_size": 256}, corpus=None, trained={"files": m["files"]})
+    >>> later["edited_after_training"]
+    ['tokenizer_config.json']
     """
     if not isinstance(files, Mapping):
         raise TypeError(f"files must be a mapping of file name to bytes or str, got {type(files).__name__}")
@@ -229,13 +255,80 @@ def build_manifest(
         missing = {"order", "sha256", "documents", "bytes"} - set(corpus)
         if missing:
             raise ValueError(f"corpus fingerprint lacks {sorted(missing)!r}; pass CorpusFingerprint(...).as_dict()")
-    return {
+    manifest: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "versions": _versions(),
         "options": {str(k): _json_value(str(k), v) for k, v in options.items()},
         "corpus": None if corpus is None else {str(k): _json_value(str(k), v) for k, v in corpus.items()},
         "files": entries,
     }
+    if trained is not None:
+        if not isinstance(trained, Mapping) or not _is_file_table(trained.get("files")):
+            raise TypeError(f"trained must be {{'files': {{name: {{sha256, bytes}}}}, 'versions': ...}} as "
+                            f"training_record() returns it, got {trained!r:.200}")
+        trained_files = {str(k): {"sha256": v["sha256"], "bytes": v["bytes"]} for k, v in trained["files"].items()}
+        edited = _edited(entries, trained_files)
+        manifest["trained"] = {"files": trained_files, "versions": _json_value("versions", trained.get("versions"))}
+        manifest["edited_after_training"] = edited
+        manifest["note"] = _edit_note(edited)
+    return manifest
+
+
+def _is_file_table(files: object) -> bool:
+    return isinstance(files, dict) and all(
+        isinstance(e, dict) and isinstance(e.get("sha256"), str) and isinstance(e.get("bytes"), int)
+        for e in files.values()
+    )
+
+
+def _edited(files: Mapping[str, Mapping[str, object]], trained_files: Mapping[str, Mapping[str, object]]) -> list[str]:
+    """Name the files whose (sha256, size) differs from the training's, or that training did not write."""
+    def key(entry: Mapping[str, object] | None) -> tuple[object, object] | None:
+        return None if entry is None else (entry.get("sha256"), entry.get("bytes"))
+
+    return sorted(name for name, entry in files.items() if key(entry) != key(trained_files.get(name)))
+
+
+def _edit_note(edited: Sequence[str]) -> str:
+    changed = [name for name in TRAINED_CONTENT if name in edited]
+    if not changed:
+        return (f"{' and '.join(TRAINED_CONTENT)} (the trained content) are as trained; the files in "
+                "edited_after_training were rewritten after training (e.g. by save_pretrained) and verify does not "
+                "compare them with a retrained output")
+    verb, pronoun = ("differs", "it") if len(changed) == 1 else ("differ", "them")
+    return (f"{' and '.join(changed)} {verb} from what training wrote: the trained content was changed after "
+            f"training, so verify with the corpus will report {pronoun}")
+
+
+def training_record(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Return what a manifest says about training, to carry into the manifest of files rewritten later.
+
+    Returns:
+        ``{"options", "corpus", "trained": {"files", "versions"}}``: a manifest that already has a ``trained``
+        entry (written after training) passes it on unchanged, so that saving again compares with the training's
+        files, not with the previous save's. ``None`` when the manifest records no training (empty ``options``
+        and no ``corpus``, as ``BPEModel.save`` of a model loaded from files writes).
+
+    >>> trained = build_manifest({"vocab.json": "{}"}, options={"vocab_size": 256}, corpus=None)
+    >>> sorted(training_record(trained)), training_record(build_manifest({}, options={}, corpus=None))
+    (['corpus', 'options', 'trained'], None)
+    """
+    if not isinstance(manifest, Mapping):
+        raise TypeError(f"manifest must be a mapping as load_manifest returns it, got {type(manifest).__name__}")
+    options = manifest.get("options")
+    corpus = manifest.get("corpus")
+    options = options if isinstance(options, dict) else {}
+    corpus = corpus if isinstance(corpus, dict) else None
+    trained = manifest.get("trained")
+    if isinstance(trained, dict) and _is_file_table(trained.get("files")):
+        record = {"files": trained["files"], "versions": trained.get("versions")}
+    elif options or corpus is not None:
+        if not _is_file_table(manifest.get("files")):
+            return None
+        record = {"files": manifest["files"], "versions": manifest.get("versions")}
+    else:
+        return None
+    return {"options": options, "corpus": corpus, "trained": record}
 
 
 def dump_manifest(manifest: Mapping[str, Any]) -> str:
@@ -280,11 +373,7 @@ def load_manifest(directory: str | os.PathLike[str]) -> dict[str, Any]:
             f"{os.fspath(path)!r} has schema_version {version!r}; this hf_bpe reads versions 1..{SCHEMA_VERSION}: "
             "upgrade hf_bpe to verify it"
         )
-    files = manifest.get("files")
-    if not isinstance(files, dict) or not all(
-        isinstance(e, dict) and isinstance(e.get("sha256"), str) and isinstance(e.get("bytes"), int)
-        for e in files.values()
-    ):
+    if not _is_file_table(manifest.get("files")):
         raise ValueError(f"{os.fspath(path)!r} has no valid 'files' table ({{name: {{sha256, bytes}}}})")
     return manifest
 
@@ -367,7 +456,9 @@ def verify(
     2. With ``corpus``: its fingerprint (in the manifest's order mode) must equal the recorded one; if it does
        not, the folder was not trained on this corpus and step 3 is skipped.
     3. With ``corpus``: train again with the recorded options into a temporary folder and compare every listed
-       file byte for byte with the folder's, naming the first differing line.
+       file byte for byte with the folder's, naming the first differing line. Files that the manifest records
+       as edited after training (``HFBPETokenizer.save_pretrained`` after e.g. setting ``pad_token``) are not
+       compared, except ``vocab.json`` and ``merges.txt`` (:data:`TRAINED_CONTENT`); a note names them.
 
     Args:
         directory: the tokenizer folder.
@@ -412,6 +503,17 @@ def verify(
             )
         else:
             checked.append(f"{name}: sha256 matches the manifest")
+    # The manifest's own list is for people; recompute it from the two tables so that it cannot disagree.
+    trained = manifest.get("trained")
+    edited: list[str] = []
+    if isinstance(trained, dict) and _is_file_table(trained.get("files")):
+        edited = _edited(manifest["files"], trained["files"])
+        if edited:
+            kept = [name for name in TRAINED_CONTENT if name in trained["files"] and name not in edited]
+            notes.append(
+                f"edited after training (e.g. by save_pretrained): {', '.join(edited)}"
+                + (f"; {' and '.join(kept)} are as trained" if kept else "")
+            )
     if corpus is None:
         return VerifyReport(not problems, tuple(problems), tuple(checked), tuple(notes))
 
@@ -469,6 +571,9 @@ def verify(
             ours, theirs = out / name, folder / name
             if not _is_plain_name(name) or not theirs.is_file():
                 continue  # already reported in step 1
+            if name in edited and name not in TRAINED_CONTENT:
+                notes.append(f"{name}: edited after training, so not compared with the retrained output")
+                continue
             if not ours.is_file():
                 notes.append(f"{name}: this hf_bpe version does not write it, so it was not compared")
                 continue

@@ -784,15 +784,163 @@ def test_hf_tokenizer_from_model_saves_like_model_save(plain, tmp_path):
     assert tok("hi<s>x")["input_ids"] == model.encode("hi<s>x", allowed_special="all")
     tok.save_pretrained(tmp_path / "tok")
     model.save(tmp_path / "model")
-    # BPEModel.save also writes hf_bpe's manifest (hashes of the other files); save_pretrained does not.
-    model_files = _texts(tmp_path / "model")
-    model_files.pop(MANIFEST_NAME, None)
-    assert _texts(tmp_path / "tok") == model_files
+    # Both write hf_bpe's manifest; for a model loaded from files it records no training (options {}, corpus null).
+    assert _texts(tmp_path / "tok") == _texts(tmp_path / "model")
+    assert json.loads(_texts(tmp_path / "tok")[MANIFEST_NAME])["corpus"] is None
     assert HFBPETokenizer.from_pretrained(tmp_path / "model").bpe_model == model
     with pytest.raises(ValueError, match="add_prefix_space"):
         HFBPETokenizer(bpe_model=model, add_prefix_space=False, pattern="o200k")
     with pytest.raises(TypeError, match="vocab_file and merges_file"):
         HFBPETokenizer()
+
+
+# -- save_pretrained and hf_bpe's manifest ------------------------------------------------------------------------
+
+
+def manifest_corpus() -> list[str]:
+    return generated_lines(120, seed=11) * 2
+
+
+@pytest.fixture
+def hf_bpe_trained(tmp_path) -> Path:
+    """A folder written by hf_bpe.train + BPEModel.save: its manifest records the options and the corpus."""
+    import hf_bpe
+
+    model = hf_bpe.train(manifest_corpus(), vocab_size=400, special_tokens=["<|endoftext|>", "<pad>"],
+                         show_progress=False)
+    return model.save(tmp_path / "tok")
+
+
+def _one_byte_change(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 1  # a byte of the last line, before its newline
+    path.write_bytes(bytes(data))
+
+
+def test_hf_tokenizer_save_pretrained_after_setting_pad_token_passes_verify(hf_bpe_trained):
+    from hf_bpe.manifest import load_manifest, verify
+
+    folder = hf_bpe_trained
+    trained = load_manifest(folder)
+    before = _texts(folder)
+    tok = AutoTokenizer.from_pretrained(folder)
+    assert type(tok) is HFBPETokenizer
+    tok.pad_token = "<|endoftext|>"
+    written = tok.save_pretrained(folder)
+    assert str(folder / MANIFEST_NAME) in written
+    after = _texts(folder)
+    assert [n for n in before if before[n] != after[n]] == \
+        [MANIFEST_NAME, "special_tokens_map.json", "tokenizer_config.json"]
+    saved = load_manifest(folder)
+    # The training's options and corpus are carried over; the files are hashed as written now.
+    assert saved["options"] == trained["options"] and saved["corpus"] == trained["corpus"]
+    assert saved["corpus"]["documents"] == len(manifest_corpus())
+    assert saved["trained"]["files"] == trained["files"]
+    assert saved["edited_after_training"] == ["special_tokens_map.json", "tokenizer_config.json"]
+    assert saved["note"].startswith("vocab.json and merges.txt (the trained content) are as trained")
+    report = verify(folder)
+    assert report.ok, report.format()
+    assert any("edited after training" in n and "tokenizer_config.json" in n for n in report.notes)
+    report = verify(folder, corpus=manifest_corpus())
+    assert report.ok, report.format()
+    for name in ("vocab.json", "merges.txt", "tokenizer.json"):
+        assert f"{name}: retrained output is byte-identical" in report.checked
+    out = report.format()
+    assert "note  tokenizer_config.json: edited after training, so not compared" in out
+    assert "note  special_tokens_map.json: edited after training, so not compared" in out
+    # Loading and saving again keeps the comparison with the training's files, not with the previous save.
+    again = HFBPETokenizer.from_pretrained(folder)
+    assert again.pad_token == "<|endoftext|>"
+    again.save_pretrained(folder)
+    assert _texts(folder) == after
+
+
+def test_hf_tokenizer_save_pretrained_then_one_byte_in_merges_fails_verify(hf_bpe_trained):
+    from hf_bpe.manifest import verify
+
+    tok = HFBPETokenizer.from_pretrained(hf_bpe_trained)
+    tok.pad_token = "<pad>"
+    tok.save_pretrained(hf_bpe_trained)
+    _one_byte_change(hf_bpe_trained / "merges.txt")
+    report = verify(hf_bpe_trained)
+    assert not report.ok and len(report.problems) == 1
+    assert report.problems[0].startswith("merges.txt: sha256 differs")
+    report = verify(hf_bpe_trained, corpus=manifest_corpus())
+    assert any(p.startswith("merges.txt: retrained output differs at line ") for p in report.problems)
+
+
+def test_hf_tokenizer_save_pretrained_records_trained_content_changed_before_loading(hf_bpe_trained, tmp_path):
+    # merges.txt edited by hand before loading: the next save hashes it as it is (files pass) but records it as
+    # edited after training, and retraining still compares it and names it.
+    from hf_bpe.manifest import load_manifest, verify
+
+    lines = (hf_bpe_trained / "merges.txt").read_text(encoding="utf-8").split("\n")
+    lines[-2], lines[-3] = lines[-3], lines[-2]  # swap the last two merges (both stay valid)
+    (hf_bpe_trained / "merges.txt").write_text("\n".join(lines), encoding="utf-8")
+    HFBPETokenizer.from_pretrained(hf_bpe_trained).save_pretrained(tmp_path / "out")
+    saved = load_manifest(tmp_path / "out")
+    assert saved["edited_after_training"] == ["merges.txt", "tokenizer.json"]
+    assert saved["note"].startswith("merges.txt differs from what training wrote")
+    assert verify(tmp_path / "out").ok
+    report = verify(tmp_path / "out", corpus=manifest_corpus())
+    assert [p.split(":")[0] for p in report.problems] == ["merges.txt"]
+    assert "note  tokenizer.json: edited after training, so not compared" in report.format()
+
+
+def test_hf_tokenizer_added_tokens_change_tokenizer_json_not_trained_content(hf_bpe_trained):
+    from hf_bpe.manifest import load_manifest, verify
+
+    before = _texts(hf_bpe_trained)
+    tok = HFBPETokenizer.from_pretrained(hf_bpe_trained)
+    tok.add_tokens(["<new>"])
+    tok.add_special_tokens({"additional_special_tokens": ["<extra>"]})
+    tok.save_pretrained(hf_bpe_trained)
+    after = _texts(hf_bpe_trained)
+    assert (after["vocab.json"], after["merges.txt"]) == (before["vocab.json"], before["merges.txt"])
+    # transformers also writes added_tokens.json, a file that training did not write: edited after training too.
+    assert load_manifest(hf_bpe_trained)["edited_after_training"] == \
+        ["added_tokens.json", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json"]
+    report = verify(hf_bpe_trained, corpus=manifest_corpus())
+    assert report.ok, report.format()
+    assert "vocab.json: retrained output is byte-identical" in report.checked
+    assert HFBPETokenizer.from_pretrained(hf_bpe_trained)("a<new>b")["input_ids"] == tok("a<new>b")["input_ids"]
+
+
+def test_hf_tokenizer_from_model_of_a_training_keeps_its_corpus_fingerprint(tmp_path):
+    import hf_bpe
+    from hf_bpe.manifest import load_manifest, verify
+
+    model = hf_bpe.train(manifest_corpus(), vocab_size=400, special_tokens=["<|endoftext|>"], show_progress=False)
+    model.save(tmp_path / "model")
+    HFBPETokenizer.from_model(model, eos_token="<|endoftext|>").save_pretrained(tmp_path / "tok")
+    trained, saved = load_manifest(tmp_path / "model"), load_manifest(tmp_path / "tok")
+    assert saved["corpus"] == trained["corpus"] and saved["options"] == trained["options"]
+    assert saved["trained"]["files"] == trained["files"]
+    assert saved["edited_after_training"] == ["special_tokens_map.json", "tokenizer_config.json"]
+    assert verify(tmp_path / "tok", corpus=manifest_corpus()).ok
+
+
+def test_hf_tokenizer_save_pretrained_without_source_manifest(plain, tmp_path):
+    from hf_bpe.manifest import load_manifest, verify
+
+    assert not (plain / MANIFEST_NAME).exists()
+    HFBPETokenizer.from_pretrained(plain).save_pretrained(tmp_path / "a")
+    saved = load_manifest(tmp_path / "a")
+    assert saved["options"] == {} and saved["corpus"] is None
+    assert "trained" not in saved and "edited_after_training" not in saved
+    assert sorted(saved["files"]) == sorted(n for n in _texts(tmp_path / "a") if n != MANIFEST_NAME)
+    assert verify(tmp_path / "a").ok
+    # A prefixed save writes no manifest: the folder's manifest describes the unprefixed files.
+    HFBPETokenizer.from_pretrained(plain).save_pretrained(tmp_path / "p", filename_prefix="x")
+    assert not (tmp_path / "p" / MANIFEST_NAME).exists()
+
+
+def test_hf_tokenizer_unreadable_source_manifest_is_ignored(hf_bpe_trained, tmp_path):
+    from hf_bpe.manifest import load_manifest
+
+    (hf_bpe_trained / MANIFEST_NAME).write_text("{not json", encoding="utf-8")
+    HFBPETokenizer.from_pretrained(hf_bpe_trained).save_pretrained(tmp_path / "out")
+    assert load_manifest(tmp_path / "out")["corpus"] is None
 
 
 def test_hf_tokenizer_pickle_round_trip(plain):
@@ -815,6 +963,19 @@ def test_hf_tokenizer_datasets_fingerprint_is_stable(plain):
     tok(["hello world", "a<s>b"])
     tok.decode([1, 2, 3], skip_special_tokens=True)
     assert Hasher.hash(tok) == before
+
+
+def test_hf_tokenizer_datasets_fingerprint_is_stable_with_a_manifest(hf_bpe_trained, tmp_path):
+    from datasets.fingerprint import Hasher
+
+    tok = HFBPETokenizer.from_pretrained(hf_bpe_trained)
+    assert tok._training_record is not None
+    before = Hasher.hash(tok)
+    tok(["hello world", "a<|endoftext|>b"])
+    tok.decode([1, 2, 3], skip_special_tokens=True)
+    tok.save_pretrained(tmp_path / "out")
+    assert Hasher.hash(tok) == before
+    assert Hasher.hash(pickle.loads(pickle.dumps(tok))) == before
 
 
 def test_hf_tokenizer_config_validation():

@@ -23,6 +23,7 @@ from hf_bpe.manifest import (
     dump_manifest,
     first_difference,
     load_manifest,
+    training_record,
     verify,
 )
 
@@ -157,6 +158,31 @@ def test_manifest_build_rejects_bad_names_and_values():
         build_manifest({"a": 1}, options={}, corpus=None)  # type: ignore[dict-item]
 
 
+def test_manifest_build_with_trained_lists_edited_files_and_a_note():
+    trained = build_manifest({"vocab.json": "{}", "merges.txt": "a b\n", "tokenizer_config.json": "{}"},
+                             options=OPTIONS, corpus=_fingerprint(["a\n"]))
+    now = {"vocab.json": "{}", "merges.txt": "a b\n", "tokenizer_config.json": '{"pad": 1}', "chat.jinja": "x"}
+    record = training_record(trained)
+    assert record == {"options": trained["options"], "corpus": trained["corpus"],
+                      "trained": {"files": trained["files"], "versions": trained["versions"]}}
+    later = build_manifest(now, options=record["options"], corpus=record["corpus"], trained=record["trained"])
+    # Changed files and files that training did not write are both "edited after training".
+    assert later["edited_after_training"] == ["chat.jinja", "tokenizer_config.json"]
+    assert later["trained"] == record["trained"] and later["corpus"] == trained["corpus"]
+    assert later["note"].startswith("vocab.json and merges.txt (the trained content) are as trained")
+    # A manifest written after training passes the training's record on, not its own files.
+    assert training_record(later)["trained"] == record["trained"]
+    changed = build_manifest({**now, "merges.txt": "b c\n", "vocab.json": "[]"}, options={}, corpus=None,
+                             trained=record["trained"])
+    assert changed["edited_after_training"] == ["chat.jinja", "merges.txt", "tokenizer_config.json", "vocab.json"]
+    assert changed["note"].startswith("vocab.json and merges.txt differ from what training wrote")
+    assert training_record(build_manifest(now, options={}, corpus=None)) is None
+    with pytest.raises(TypeError, match="training_record"):
+        build_manifest(now, options={}, corpus=None, trained={"files": {"a": 1}})
+    with pytest.raises(TypeError, match="mapping"):
+        training_record([])  # type: ignore[arg-type]
+
+
 def test_manifest_first_difference_names_the_line():
     assert first_difference(b"a\nb\n", b"a\nc\n") == "line 2: 'b\\n' vs 'c\\n'"
     assert first_difference(b"a\nb", b"a\nb\n") == "line 2: 'b' vs 'b\\n'"
@@ -278,6 +304,49 @@ def test_manifest_cli_verify_exit_status(trained, corpus_file, capsys):
     assert err.startswith("hf-bpe: error: ") and "Traceback" not in err
     assert cli_verify([str(trained), "--corpus", "a.txt", "--dataset", "d"]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def _rewrite_after_training(folder: Path, edits: dict[str, bytes]) -> None:
+    """Rewrite files as save_pretrained would: new contents, and a manifest that carries the training's record."""
+    for name, data in edits.items():
+        (folder / name).write_bytes(data)
+    record = training_record(load_manifest(folder))
+    files = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != MANIFEST_NAME}
+    manifest = build_manifest(files, options=record["options"], corpus=record["corpus"], trained=record["trained"])
+    (folder / MANIFEST_NAME).write_text(dump_manifest(manifest), encoding="utf-8")
+
+
+def test_manifest_verify_skips_config_files_edited_after_training(trained, corpus_file, capsys):
+    config = json.loads((trained / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["pad_token"] = "<|endoftext|>"
+    _rewrite_after_training(trained, {"tokenizer_config.json": json.dumps(config).encode()})
+    assert load_manifest(trained)["edited_after_training"] == ["tokenizer_config.json"]
+    report = verify(trained)
+    assert report.ok and "edited after training (e.g. by save_pretrained): tokenizer_config.json; vocab.json and " \
+        "merges.txt are as trained" in report.notes
+    report = verify(trained, corpus=corpus_file)
+    assert report.ok, report.format()
+    assert "merges.txt: retrained output is byte-identical" in report.checked
+    assert "tokenizer_config.json: edited after training, so not compared with the retrained output" in report.notes
+    assert cli_verify([str(trained), "--corpus", str(corpus_file), "--quiet"]) == 0
+    assert "note  tokenizer_config.json: edited after training" in capsys.readouterr().out
+    # A later one-byte change is still caught by its hash.
+    path = trained / "tokenizer_config.json"
+    path.write_bytes(path.read_bytes().replace(b"{", b"{ ", 1))
+    report = verify(trained)
+    assert [p.split(":")[0] for p in report.problems] == ["tokenizer_config.json"]
+
+
+def test_manifest_verify_still_retrains_trained_content_edited_after_training(trained, corpus_file):
+    # merges.txt recorded as edited after training: the hashes agree, but retraining compares it and names it.
+    lines = (trained / "merges.txt").read_bytes().split(b"\n")
+    lines[3], lines[4] = lines[4], lines[3]
+    _rewrite_after_training(trained, {"merges.txt": b"\n".join(lines)})
+    assert load_manifest(trained)["edited_after_training"] == ["merges.txt"]
+    assert verify(trained).ok
+    report = verify(trained, corpus=corpus_file)
+    assert not report.ok and len(report.problems) == 1
+    assert report.problems[0].startswith("merges.txt: retrained output differs at line 4")
 
 
 # -- determinism --------------------------------------------------------------------------------------------------
