@@ -58,6 +58,7 @@ def count_words(
     *,
     workers: int = 1,
     show_progress: bool = False,
+    fingerprint: CorpusFingerprint | None = None,
 ) -> tuple[dict[bytes, int], int, int]:
     """Count the distinct pre-tokens of a stream of texts.
 
@@ -70,6 +71,7 @@ def count_words(
         pretokenizer: splits each text into pre-tokens.
         workers: processes to count in (1: in this process).
         show_progress: show documents and MB read on stderr.
+        fingerprint: if given, every text is added to it, in order (one update per batch).
 
     Returns:
         ``(counts, documents, characters)``.
@@ -88,6 +90,8 @@ def count_words(
             characters += size
             bar.update(len(batch))
             bar.set_postfix_str(f"{characters / 1e6:.1f}M chars", refresh=False)
+            if fingerprint is not None:
+                fingerprint.update(batch)
             return batch
 
         batches = (account(batch) for batch in iter_batches(texts))
@@ -153,8 +157,7 @@ def train(
     if corpus_order not in ("sequence", "multiset"):
         raise ValueError(f"corpus_order must be 'sequence' or 'multiset', got {corpus_order!r}")
     fingerprint = CorpusFingerprint(order=corpus_order)
-    # The fingerprint sees every text in the order this process reads them (workers only count).
-    texts = fingerprint.wrap(iter_texts(corpus, text_column=text_column))
+    texts = iter_texts(corpus, text_column=text_column)
     if workers is None:
         # The compiled scanner counts faster (~140 MB/s) than texts can be pickled to a worker, so processes only
         # pay for custom regex patterns (~10 MB/s), and only on corpora of several MB.
@@ -162,7 +165,10 @@ def train(
         workers = _default_workers() if slow else 1
 
     # 2. Count pre-tokens (streaming; memory ~ distinct pre-tokens).
-    counts, documents, _ = count_words(texts, pretokenizer, workers=workers, show_progress=show_progress)
+    # The fingerprint sees every text in the order this process reads them (workers only count).
+    counts, documents, _ = count_words(
+        texts, pretokenizer, workers=workers, show_progress=show_progress, fingerprint=fingerprint
+    )
     if documents == 0 or not counts:
         raise ValueError(
             "the corpus is empty: it yielded no text to learn from"
