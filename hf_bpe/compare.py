@@ -97,9 +97,6 @@ PEERS = ("tokenizers", "sentencepiece")
 _NAMES = ("hf_bpe", *PEERS)
 _I32_MAX = 2**31 - 1
 _MASK64 = 2**64 - 1
-# Above this many bytes of training text, hf_bpe counts in worker processes by default (hf_bpe.train's rule for
-# files).
-_PARALLEL_MIN_BYTES = 1 << 23
 _MEMORY_MEASURE = (
     "peak resident set size (ru_maxrss) of a fresh Python child process that imports only the trainer's library, "
     "the maximum over that process and its worker processes; baseline = the same after imports and loading the "
@@ -855,8 +852,9 @@ def compare(
 
         # 3. Train (or load) each tokenizer.
         if workers is None:
-            workers = (max(1, min(os.cpu_count() or 1, 8))
-                       if split.train_bytes >= _PARALLEL_MIN_BYTES else 1)
+            from .trainer import choose_workers
+
+            workers = choose_workers(pretokenizer, split.train_bytes)
         spec = {
             "train_file": os.fspath(split.train_path),
             "show_progress": show_progress,

@@ -33,7 +33,7 @@ from .manifest import CorpusFingerprint
 from .model import BPEModel
 from .pretokenize import Pretokenizer
 
-__all__ = ["train", "count_words", "DEFAULT_VOCAB_SIZE"]
+__all__ = ["train", "count_words", "choose_workers", "DEFAULT_VOCAB_SIZE"]
 
 # tokenizers' BpeTrainer default.
 DEFAULT_VOCAB_SIZE = 30000
@@ -108,8 +108,18 @@ def count_words(
     return counts, documents, characters
 
 
-def _default_workers() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
+def choose_workers(pretokenizer: Pretokenizer, corpus_size: int) -> int:
+    """Return how many counting processes pay off for a corpus of about ``corpus_size`` characters.
+
+    The compiled scanner of the named patterns counts faster (~140 MB/s) than texts can be pickled to a worker, so
+    only custom regex patterns (~10 MB/s) on corpora of several MB get processes.
+
+    >>> choose_workers(Pretokenizer("gpt2"), 10**9)
+    1
+    """
+    if pretokenizer.name is None and corpus_size >= _PARALLEL_MIN_CHARS:
+        return max(1, min(os.cpu_count() or 1, 8))
+    return 1
 
 
 def train(
@@ -159,10 +169,7 @@ def train(
     fingerprint = CorpusFingerprint(order=corpus_order)
     texts = iter_texts(corpus, text_column=text_column)
     if workers is None:
-        # The compiled scanner counts faster (~140 MB/s) than texts can be pickled to a worker, so processes only
-        # pay for custom regex patterns (~10 MB/s), and only on corpora of several MB.
-        slow = pretokenizer.name is None and _corpus_chars_hint(corpus) >= _PARALLEL_MIN_CHARS
-        workers = _default_workers() if slow else 1
+        workers = choose_workers(pretokenizer, _corpus_chars_hint(corpus))
 
     # 2. Count pre-tokens (streaming; memory ~ distinct pre-tokens).
     # The fingerprint sees every text in the order this process reads them (workers only count).
