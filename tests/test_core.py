@@ -77,6 +77,18 @@ def test_core_train_rust_unit_example_and_progress() -> None:
         ([b"ab", b"ab"], [1, 1], {"vocab_size": 300}, ValueError),
         ([b"ab"], [0], {"vocab_size": 300}, ValueError),
         ([b"ab"], [1], {"vocab_size": 300, "count_bits": 8}, ValueError),
+        # Lists of bytes and ints are checked in C first; every failed check must still give the reference's error.
+        ([b"x", b"ab", b"y", b"ab"], [1, 2, 3, 4], {"vocab_size": 300}, ValueError),
+        ([b"ab", bytearray(b"cd")], [1, 1], {"vocab_size": 300}, TypeError),
+        ([b"ab"], [True], {"vocab_size": 300}, TypeError),
+        ([b"ab"], [1.0], {"vocab_size": 300}, TypeError),
+        ([b"ab"], [-1], {"vocab_size": 300}, ValueError),
+        ([b"ab"], [2**63], {"vocab_size": 300, "count_bits": 32}, ValueError),
+        ([b"ab", b"cd"], [1], {"vocab_size": 300}, ValueError),
+        ([b"abcd", b"e"], [2**60, 1], {"vocab_size": 300}, ValueError),  # sum(count * len(word)) > 2**61
+        (b"ab", [1], {"vocab_size": 300}, TypeError),
+        ([b"ab"], "1", {"vocab_size": 300}, TypeError),
+        (5, [1], {"vocab_size": 300}, TypeError),
     ],
 )
 def test_core_train_rejects_what_the_reference_rejects(words, counts, kwargs, error) -> None:
@@ -85,6 +97,50 @@ def test_core_train_rejects_what_the_reference_rejects(words, counts, kwargs, er
     with pytest.raises(error) as reference_error:
         _reference.train_merges(words, counts, **kwargs)
     assert str(core_error.value) == str(reference_error.value)
+
+
+class Count(int):
+    """An int subclass: the core leaves it to the reference, which takes it as an int."""
+
+
+def test_core_train_takes_what_the_reference_takes() -> None:
+    words, counts = [b"hug", b"pug", b"hugs", b"abab"], [10, 5, 5, 2**40]
+    expected = _reference.train_merges(words, counts, vocab_size=270)
+    assert _core.train_merges(tuple(words), tuple(counts), vocab_size=270) == expected
+    assert _core.train_merges(iter(words), (count for count in counts), vocab_size=270) == expected
+    assert _core.train_merges(words, [Count(count) for count in counts], vocab_size=270) == expected
+    # The 2**61 bound on sum(count * len(word)) only guards 64-bit counts.
+    huge = [2**63 - 1, 2**62 + 5, 3]
+    expected = _reference.train_merges([b"abab", b"ba", b"bb"], huge, vocab_size=270, count_bits=32)
+    assert _core.train_merges([b"abab", b"ba", b"bb"], huge, vocab_size=270, count_bits=32) == expected
+
+
+def mid_size_corpus(scale: int) -> tuple[list[bytes], list[int]]:
+    """6000 distinct words of 10-30 symbols over "abcd" (plus "é", two bytes), counts 1..50 times `scale`."""
+    rng = random.Random(7)
+    counts: dict[bytes, int] = {}
+    while len(counts) < 6000:
+        word = "".join(rng.choice("abcdé") for _ in range(rng.randint(10, 30))).encode()
+        counts[word] = rng.randint(1, 50) * scale
+    return list(counts), list(counts.values())
+
+
+@pytest.mark.parametrize(
+    ("scale", "options"),
+    [
+        (1, {"vocab_size": 800}),
+        (1, {"vocab_size": 800, "special_tokens": ["ab", "abcd", "Ġa"], "max_token_length": 7}),
+        (2**26 + 1, {"vocab_size": 700, "count_bits": 32, "min_frequency": 3}),  # pair counts wrap at 32 bits
+    ],
+)
+def test_core_train_equals_reference_on_a_mid_size_corpus(scale, options) -> None:
+    # Big enough for what the small cases above never reach: word lists of popped entries outgrow the live
+    # ones (the core compacts them), words shrink to half their symbols (repacked), and most entries wait
+    # below the heap's threshold.
+    words, counts = mid_size_corpus(scale)
+    expected = _reference.train_merges(words, counts, **options)
+    assert _core.train_merges(words, counts, **options) == expected
+    assert _core.train_merges(words[::-1], counts[::-1], **options) == expected
 
 
 # -- encoding: core == reference ---------------------------------------------------------------------------------
