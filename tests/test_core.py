@@ -253,6 +253,7 @@ def check_real_corpus(paths, vocab_size, tmp_path) -> tuple[list[bytes], list, o
 @pytest.mark.shared_data
 @pytest.mark.crossval
 def test_core_equals_tokenizers_on_english(shared_data, tmp_path) -> None:
+    # The Chinese 16k corpus is checked end to end by tests/test_trainer.py (same merges, one tokenizers run less).
     path = shared_data / "corpora" / "en" / "english_combined.txt"
     vocab, merges, tokenizer = check_real_corpus([path], 32000, tmp_path)
     # The encoder on the trained merges equals tokenizers' encoding of the same lines.
@@ -260,12 +261,3 @@ def test_core_equals_tokenizers_on_english(shared_data, tmp_path) -> None:
     lines = file_lines(path)[::50]
     expected = [token for encoding in tokenizer.encode_batch(lines) for token in encoding.ids]
     assert encoder.encode_words([w.encode() for line in lines for w in GPT2_PATTERN.findall(line)]) == expected
-
-
-@pytest.mark.slow
-@pytest.mark.shared_data
-@pytest.mark.crossval
-def test_core_equals_tokenizers_on_chinese(shared_data, tmp_path) -> None:
-    paths = sorted((shared_data / "corpora" / "zh").glob("*.txt"))
-    assert paths
-    check_real_corpus(paths, 16000, tmp_path)
