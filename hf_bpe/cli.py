@@ -140,6 +140,7 @@ def _load_dataset(name: str, split: str):
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from .corpus import default_corpus, describe_default_corpus
+    from .model import SAVED_FILES
     from .trainer import train
 
     out = Path(args.out)
@@ -148,7 +149,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.files and args.dataset:
         raise UserError("give either FILE arguments or --dataset, not both")
     # Refuse early, before a long training, when the output would be refused at the end.
-    existing = [n for n in ("vocab.json", "merges.txt", "tokenizer.json") if (out / n).exists()]
+    existing = [n for n in SAVED_FILES if (out / n).exists()]
     if existing and not args.force:
         raise UserError(f"{args.out!r} already holds {', '.join(existing)}; pass --force to replace them")
     if args.files:

@@ -29,7 +29,17 @@ import regex
 from . import _core
 from .pretokenize import Pretokenizer
 
-__all__ = ["BPEModel", "DisallowedSpecialTokenError", "IncrementalDecoder"]
+__all__ = ["BPEModel", "DisallowedSpecialTokenError", "IncrementalDecoder", "SAVED_FILES"]
+
+# Every file BPEModel.save writes (the CLI refuses an --out folder holding any of them before training, not after).
+SAVED_FILES = (
+    "vocab.json",
+    "merges.txt",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "hf_bpe_manifest.json",
+)
 
 _Special = Literal["all"] | AbstractSet[str]
 # Byte values that no UTF-8 encoding contains.

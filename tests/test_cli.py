@@ -127,3 +127,13 @@ def test_cli_verify_passes_then_names_the_changed_file(trained, corpus, capsys):
     capsys.readouterr()
     assert main(["verify", str(trained)]) == 1
     assert "merges.txt" in capsys.readouterr().out + capsys.readouterr().err
+
+
+def test_cli_refuses_a_folder_holding_any_saved_file_before_training(tmp_path, corpus, capsys):
+    out = tmp_path / "model"
+    out.mkdir()
+    (out / "tokenizer_config.json").write_text("{}", encoding="utf-8")
+    assert main(["train", str(corpus), "--vocab-size", "300", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "tokenizer_config.json" in captured.err and "merges" not in captured.err  # refused before training
+    assert sorted(p.name for p in out.iterdir()) == ["tokenizer_config.json"]

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_bpe.model import BPEModel, DisallowedSpecialTokenError
+from hf_bpe.manifest import MANIFEST_NAME
+from hf_bpe.model import SAVED_FILES, BPEModel, DisallowedSpecialTokenError
 
 
 def _model(**options) -> BPEModel:
@@ -83,6 +84,8 @@ def test_model_pickles_and_compares():
 def test_model_save_load_round_trip(tmp_path):
     model = _model(pattern="gpt4", add_prefix_space=True)
     model.save(tmp_path / "m")
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == sorted(SAVED_FILES)
+    assert MANIFEST_NAME in SAVED_FILES
     loaded = BPEModel.load(tmp_path / "m")
     assert loaded == model
     with pytest.raises(FileExistsError, match="force"):
