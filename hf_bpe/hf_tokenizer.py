@@ -233,9 +233,9 @@ class HFBPETokenizer(PreTrainedTokenizer):
                     "bpe_model=; to load a folder use HFBPETokenizer.from_pretrained(folder)"
                 )
             self._training_record = _folder_training_record(vocab_file, merges_file)
-            specials = _vocab_specials(vocab_file, kwargs)
-            bpe_model = BPEModel.from_files(vocab_file, merges_file, special_tokens=specials, pattern=pattern,
-                                            add_prefix_space=add_prefix_space, ignore_merges=ignore_merges)
+            bpe_model = BPEModel.from_files(vocab_file, merges_file, special_if_present=_named_specials(kwargs),
+                                            pattern=pattern, add_prefix_space=add_prefix_space,
+                                            ignore_merges=ignore_merges)
         elif not isinstance(bpe_model, BPEModel):
             raise TypeError(f"bpe_model must be an hf_bpe.BPEModel, got {type(bpe_model).__name__}: {bpe_model!r:.80}")
         elif (pattern, add_prefix_space, ignore_merges) not in (
@@ -891,25 +891,19 @@ def _folder_training_record(
         return None
 
 
-def _vocab_specials(vocab_file: str | os.PathLike[str], kwargs: Mapping[str, Any]) -> list[str]:
-    """Name the special tokens (config's added tokens flagged special, roles) that ``vocab_file`` holds.
+def _named_specials(kwargs: Mapping[str, Any]) -> set[str]:
+    """Name the special tokens the config gives (roles, added tokens flagged special).
 
-    ``BPEModel.from_files`` makes entries not spelled in the byte-level alphabet special by itself; byte-level
-    spelled ones such as ``<|endoftext|>`` are special only when named, and naming one that the file lacks (a
-    token added later, saved in ``added_tokens.json``) is an error there.
+    ``BPEModel.from_files`` makes vocabulary entries not spelled in the byte-level alphabet special by itself;
+    byte-level spelled ones such as ``<|endoftext|>`` are special only when named. A named token the file lacks
+    (one added later, saved in ``added_tokens.json``) is skipped there (``special_if_present``).
     """
-    candidates = {str(token) for role in hf_config.ROLES if (token := kwargs.get(role)) is not None}
+    names = {str(token) for role in hf_config.ROLES if (token := kwargs.get(role)) is not None}
     for token in (kwargs.get("added_tokens_decoder") or {}).values():
         token = _as_added_token(token)
         if token.special:
-            candidates.add(token.content)
-    if not candidates:
-        return []
-    try:
-        vocab = json.loads(Path(vocab_file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return []  # from_files reports unreadable files with its own message
-    return sorted(c for c in candidates if isinstance(vocab, dict) and c in vocab)
+            names.add(token.content)
+    return names
 
 
 def _as_added_token(token: Any) -> AddedToken:

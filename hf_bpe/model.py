@@ -447,6 +447,7 @@ class BPEModel:
         merges_file: str | os.PathLike[str],
         *,
         special_tokens: Sequence[str] | Mapping[str, int] = (),
+        special_if_present: Collection[str] = (),
         pattern: str = "gpt2",
         add_prefix_space: bool = False,
         ignore_merges: bool = False,
@@ -462,6 +463,8 @@ class BPEModel:
             merges_file: the merges, one ``"a b"`` per line.
             special_tokens: names of vocabulary entries that are special, or a mapping of names to ids (for
                 specials that the vocabulary file does not list).
+            special_if_present: names that are special when the vocabulary has them and skipped otherwise (a
+                transformers config may name tokens added later, which live outside the file).
             pattern: see :class:`BPEModel`.
             add_prefix_space: see :class:`BPEModel`.
             ignore_merges: see :class:`BPEModel`.
@@ -484,6 +487,10 @@ class BPEModel:
                     raise ValueError(
                         f"special token {name!r} is not in {os.fspath(vocab_file)!r}; add it to the vocab first"
                     )
+                specials[name] = idx
+        for name in special_if_present:
+            idx = others.get(name, tokens.get(name.encode("utf-8")))
+            if idx is not None:
                 specials[name] = idx
         special_ids = set(specials.values())
         regular = {token: idx for token, idx in tokens.items() if idx not in special_ids}

@@ -149,3 +149,15 @@ def test_model_sparse_ids_and_utf8_impossible_bytes():
         model.decode([1234 * 1000])
     with pytest.raises(ValueError, match="every byte that UTF-8 text can contain"):
         BPEModel({bytes([b]): b for b in range(1, 256)}, [])  # 0x00 can occur in UTF-8 text
+
+
+def test_model_from_files_special_if_present_skips_absent_names(tmp_path):
+    _model().save(tmp_path / "m")
+    model = BPEModel.from_files(tmp_path / "m" / "vocab.json", tmp_path / "m" / "merges.txt",
+                                special_if_present={"<s>", "<added later>"})
+    # Byte-level spellable entries are special only when named: "<s>" is, "<|end|>" is not.
+    assert dict(model.special_tokens) == {"<s>": 262}
+    assert model.vocab[b"<|end|>"] == 260
+    with pytest.raises(ValueError, match="added later"):
+        BPEModel.from_files(tmp_path / "m" / "vocab.json", tmp_path / "m" / "merges.txt",
+                            special_tokens=["<added later>"])
