@@ -6,8 +6,8 @@ from setuptools import Extension, setup
 _FLAGS = ["-O3"]
 
 extensions = [
-    Extension("hf_bpe._core", ["hf_bpe/_core.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
-    Extension("hf_bpe._scanner", ["hf_bpe/_scanner.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
+    Extension("hf_bpe.core._core", ["hf_bpe/core/_core.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
+    Extension("hf_bpe.core._scanner", ["hf_bpe/core/_scanner.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
 ]
 
 setup(

@@ -7,28 +7,33 @@
 
 ``HFBPETokenizer`` (the `transformers` tokenizer) is imported on first use, so that ``import hf_bpe`` and the
 ``hf-bpe`` command stay fast; ``AutoTokenizer`` finds it as soon as `transformers` loads its auto classes.
+The layers and where each thing lives are described in ARCHITECTURE.md.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .compare import compare
-from .hf_config import install_import_hook as _install_import_hook
-from .manifest import CorpusFingerprint, verify
-from .model import BPEModel, DisallowedSpecialTokenError
-from .pretokenize import PATTERNS, Pretokenizer
-from .trainer import train
+from ._version import __version__
+from .core.patterns import PATTERNS
+from .core.pretokenize import Pretokenizer
+from .errors import DisallowedSpecialTokenError, InputError
+from .formats.manifest import CorpusFingerprint
+from .integrations.auto_register import install_import_hook as _install_import_hook
+from .model.bpe import BPEModel
+from .tools.compare import compare
+from .tools.verify import verify
+from .training.bpe_trainer import train
 
 if TYPE_CHECKING:
-    from .hf_tokenizer import HFBPETokenizer
+    from .integrations.hf_tokenizer import HFBPETokenizer
 
-__version__ = "0.1.0"
 __all__ = [
     "BPEModel",
     "CorpusFingerprint",
     "DisallowedSpecialTokenError",
     "HFBPETokenizer",
+    "InputError",
     "PATTERNS",
     "Pretokenizer",
     "compare",
@@ -40,10 +45,11 @@ __all__ = [
 # AutoTokenizer finds HFBPETokenizer from here on, whichever of hf_bpe and transformers is imported first.
 _install_import_hook()
 
+
 def __getattr__(name: str) -> Any:
     # Lazy: importing transformers costs over a second.
     if name == "HFBPETokenizer":
-        from .hf_tokenizer import HFBPETokenizer
+        from .integrations.hf_tokenizer import HFBPETokenizer
 
         return HFBPETokenizer
     raise AttributeError(f"module 'hf_bpe' has no attribute {name!r}")

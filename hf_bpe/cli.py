@@ -1,7 +1,8 @@
-"""The ``hf-bpe`` command: train, encode, decode.
+"""The ``hf-bpe`` command: train, encode, decode, compare, verify, convert.
 
-Data goes to stdout, progress and logs to stderr. A user error exits with status 2 and one line
-``hf-bpe: error: ...``, never a traceback. Heavy libraries are imported inside the commands that need them.
+The CLI only parses arguments, calls the library and turns its errors into messages. Data goes to stdout, progress
+and logs to stderr. A user error exits with status 2 and one line ``hf-bpe: error: ...``, never a traceback; an
+interrupt exits with 130. Heavy libraries are imported inside the commands that need them.
 """
 
 from __future__ import annotations
@@ -9,9 +10,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+from .errors import USER_ERRORS, InputError
 
 __all__ = ["main"]
 
@@ -28,29 +33,37 @@ examples:
   hf-bpe decode --model my-tok 15496 995
 """
 
+_RAW = argparse.RawDescriptionHelpFormatter
 
-class UserError(Exception):
-    """A mistake in the command line or its inputs: reported in one line, exit status 2."""
+
+def _log(message: str) -> None:
+    print(f"hf-bpe: {message}", file=sys.stderr)
+
+
+def _add_corpus_arguments(parser: argparse.ArgumentParser, *, files_help: str) -> None:
+    parser.add_argument("files", nargs="*", metavar="FILE", help=files_help)
+    parser.add_argument("--dataset", metavar="PATH_OR_NAME",
+                        help="a datasets folder (save_to_disk) or a local dataset loadable by datasets.load_dataset")
+    parser.add_argument("--split", default="train", metavar="S", help="dataset split (default train)")
+    parser.add_argument("--text-column", default="text", metavar="C", help="dataset text column (default text)")
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from .trainer import DEFAULT_VOCAB_SIZE
+    from .training.bpe_trainer import DEFAULT_VOCAB_SIZE
 
     parser = argparse.ArgumentParser(
         prog="hf-bpe",
         description="Train byte-level BPE tokenizers equal to tokenizers' BpeTrainer, and use them.",
         epilog=_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RAW,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     train = commands.add_parser(
-        "train",
-        help="train a tokenizer into a folder (vocab.json, merges.txt, tokenizer.json, configs)",
-        epilog=_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "train", help="train a tokenizer into a folder (vocab.json, merges.txt, tokenizer.json, configs)",
+        epilog=_EXAMPLES, formatter_class=_RAW,
     )
-    train.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files; each line is one sequence")
+    _add_corpus_arguments(train, files_help="UTF-8 text files; each line is one sequence")
     train.add_argument("--out", required=True, metavar="DIR", help="output folder")
     train.add_argument("--vocab-size", type=int, default=DEFAULT_VOCAB_SIZE, metavar="N",
                        help=f"final vocabulary size, specials and 256 bytes included (default {DEFAULT_VOCAB_SIZE})")
@@ -62,10 +75,6 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="pre-tokenizer: gpt2 (default), gpt4, o200k, llama3, qwen2, or a regex")
     train.add_argument("--add-prefix-space", action="store_true", help="prepend a space to each sequence")
     train.add_argument("--max-token-length", type=int, default=None, metavar="N", help="longest token in bytes")
-    train.add_argument("--dataset", metavar="PATH_OR_NAME",
-                       help="a datasets folder (save_to_disk) or a local dataset loadable by datasets.load_dataset")
-    train.add_argument("--split", default="train", metavar="S", help="dataset split (default train)")
-    train.add_argument("--text-column", default="text", metavar="C", help="dataset text column (default text)")
     train.add_argument("--workers", type=int, default=None, metavar="N", help="processes for counting")
     train.add_argument("--corpus-order", choices=("sequence", "multiset"), default="sequence",
                        help="fingerprint the corpus as an ordered sequence (default) or an order-free multiset")
@@ -73,93 +82,132 @@ def _build_parser() -> argparse.ArgumentParser:
     train.add_argument("--quiet", action="store_true", help="no progress bars")
 
     encode = commands.add_parser("encode", help="print token ids of TEXT, or of each stdin line",
-                                 epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 epilog=_EXAMPLES, formatter_class=_RAW)
     encode.add_argument("--model", required=True, metavar="DIR", help="a folder written by hf-bpe train")
     encode.add_argument("text", nargs="?", metavar="TEXT", help="text to encode (default: each line of stdin)")
     encode.add_argument("--split-special-tokens", action="store_true",
                         help="encode special-token text as ordinary text")
 
     decode = commands.add_parser("decode", help="print the text of token ids (arguments, or one line of ids per "
-                                 "stdin line)", epilog=_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 "stdin line)", epilog=_EXAMPLES, formatter_class=_RAW)
     decode.add_argument("--model", required=True, metavar="DIR", help="a folder written by hf-bpe train")
     decode.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: stdin)")
 
-    # These commands parse their own arguments (see _DELEGATED); the entries here list them in --help.
-    commands.add_parser("compare", help="train hf_bpe and its peers on one corpus and report how they differ "
-                        "(hf-bpe compare --help)", add_help=False)
-    commands.add_parser("verify", help="check a tokenizer folder against its manifest, and retrain from the corpus "
-                        "(hf-bpe verify --help)", add_help=False)
-    commands.add_parser("convert", help="convert between .tiktoken files, GPT-2 files and tokenizer.json "
-                        "(hf-bpe convert --help)", add_help=False)
+    _add_compare_parser(commands)
+    _add_verify_parser(commands)
+    _add_convert_parser(commands)
     return parser
 
 
-def _delegated(name: str):
-    if name == "compare":
-        from .compare import cli_compare
+def _add_compare_parser(commands: Any) -> None:
+    from .tools.compare import PEERS
 
-        return cli_compare
-    if name == "convert":
-        from .convert import cli_convert
+    compare = commands.add_parser(
+        "compare",
+        help="train hf_bpe and its peers on one corpus and report how they differ",
+        description="Train hf_bpe, tokenizers' BpeTrainer and SentencePiece BPE on the same training split, compare "
+        "them on a held-out split, and write DIR/report.json, DIR/report.md and DIR/report.png.",
+        epilog="examples:\n  hf-bpe compare corpus.txt --vocab-size 32000 --out cmp\n"
+        "  hf-bpe compare zh/*.txt --vocab-size 16000 --out cmp-zh --against tokenizers\n"
+        "  hf-bpe compare --dataset ./my_dataset --split train --vocab-size 8000 --out cmp --force",
+        formatter_class=_RAW,
+    )
+    _add_corpus_arguments(compare, files_help="UTF-8 text files; each line is one document")
+    compare.add_argument("--vocab-size", type=int, required=True, metavar="N", help="vocabulary size of every tokenizer")
+    compare.add_argument("--out", required=True, metavar="DIR", help="report folder")
+    compare.add_argument("--against", default=",".join(PEERS), metavar="PEERS",
+                         help=f"comma-separated peers (default {','.join(PEERS)})")
+    compare.add_argument("--heldout-fraction", type=float, default=0.1, metavar="F",
+                         help="share of documents held out for evaluation (default 0.1)")
+    compare.add_argument("--heldout-seed", type=int, default=0, metavar="S", help="seed of the held-out choice")
+    compare.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token (repeat)")
+    compare.add_argument("--min-frequency", type=int, default=0, metavar="N", help="smallest pair count merged")
+    compare.add_argument("--pattern", default="gpt2", metavar="NAME", help="hf_bpe pre-tokenizer pattern")
+    compare.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
+                         help="load an already-trained model instead of training (hf_bpe, tokenizers, sentencepiece)")
+    compare.add_argument("--workers", type=int, default=None, metavar="N", help="hf_bpe counting processes")
+    compare.add_argument("--force", action="store_true", help="replace an existing report in DIR")
+    compare.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
-        return cli_convert
-    from .manifest import cli_verify
 
-    return cli_verify
+def _add_verify_parser(commands: Any) -> None:
+    verify = commands.add_parser(
+        "verify",
+        help="check a tokenizer folder against its manifest, and retrain from the corpus",
+        description="Check a tokenizer folder against its hf_bpe_manifest.json; with the corpus, retrain and "
+        "confirm the output is byte-identical. Exit status 0 only when everything matches.",
+        epilog="examples:\n  hf-bpe verify my-tok\n  hf-bpe verify my-tok --corpus corpus.txt\n"
+        "  hf-bpe verify my-tok --dataset ./my_dataset --split train --text-column text",
+        formatter_class=_RAW,
+    )
+    verify.add_argument("directory", metavar="DIR", help="a tokenizer folder written by hf-bpe train")
+    verify.add_argument("--corpus", nargs="+", metavar="FILE", help="the training text files, in the same order")
+    verify.add_argument("--dataset", metavar="PATH_OR_NAME", help="the training dataset (save_to_disk folder or "
+                        "local dataset)")
+    verify.add_argument("--split", default="train", metavar="S", help="dataset split (default train)")
+    verify.add_argument("--text-column", default="text", metavar="C", help="dataset text column (default text)")
+    verify.add_argument("--workers", type=int, default=None, metavar="N", help="processes for retraining")
+    verify.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-_DELEGATED = ("compare", "verify", "convert")
+def _add_convert_parser(commands: Any) -> None:
+    from .core.patterns import PATTERNS
+    from .tools.convert import FORMATS
+
+    convert = commands.add_parser(
+        "convert",
+        help="convert between .tiktoken files, GPT-2 files and tokenizer.json",
+        description="Convert a byte-level BPE tokenizer between tiktoken files, GPT-2 files "
+        "(vocab.json + merges.txt) and tokenizer.json.",
+        epilog="examples:\n  hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4\n"
+        "  hf-bpe convert my-tok --to tiktoken --out my-tok-tiktoken",
+        formatter_class=_RAW,
+    )
+    convert.add_argument("src", metavar="SRC", help="a .tiktoken file, a GPT-2 folder (or file of the pair), or a "
+                         "tokenizer.json (or its folder); the format is detected")
+    convert.add_argument("--to", required=True, choices=FORMATS, help="the output format")
+    convert.add_argument("--out", required=True, metavar="DIR", help="output folder (created when absent)")
+    convert.add_argument("--pattern", default=None, metavar="NAME",
+                         help=f"pre-tokenizer when SRC does not say: {', '.join(PATTERNS)}, or a regex "
+                              "(required for .tiktoken files other than OpenAI's)")
+    convert.add_argument("--force", action="store_true", help="replace existing output files")
 
 
-def _log(message: str) -> None:
-    print(f"hf-bpe: {message}", file=sys.stderr)
+def _corpus_of(args: argparse.Namespace, files: Sequence[str] | None, *, what: str) -> Any:
+    """Return the corpus named by FILE arguments or --dataset, or None when neither is given."""
+    from .training.corpus import load_dataset
+
+    if files and args.dataset:
+        raise InputError(f"give either {what} or --dataset, not both")
+    if files:
+        return [Path(f) for f in files]
+    if args.dataset:
+        return load_dataset(args.dataset, args.split)
+    return None
 
 
-def _load_dataset(name: str, split: str):
-    import datasets
+def _default_corpus(doing: str) -> Any:
+    from .training.corpus import default_corpus, describe_default_corpus
 
-    path = Path(name)
-    try:
-        if path.is_dir() and ((path / "dataset_info.json").exists() or (path / "state.json").exists()
-                              or (path / "dataset_dict.json").exists()):
-            loaded = datasets.load_from_disk(os.fspath(path))
-            if isinstance(loaded, datasets.DatasetDict):
-                if split not in loaded:
-                    raise UserError(f"dataset {name!r} has splits {list(loaded)!r}, not {split!r}; pass --split")
-                loaded = loaded[split]
-            return loaded
-        return datasets.load_dataset(name, split=split)
-    except UserError:
-        raise
-    except (FileNotFoundError, ValueError, ConnectionError, OSError) as exc:
-        raise UserError(
-            f"cannot load dataset {name!r} split {split!r}: {exc}. hf-bpe works offline: pass a folder saved with "
-            "Dataset.save_to_disk, or a local dataset script/folder"
-        ) from None
+    _log(f"no corpus given: {doing} on the embedded default corpus, {describe_default_corpus()}, loaded through "
+         "datasets")
+    return default_corpus()
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .corpus import default_corpus, describe_default_corpus
-    from .model import SAVED_FILES
-    from .trainer import train
+    from .model.bpe import SAVED_FILES
+    from .training.bpe_trainer import train
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise UserError(f"--out {args.out!r} exists and is not a folder")
-    if args.files and args.dataset:
-        raise UserError("give either FILE arguments or --dataset, not both")
+        raise InputError(f"--out {args.out!r} exists and is not a folder")
     # Refuse early, before a long training, when the output would be refused at the end.
     existing = [n for n in SAVED_FILES if (out / n).exists()]
     if existing and not args.force:
-        raise UserError(f"{args.out!r} already holds {', '.join(existing)}; pass --force to replace them")
-    if args.files:
-        corpus = [Path(f) for f in args.files]
-    elif args.dataset:
-        corpus = _load_dataset(args.dataset, args.split)
-    else:
-        _log(f"no corpus given: training on the embedded default corpus, {describe_default_corpus()}, "
-             "loaded through datasets")
-        corpus = default_corpus()
+        raise InputError(f"{args.out!r} already holds {', '.join(existing)}; pass --force to replace them")
+    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    if corpus is None:
+        corpus = _default_corpus("training")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = train(
@@ -182,8 +230,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_model(directory: str):
-    from .model import BPEModel
+def _load_model(directory: str) -> Any:
+    from .model.bpe import BPEModel
 
     return BPEModel.load(directory)
 
@@ -207,7 +255,7 @@ def _parse_ids(words: Sequence[str], where: str) -> list[int]:
         try:
             ids.append(int(word))
         except ValueError:
-            raise UserError(f"{where}: {word!r} is not a token id (expected integers)") from None
+            raise InputError(f"{where}: {word!r} is not a token id (expected integers)") from None
     return ids
 
 
@@ -221,6 +269,66 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .tools.compare import compare, summary
+
+    models = {}
+    for item in args.model:
+        name, sep, path = item.partition("=")
+        if not sep or not path:
+            raise InputError(f"--model {item!r}: expected NAME=PATH, e.g. --model sentencepiece=sp.model")
+        models[name] = path
+    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    if corpus is None:
+        corpus = _default_corpus("comparing")
+    started = time.perf_counter()
+    report = compare(corpus, vocab_size=args.vocab_size, out=args.out, against=args.against,
+                     heldout_fraction=args.heldout_fraction, heldout_seed=args.heldout_seed,
+                     special_tokens=args.special_token, min_frequency=args.min_frequency, pattern=args.pattern,
+                     text_column=args.text_column, models=models, workers=args.workers,
+                     show_progress=not args.quiet, force=args.force)
+    out = Path(args.out)
+    for name in ("report.json", "report.md", "report.png"):
+        print(os.fspath(out / name))
+    _log(f"{summary(report)} ({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .tools.verify import verify
+
+    corpus = _corpus_of(args, args.corpus, what="--corpus FILE ...")
+    report = verify(args.directory, corpus=corpus, text_column=args.text_column, workers=args.workers,
+                    show_progress=not args.quiet)
+    sys.stdout.write(report.format())
+    return 0 if report.ok else 1
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from .tools.convert import convert
+
+    folder = convert(args.src, to=args.to, out=args.out, pattern=args.pattern, force=args.force)
+    _log(f"wrote {args.to} files to {os.fspath(folder)}")
+    return 0
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._subparsers._group_actions:  # noqa: SLF001 - argparse offers no public accessor
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            return action.choices[name]
+    raise LookupError(name)  # pragma: no cover - _build_parser always adds the commands
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "train": _cmd_train,
+    "encode": _cmd_encode,
+    "decode": _cmd_decode,
+    "compare": _cmd_compare,
+    "verify": _cmd_verify,
+    "convert": _cmd_convert,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``hf-bpe`` command line; return its exit status.
 
@@ -228,22 +336,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments after the program name (default: ``sys.argv[1:]``).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in _DELEGATED:
-        try:
-            return _delegated(argv[0])(argv[1:])
-        except KeyboardInterrupt:
-            print("hf-bpe: interrupted", file=sys.stderr)
-            return 130
     parser = _build_parser()
     try:
-        args = parser.parse_args(argv)
+        if argv and argv[0] in _COMMANDS:
+            # Each command parses intermixed, so that FILE arguments may come before, between or after options
+            # (argparse cannot parse intermixed through subparsers).
+            args = _subparser(parser, argv[0]).parse_intermixed_args(argv[1:])
+            args.command = argv[0]
+        else:
+            args = parser.parse_args(argv)  # prints the usage error (or --help)
     except SystemExit as exc:  # argparse already printed usage + error (status 2) or help (status 0)
         return int(exc.code or 0)
-    commands = {"train": _cmd_train, "encode": _cmd_encode, "decode": _cmd_decode}
     try:
-        return commands[args.command](args)
-    except (UserError, TypeError, ValueError, FileNotFoundError, FileExistsError, PermissionError,
-            IsADirectoryError) as exc:
+        return _COMMANDS[args.command](args)
+    except USER_ERRORS as exc:
         print(f"hf-bpe: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

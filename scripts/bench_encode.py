@@ -82,7 +82,7 @@ def _read_lines(path: Path | None, megabytes: float, max_lines: int) -> tuple[li
             lines.pop()
         source = os.fspath(path)
     else:
-        from hf_bpe.corpus import default_corpus_files, describe_default_corpus
+        from hf_bpe.training.corpus import default_corpus_files, describe_default_corpus
 
         lines, size = [], 0
         for file in default_corpus_files():
@@ -103,7 +103,7 @@ def _vocabulary(path: Path | None, work: Path) -> tuple[Path, str]:
     if (DEFAULT_VOCAB / "vocab.json").is_file():
         return DEFAULT_VOCAB, f"GPT-2 ({DEFAULT_VOCAB})"
     import hf_bpe
-    from hf_bpe.corpus import default_corpus_files, describe_default_corpus
+    from hf_bpe.training.corpus import default_corpus_files, describe_default_corpus
 
     print("no GPT-2 files found: training a 32,000 vocabulary on the embedded default corpus", file=sys.stderr)
     model = hf_bpe.train(default_corpus_files(), vocab_size=32000, show_progress=False)
@@ -114,7 +114,7 @@ def _vocabulary(path: Path | None, work: Path) -> tuple[Path, str]:
 def _tiktoken_encoding(vocab_dir: Path) -> Any:
     import tiktoken
 
-    from hf_bpe.bytelevel import str_to_token
+    from hf_bpe.core.bytelevel import str_to_token
 
     if vocab_dir.resolve() == DEFAULT_VOCAB.resolve() and GPT2_TIKTOKEN.is_file():
         from tiktoken.load import load_tiktoken_bpe

@@ -76,8 +76,8 @@ def _lines(files: Sequence[str]) -> Iterator[str]:
 
 def _train_hf_bpe(spec: dict[str, Any]) -> dict[str, Any]:
     import hf_bpe
-    import hf_bpe._core as core
-    import hf_bpe.trainer as trainer
+    import hf_bpe.core._core as core
+    import hf_bpe.training.bpe_trainer as trainer
 
     # Time the two phases inside the very run that is measured: wrap the two functions `train` calls.
     split = {"count": 0.0, "merge": 0.0, "count_calls": 0, "merge_calls": 0}
@@ -178,7 +178,7 @@ def _train_python(spec: dict[str, Any]) -> dict[str, Any]:
     # loop of hf_bpe (heap + pair index, no compiled code of ours).
     import regex
 
-    from hf_bpe import _reference
+    from hf_bpe.core import _reference
 
     pattern = regex.compile(GPT2_PATTERN)
     start = time.perf_counter()
@@ -295,7 +295,7 @@ def _corpus_files(paths: Sequence[str] | None) -> tuple[list[str], str]:
             if not Path(name).is_file():
                 raise SystemExit(f"--corpus {name!r} is not a file; pass existing text files")
         return files, ", ".join(Path(f).name for f in files)
-    from hf_bpe.corpus import default_corpus_files, describe_default_corpus
+    from hf_bpe.training.corpus import default_corpus_files, describe_default_corpus
 
     return [os.fspath(p) for p in default_corpus_files()], "embedded default: " + describe_default_corpus()
 

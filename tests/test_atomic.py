@@ -1,4 +1,4 @@
-"""Tests for hf_bpe.atomic.write_files: every branch, and injected failures that must leave nothing half-done."""
+"""Tests for hf_bpe.formats.atomic.write_files: every branch, and injected failures that must leave nothing half-done."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_bpe import atomic
-from hf_bpe.atomic import write_files
+from hf_bpe.formats import atomic
+from hf_bpe.formats.atomic import write_files
 
 
 def _hidden(folder: Path) -> list[str]:

@@ -15,17 +15,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_bpe import _core
-from hf_bpe.compare import (
+from hf_bpe.core import _core
+from hf_bpe.tools.compare import (
     REPORT_SCHEMA_VERSION,
     _pair_counts_after,
-    cli_compare,
     compare,
     compare_merges,
     is_heldout,
     render_chart,
     render_markdown,
 )
+
+from hf_bpe.cli import main
+
+
+def cli_compare(argv: list[str]) -> int:
+    return main(["compare", *argv])
+
 
 SYLLABLES = "ka to ri mu sen da lo ve qui ber ston ing er ly ment pre con tra ex al".split()
 
@@ -252,7 +258,7 @@ def test_compare_reports_the_first_difference_of_a_changed_peer(first_run, corpu
 def test_compare_still_reports_when_a_peer_is_not_installed(tmp_path, monkeypatch):
     datasets = pytest.importorskip("datasets")
     # The package exports the function hf_bpe.compare, which hides the submodule of the same name.
-    compare_module = importlib.import_module("hf_bpe.compare")
+    compare_module = importlib.import_module("hf_bpe.tools.compare")
 
     installed = compare_module._installed
     monkeypatch.setattr(compare_module, "_installed", lambda name: name != "sentencepiece" and installed(name))

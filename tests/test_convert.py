@@ -1,4 +1,4 @@
-"""hf_bpe.convert: format detection, lossless conversion between tiktoken / GPT-2 / tokenizer.json, the CLI."""
+"""hf_bpe.tools.convert: format detection, lossless conversion between tiktoken / GPT-2 / tokenizer.json, the CLI."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hf_bpe.convert import SPECIAL_TOKENS_FILE, cli_convert, convert, detect_format, load_any
-from hf_bpe.model import BPEModel
+from hf_bpe.cli import main
+from hf_bpe.tools.convert import SPECIAL_TOKENS_FILE, convert, detect_format, load_any
+from hf_bpe.model.bpe import BPEModel
 from helpers import tiktoken_pat_str
 
 # tiktoken_ext/openai_public.py (tiktoken 0.14): the pre-tokenizer patterns of the real files.
@@ -47,7 +48,7 @@ def write_tiktoken(path: Path, ranks: dict[bytes, int]) -> Path:
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str]:
-    code = cli_convert([str(a) for a in argv])
+    code = main(["convert", *[str(a) for a in argv]])
     return code, capsys.readouterr().err
 
 
@@ -318,7 +319,7 @@ def test_convert_gpt2_output_loads_in_transformers(tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
     import hf_bpe  # noqa: F401  (registers HFBPETokenizer with AutoTokenizer)
-    from hf_bpe.hf_tokenizer import HFBPETokenizer
+    from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
 
     tt = write_tiktoken(tmp_path / "tiny.tiktoken", byte_vocab() | {b"ab": 256, b"abc": 257, b" ab": 258})
     (tmp_path / SPECIAL_TOKENS_FILE).write_text('{"<|end|>": 259}', encoding="utf-8")
@@ -364,8 +365,8 @@ def test_convert_openai_gpt2_folder_encodes_like_tiktoken(openai_file, tmp_path_
     from transformers import AutoTokenizer
 
     import hf_bpe  # noqa: F401
-    from hf_bpe.hf_tokenizer import HFBPETokenizer
-    from hf_bpe.tiktoken_format import load_tiktoken
+    from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
+    from hf_bpe.formats.tiktoken import load_tiktoken
 
     source = openai_file(name)
     folder = _converted(source, tmp_path_factory.getbasetemp() / f"{name}-gpt2")
@@ -409,7 +410,7 @@ def test_convert_gpt2_files_round_trip(shared_data: Path, tmp_path: Path) -> Non
 @pytest.mark.shared_data
 @pytest.mark.crossval
 def test_convert_qwen2_files_are_qwen_v1_tiktoken(shared_data: Path, tmp_path: Path) -> None:
-    from hf_bpe.hf_tokenizer import HFBPETokenizer
+    from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
 
     qwen2 = shared_data / "vocabs" / "qwen2"  # no pattern in its tokenizer_config.json: --pattern qwen2
     tt = convert(qwen2, to="tiktoken", out=tmp_path / "tt", pattern="qwen2")
@@ -448,8 +449,8 @@ def test_convert_llama3_to_tiktoken_needs_ignore_merges(shared_data: Path, tmp_p
 
     import tiktoken
 
-    from hf_bpe.pretokenize import PATTERNS
-    from hf_bpe.tiktoken_format import load_tiktoken
+    from hf_bpe.core.patterns import PATTERNS
+    from hf_bpe.formats.tiktoken import load_tiktoken
 
     folder = tmp_path / "llama3"
     folder.mkdir()

@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-from hf_bpe import _core, _reference
-from hf_bpe.bytelevel import token_to_str
+from hf_bpe.core import _core
+from hf_bpe.core import _reference
+from hf_bpe.core.bytelevel import token_to_str
 
 # -- training: core == reference ---------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import tracemalloc
 
 import pytest
 
-from hf_bpe.corpus import default_corpus_files, iter_batches, iter_texts
+from hf_bpe.training.corpus import default_corpus_files, iter_batches, iter_texts
 
 
 def test_corpus_files_keep_newlines_and_split_only_on_lf(tmp_path):

@@ -1,4 +1,4 @@
-"""Tests for hf_bpe.gpt2_format: byte identity with `tokenizers`, real vocabularies, encoding parity, errors."""
+"""Tests for hf_bpe.formats.gpt2 and hf_bpe.formats.tokenizer_json: byte identity with `tokenizers`, real vocabularies, encoding parity, errors."""
 
 from __future__ import annotations
 
@@ -14,17 +14,21 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_bpe.bytelevel import str_to_token, token_to_str
-from hf_bpe.gpt2_format import (
+from hf_bpe.core.bytelevel import str_to_token, token_to_str
+from hf_bpe.core.patterns import (
     GPT2_PATTERN,
-    dump_merges_txt,
-    dump_tokenizer_json,
-    dump_vocab_json,
     from_oniguruma,
-    load_merges_txt,
-    load_tokenizer_json,
-    load_vocab_json,
     to_oniguruma,
+)
+from hf_bpe.formats.gpt2 import (
+    dump_merges_txt,
+    dump_vocab_json,
+    load_merges_txt,
+    load_vocab_json,
+)
+from hf_bpe.formats.tokenizer_json import (
+    dump_tokenizer_json,
+    load_tokenizer_json,
 )
 
 # cl100k_base's pattern, copied from tiktoken_ext/openai_public.py (test_gpt2_format_cl100k_pattern_is_tiktokens
@@ -469,8 +473,8 @@ def test_gpt2_format_tokenizer_json_encodes_like_hf_bpe_model(shared_data: Path,
     """tokenizers, loading our tokenizer.json, gives the ids of hf_bpe's own BPEModel (patterns by name)."""
     from tokenizers import Tokenizer
 
-    from hf_bpe.model import BPEModel
-    from hf_bpe.pretokenize import PATTERNS
+    from hf_bpe.model.bpe import BPEModel
+    from hf_bpe.core.patterns import PATTERNS
 
     d, tokens, others, merges = _gpt2_files(shared_data)
     specials = {"<|endoftext|>": 50256, "<|im start|>": 50257}

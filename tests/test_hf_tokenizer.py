@@ -1,7 +1,7 @@
 """HFBPETokenizer: id-for-id parity with tokenizers and transformers' fast tokenizers, and the transformers surface.
 
 Folders are built in the test: small tokenizers trained with `tokenizers` itself (BpeTrainer + ByteLevel, saved
-with ``tokenizer.model.save`` and ``tokenizer.save``) plus the config files of ``hf_bpe.hf_config``, and GPT-2's
+with ``tokenizer.model.save`` and ``tokenizer.save``) plus the config files of ``hf_bpe.formats.hf_config``, and GPT-2's
 real files from the shared data.
 """
 
@@ -30,11 +30,11 @@ from transformers import AutoTokenizer, GPT2TokenizerFast, PreTrainedTokenizerFa
 from transformers.tokenization_python import PreTrainedTokenizer
 from transformers.tokenization_utils_base import VERY_LARGE_INTEGER, AddedToken, BatchEncoding
 
-from hf_bpe import hf_config
-from hf_bpe.hf_tokenizer import HFBPETokenizer, register
-from hf_bpe.manifest import MANIFEST_NAME
-from hf_bpe.model import BPEModel
-from hf_bpe.pretokenize import PATTERNS
+from hf_bpe.formats import hf_config
+from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer, register
+from hf_bpe.formats.manifest import MANIFEST_NAME
+from hf_bpe.model.bpe import BPEModel
+from hf_bpe.core.patterns import PATTERNS
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECIALS = ["<|endoftext|>", "<pad>", "<s>"]
@@ -818,7 +818,8 @@ def _one_byte_change(path: Path) -> None:
 
 
 def test_hf_tokenizer_save_pretrained_after_setting_pad_token_passes_verify(hf_bpe_trained):
-    from hf_bpe.manifest import load_manifest, verify
+    from hf_bpe.formats.manifest import load_manifest
+    from hf_bpe.tools.verify import verify
 
     folder = hf_bpe_trained
     trained = load_manifest(folder)
@@ -856,7 +857,7 @@ def test_hf_tokenizer_save_pretrained_after_setting_pad_token_passes_verify(hf_b
 
 
 def test_hf_tokenizer_save_pretrained_then_one_byte_in_merges_fails_verify(hf_bpe_trained):
-    from hf_bpe.manifest import verify
+    from hf_bpe.tools.verify import verify
 
     tok = HFBPETokenizer.from_pretrained(hf_bpe_trained)
     tok.pad_token = "<pad>"
@@ -872,7 +873,8 @@ def test_hf_tokenizer_save_pretrained_then_one_byte_in_merges_fails_verify(hf_bp
 def test_hf_tokenizer_save_pretrained_records_trained_content_changed_before_loading(hf_bpe_trained, tmp_path):
     # merges.txt edited by hand before loading: the next save hashes it as it is (files pass) but records it as
     # edited after training, and retraining still compares it and names it.
-    from hf_bpe.manifest import load_manifest, verify
+    from hf_bpe.formats.manifest import load_manifest
+    from hf_bpe.tools.verify import verify
 
     lines = (hf_bpe_trained / "merges.txt").read_text(encoding="utf-8").split("\n")
     lines[-2], lines[-3] = lines[-3], lines[-2]  # swap the last two merges (both stay valid)
@@ -888,7 +890,8 @@ def test_hf_tokenizer_save_pretrained_records_trained_content_changed_before_loa
 
 
 def test_hf_tokenizer_added_tokens_change_tokenizer_json_not_trained_content(hf_bpe_trained):
-    from hf_bpe.manifest import load_manifest, verify
+    from hf_bpe.formats.manifest import load_manifest
+    from hf_bpe.tools.verify import verify
 
     before = _texts(hf_bpe_trained)
     tok = HFBPETokenizer.from_pretrained(hf_bpe_trained)
@@ -908,7 +911,8 @@ def test_hf_tokenizer_added_tokens_change_tokenizer_json_not_trained_content(hf_
 
 def test_hf_tokenizer_from_model_of_a_training_keeps_its_corpus_fingerprint(tmp_path):
     import hf_bpe
-    from hf_bpe.manifest import load_manifest, verify
+    from hf_bpe.formats.manifest import load_manifest
+    from hf_bpe.tools.verify import verify
 
     model = hf_bpe.train(manifest_corpus(), vocab_size=400, special_tokens=["<|endoftext|>"], show_progress=False)
     model.save(tmp_path / "model")
@@ -921,7 +925,8 @@ def test_hf_tokenizer_from_model_of_a_training_keeps_its_corpus_fingerprint(tmp_
 
 
 def test_hf_tokenizer_save_pretrained_without_source_manifest(plain, tmp_path):
-    from hf_bpe.manifest import load_manifest, verify
+    from hf_bpe.formats.manifest import load_manifest
+    from hf_bpe.tools.verify import verify
 
     assert not (plain / MANIFEST_NAME).exists()
     HFBPETokenizer.from_pretrained(plain).save_pretrained(tmp_path / "a")
@@ -936,7 +941,7 @@ def test_hf_tokenizer_save_pretrained_without_source_manifest(plain, tmp_path):
 
 
 def test_hf_tokenizer_unreadable_source_manifest_is_ignored(hf_bpe_trained, tmp_path):
-    from hf_bpe.manifest import load_manifest
+    from hf_bpe.formats.manifest import load_manifest
 
     (hf_bpe_trained / MANIFEST_NAME).write_text("{not json", encoding="utf-8")
     HFBPETokenizer.from_pretrained(hf_bpe_trained).save_pretrained(tmp_path / "out")
@@ -997,7 +1002,7 @@ folder = sys.argv[1]
 tok = AutoTokenizer.from_pretrained(folder)
 print(type(tok).__name__, tok("hello world")["input_ids"])
 """
-_HOOK_FIRST = "from hf_bpe.hf_config import install_import_hook\ninstall_import_hook()\n" \
+_HOOK_FIRST = "from hf_bpe.integrations.auto_register import install_import_hook\ninstall_import_hook()\n" \
               "assert 'transformers' not in sys.modules, 'installing the hook imported transformers'"
 _TRANSFORMERS_FIRST = "from transformers import AutoTokenizer"
 

@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 import regex
 
-from hf_bpe import gpt2_format
-from hf_bpe.model import BPEModel
+from hf_bpe.formats import gpt2 as gpt2_format
+from hf_bpe.model.bpe import BPEModel
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.crossval]
 

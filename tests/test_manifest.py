@@ -14,18 +14,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hf_bpe
-from hf_bpe.manifest import (
+from hf_bpe.formats.manifest import (
     MANIFEST_NAME,
     SCHEMA_VERSION,
     CorpusFingerprint,
     build_manifest,
-    cli_verify,
     dump_manifest,
-    first_difference,
     load_manifest,
     training_record,
+)
+from hf_bpe.cli import main
+from hf_bpe.tools.verify import (
+    first_difference,
     verify,
 )
+
+
+def cli_verify(argv: list[str]) -> int:
+    return main(["verify", *argv])
+
 
 OPTIONS = {"vocab_size": 290, "min_frequency": 0, "special_tokens": ["<|endoftext|>"], "pattern": "gpt2",
            "add_prefix_space": False, "max_token_length": None}
@@ -49,7 +56,7 @@ def _train_folder(folder: Path, corpus, *, order: str = "sequence", **overrides)
     model = hf_bpe.train(corpus, **options, show_progress=False)
     out = model.save(folder)
     if not (out / MANIFEST_NAME).exists() or order != "sequence":
-        from hf_bpe.corpus import iter_texts
+        from hf_bpe.training.corpus import iter_texts
 
         files = {p.name: p.read_bytes() for p in out.iterdir() if p.name != MANIFEST_NAME}
         manifest = build_manifest(files, options=options, corpus=_fingerprint(iter_texts(corpus), order))

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_bpe.manifest import MANIFEST_NAME
-from hf_bpe.model import SAVED_FILES, BPEModel, DisallowedSpecialTokenError
+from hf_bpe.formats.manifest import MANIFEST_NAME
+from hf_bpe.model.bpe import SAVED_FILES, BPEModel
+from hf_bpe.errors import DisallowedSpecialTokenError
 
 
 def _model(**options) -> BPEModel:

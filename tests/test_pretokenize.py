@@ -1,4 +1,4 @@
-"""Tests of hf_bpe.pretokenize: the compiled scanners equal `regex.findall` on any text; the Pretokenizer API."""
+"""Tests of hf_bpe.core.pretokenize: the compiled scanners equal `regex.findall` on any text; the Pretokenizer API."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_bpe import _scanner
-from hf_bpe.bytelevel import str_to_token
+from hf_bpe.core import _scanner
+from hf_bpe.core.bytelevel import str_to_token
 from helpers import tiktoken_pat_str
-from hf_bpe.gpt2_format import to_oniguruma
-from hf_bpe.pretokenize import ALIASES, PATTERNS, Pretokenizer
+from hf_bpe.core.patterns import to_oniguruma
+from hf_bpe.core.patterns import ALIASES, PATTERNS
+from hf_bpe.core.pretokenize import Pretokenizer
 
 NAMES = sorted(PATTERNS)
 COMPILED = {name: regex.compile(source) for name, source in PATTERNS.items()}

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_bpe.model import BPEModel
+from hf_bpe.model.bpe import BPEModel
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.crossval]
 
@@ -79,7 +79,7 @@ def test_real_vocabs_llamacpp_vectors_raw_api(shared_data, version, name):
 
 @pytest.mark.parametrize("name", list(_MODELS))
 def test_real_vocabs_llamacpp_vectors_hf_tokenizer(shared_data, tmp_path, name):
-    from hf_bpe.hf_tokenizer import HFBPETokenizer
+    from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
 
     model = _model(shared_data, name)
     model.save(tmp_path / name)
@@ -127,8 +127,8 @@ def test_real_vocabs_gpt2_equals_fast_tokenizer_and_tiktoken_on_every_line(share
     import tiktoken
     from transformers import GPT2TokenizerFast
 
-    from hf_bpe.tiktoken_format import load_tiktoken
-    from hf_bpe.pretokenize import PATTERNS
+    from hf_bpe.formats.tiktoken import load_tiktoken
+    from hf_bpe.core.patterns import PATTERNS
 
     root = shared_data / "corpora" / corpus
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix in (".txt", ".tsv"))

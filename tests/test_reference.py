@@ -9,9 +9,10 @@ import random
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-from hf_bpe import _core, _reference
-from hf_bpe._reference import WordEncoder, merge_word, train_merges
-from hf_bpe.bytelevel import BYTE_ORDER, str_to_token, token_to_str
+from hf_bpe.core import _core
+from hf_bpe.core import _reference
+from hf_bpe.core._reference import WordEncoder, merge_word, train_merges
+from hf_bpe.core.bytelevel import BYTE_ORDER, str_to_token, token_to_str
 
 BYTE_ID = {b: i for i, b in enumerate(BYTE_ORDER)}  # ids of the bytes when there are no special tokens
 

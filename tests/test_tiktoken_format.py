@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_bpe.bytelevel import str_to_token, token_to_str
-from hf_bpe.tiktoken_format import dump_tiktoken, load_tiktoken, merges_from_ranks, ranks_from_merges
+from hf_bpe.core.bytelevel import str_to_token, token_to_str
+from hf_bpe.formats.tiktoken import dump_tiktoken, load_tiktoken, merges_from_ranks, ranks_from_merges
 from helpers import tiktoken_pat_str
 
 # tiktoken_ext/openai_public.py (tiktoken 0.14): the pre-tokenizer patterns and the sha256 of the real files.
@@ -466,7 +466,7 @@ def test_tiktoken_format_recovered_merges_encode_like_tiktoken(shared_data: Path
     mismatches = [i for i, (a, b) in enumerate(zip(expected, by_tokenizers)) if a != b]
     assert not mismatches, f"tokenizers differs on {len(mismatches)} texts, first: {texts[mismatches[0]][:200]!r}"
 
-    from hf_bpe.model import BPEModel
+    from hf_bpe.model.bpe import BPEModel
 
     model = BPEModel(ranks, merges, pattern=pattern_name)
     got = [model.encode_ordinary(text) for text in texts]

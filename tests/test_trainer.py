@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hf_bpe
-from hf_bpe.gpt2_format import to_oniguruma
-from hf_bpe.pretokenize import PATTERNS
-from hf_bpe.trainer import count_words, train
+from hf_bpe.core.patterns import to_oniguruma
+from hf_bpe.core.patterns import PATTERNS
+from hf_bpe.training.bpe_trainer import count_words, train
 
 # Pieces that stress the pre-tokenizer and the merge loop: ties, emoji (ZWJ, flags, skin tones), CJK, combining
 # marks, non-ASCII digits, whitespace runs, contractions, special-token look-alikes.

@@ -27,13 +27,13 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from . import _core
+from ..core import _core
 from .corpus import iter_batches, iter_texts
-from .manifest import CorpusFingerprint
-from .model import BPEModel
-from .pretokenize import Pretokenizer
+from ..formats.manifest import CorpusFingerprint
+from ..model.bpe import BPEModel
+from ..core.pretokenize import Pretokenizer
 
-__all__ = ["train", "count_words", "choose_workers", "DEFAULT_VOCAB_SIZE"]
+__all__ = ["train", "count_words", "check_options", "choose_workers", "DEFAULT_VOCAB_SIZE"]
 
 # tokenizers' BpeTrainer default.
 DEFAULT_VOCAB_SIZE = 30000
@@ -159,10 +159,10 @@ def train(
         The trained :class:`BPEModel`.
 
     Raises:
-        TypeError, ValueError: for bad options or a bad corpus; see :func:`hf_bpe.corpus.iter_texts`.
+        TypeError, ValueError: for bad options or a bad corpus; see :func:`hf_bpe.training.corpus.iter_texts`.
     """
     # 1. Check every option before reading the corpus, so mistakes fail at once.
-    specials = _check_options(vocab_size, min_frequency, special_tokens, max_token_length, workers)
+    specials = check_options(vocab_size, min_frequency, special_tokens, max_token_length, workers)
     pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
     if corpus_order not in ("sequence", "multiset"):
         raise ValueError(f"corpus_order must be 'sequence' or 'multiset', got {corpus_order!r}")
@@ -200,9 +200,8 @@ def train(
     del words, word_counts
 
     # 4. Build the model; say so when the corpus ran out of pairs before vocab_size.
-    model = _build_model(vocab, merges, specials, pattern, add_prefix_space)
     # What BPEModel.save records in the manifest, so that `hf-bpe verify` can retrain and compare.
-    model._provenance = {
+    provenance = {
         "options": {
             "vocab_size": vocab_size,
             "min_frequency": min_frequency,
@@ -215,6 +214,7 @@ def train(
         },
         "corpus": fingerprint.as_dict(),
     }
+    model = _build_model(vocab, merges, specials, pattern, add_prefix_space, provenance)
     if len(vocab) < vocab_size:
         warnings.warn(
             f"the corpus ran out of mergeable pairs (min_frequency={min_frequency}): the vocabulary has "
@@ -230,6 +230,7 @@ def _build_model(
     specials: Sequence[str],
     pattern: str,
     add_prefix_space: bool,
+    provenance: dict[str, Any],
 ) -> BPEModel:
     special_ids = {token: i for i, token in enumerate(specials)}
     regular = {token: i for i, token in enumerate(vocab) if i >= len(specials)}
@@ -238,16 +239,23 @@ def _build_model(
     last_rank = {(left, right): rank for rank, (left, right, _new) in enumerate(merges)}
     ordered = sorted(last_rank.items(), key=lambda item: item[1])
     pairs = [(vocab[left], vocab[right]) for (left, right), _rank in ordered]
-    return BPEModel(regular, pairs, special_tokens=special_ids, pattern=pattern, add_prefix_space=add_prefix_space)
+    return BPEModel(regular, pairs, special_tokens=special_ids, pattern=pattern, add_prefix_space=add_prefix_space,
+                    provenance=provenance)
 
 
-def _check_options(
+def check_options(
     vocab_size: object,
     min_frequency: object,
     special_tokens: object,
     max_token_length: object,
     workers: object,
 ) -> list[str]:
+    """Check the training options before any corpus is read; return the special tokens, repeats dropped.
+
+    >>> check_options(300, 0, ["<s>", "<s>", "</s>"], None, None)
+    ['<s>', '</s>']
+    """
+
     def is_int(value: object) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
 

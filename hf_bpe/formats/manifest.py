@@ -1,4 +1,4 @@
-"""Record how a tokenizer was made, and check a folder against that record.
+"""Record how a tokenizer was made: the training manifest and the corpus fingerprint.
 
 A training manifest (``hf_bpe_manifest.json``) sits next to every tokenizer hf_bpe writes. It holds:
 
@@ -46,16 +46,11 @@ fixed a multiset (``order="multiset"``) so that :func:`verify` accepts it in any
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import platform
-import sys
-import tempfile
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,15 +58,12 @@ __all__ = [
     "MANIFEST_NAME",
     "SCHEMA_VERSION",
     "CorpusFingerprint",
-    "VerifyReport",
     "TRAINED_CONTENT",
     "build_manifest",
     "dump_manifest",
-    "first_difference",
     "load_manifest",
     "training_record",
-    "verify",
-    "cli_verify",
+    "versions",
 ]
 
 MANIFEST_NAME = "hf_bpe_manifest.json"
@@ -89,7 +81,7 @@ RUNTIME_OPTIONS = frozenset({"workers", "show_progress", "text_column"})
 # they were edited after training.
 TRAINED_CONTENT = ("vocab.json", "merges.txt")
 
-_ORDERS = ("sequence", "multiset")
+ORDERS = ("sequence", "multiset")
 _MODULUS = 1 << 256
 
 
@@ -111,7 +103,7 @@ class CorpusFingerprint:
     __slots__ = ("_order", "_hash", "_sum", "_documents", "_bytes")
 
     def __init__(self, *, order: Literal["sequence", "multiset"] = "sequence") -> None:
-        if order not in _ORDERS:
+        if order not in ORDERS:
             raise ValueError(f"order must be 'sequence' or 'multiset', got {order!r}")
         self._order = order
         self._hash = hashlib.sha256()
@@ -193,10 +185,10 @@ class CorpusFingerprint:
         return f"CorpusFingerprint(order={d['order']!r}, sha256={d['sha256'][:16]!r}..., documents={d['documents']})"
 
 
-def _versions() -> dict[str, str | None]:
+def versions() -> dict[str, str | None]:
     from importlib import metadata
 
-    from . import __version__
+    from .._version import __version__
 
     versions: dict[str, str | None] = {"hf_bpe": __version__, "python": platform.python_version()}
     for name in DEPENDENCIES:
@@ -265,7 +257,7 @@ def build_manifest(
         raise TypeError(f"corpus must be a fingerprint mapping (CorpusFingerprint.as_dict()) or None, got {corpus!r}")
     entries = {}
     for name, data in files.items():
-        if not isinstance(name, str) or not _is_plain_name(name):
+        if not isinstance(name, str) or not is_plain_name(name):
             raise ValueError(f"file name {name!r} must be a plain file name (no folder, not '.' or '..')")
         if name == MANIFEST_NAME:
             raise ValueError(f"files must not include the manifest itself ({MANIFEST_NAME!r})")
@@ -278,31 +270,31 @@ def build_manifest(
             raise ValueError(f"corpus fingerprint lacks {sorted(missing)!r}; pass CorpusFingerprint(...).as_dict()")
     manifest: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "versions": _versions(),
+        "versions": versions(),
         "options": {str(k): _json_value(str(k), v) for k, v in options.items()},
         "corpus": None if corpus is None else {str(k): _json_value(str(k), v) for k, v in corpus.items()},
         "files": entries,
     }
     if trained is not None:
-        if not isinstance(trained, Mapping) or not _is_file_table(trained.get("files")):
+        if not isinstance(trained, Mapping) or not is_file_table(trained.get("files")):
             raise TypeError(f"trained must be {{'files': {{name: {{sha256, bytes}}}}, 'versions': ...}} as "
                             f"training_record() returns it, got {trained!r:.200}")
         trained_files = {str(k): {"sha256": v["sha256"], "bytes": v["bytes"]} for k, v in trained["files"].items()}
-        edited = _edited(entries, trained_files)
+        edited = edited_files(entries, trained_files)
         manifest["trained"] = {"files": trained_files, "versions": _json_value("versions", trained.get("versions"))}
         manifest["edited_after_training"] = edited
         manifest["note"] = _edit_note(edited)
     return manifest
 
 
-def _is_file_table(files: object) -> bool:
+def is_file_table(files: object) -> bool:
     return isinstance(files, dict) and all(
         isinstance(e, dict) and isinstance(e.get("sha256"), str) and isinstance(e.get("bytes"), int)
         for e in files.values()
     )
 
 
-def _edited(files: Mapping[str, Mapping[str, object]], trained_files: Mapping[str, Mapping[str, object]]) -> list[str]:
+def edited_files(files: Mapping[str, Mapping[str, object]], trained_files: Mapping[str, Mapping[str, object]]) -> list[str]:
     """Name the files whose (sha256, size) differs from the training's, or that training did not write."""
     def key(entry: Mapping[str, object] | None) -> tuple[object, object] | None:
         return None if entry is None else (entry.get("sha256"), entry.get("bytes"))
@@ -341,10 +333,10 @@ def training_record(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
     options = options if isinstance(options, dict) else {}
     corpus = corpus if isinstance(corpus, dict) else None
     trained = manifest.get("trained")
-    if isinstance(trained, dict) and _is_file_table(trained.get("files")):
+    if isinstance(trained, dict) and is_file_table(trained.get("files")):
         record = {"files": trained["files"], "versions": trained.get("versions")}
     elif options or corpus is not None:
-        if not _is_file_table(manifest.get("files")):
+        if not is_file_table(manifest.get("files")):
             return None
         record = {"files": manifest["files"], "versions": manifest.get("versions")}
     else:
@@ -361,7 +353,7 @@ def dump_manifest(manifest: Mapping[str, Any]) -> str:
     return json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _is_plain_name(name: str) -> bool:
+def is_plain_name(name: str) -> bool:
     return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name
 
 
@@ -394,259 +386,6 @@ def load_manifest(directory: str | os.PathLike[str]) -> dict[str, Any]:
             f"{os.fspath(path)!r} has schema_version {version!r}; this hf_bpe reads versions 1..{SCHEMA_VERSION}: "
             "upgrade hf_bpe to verify it"
         )
-    if not _is_file_table(manifest.get("files")):
+    if not is_file_table(manifest.get("files")):
         raise ValueError(f"{os.fspath(path)!r} has no valid 'files' table ({{name: {{sha256, bytes}}}})")
     return manifest
-
-
-@dataclass(frozen=True)
-class VerifyReport:
-    """The outcome of :func:`verify`.
-
-    Attributes:
-        ok: True only when every check passed.
-        problems: one line per failed check, naming the file (or the corpus) and the first difference.
-        checked: one line per passed check.
-        notes: facts that are not failures (versions that differ from the manifest's, skipped steps).
-    """
-
-    ok: bool
-    problems: tuple[str, ...]
-    checked: tuple[str, ...]
-    notes: tuple[str, ...] = ()
-
-    def format(self) -> str:
-        """Return the report as lines for a person: ``ok``, ``FAIL`` and ``note`` prefixes, then a verdict."""
-        lines = [f"ok    {c}" for c in self.checked] + [f"FAIL  {p}" for p in self.problems]
-        lines += [f"note  {n}" for n in self.notes]
-        lines.append("verified: everything matches" if self.ok else f"NOT verified: {len(self.problems)} problem(s)")
-        return "\n".join(lines) + "\n"
-
-
-def _sha256_file(path: Path) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-            size += len(block)
-    return digest.hexdigest(), size
-
-
-def first_difference(expected: bytes, found: bytes) -> str:
-    """Describe where two files first differ, by line (1-based), quoting both lines with their ``\\n``.
-
-    >>> first_difference(b"a\\nb\\nc\\n", b"a\\nB\\nc\\n")
-    "line 2: 'b\\\\n' vs 'B\\\\n'"
-    >>> first_difference(b"a\\n", b"a\\nb\\n")
-    "line 2: <end of file> vs 'b\\\\n'"
-    """
-    left, right = _lines(expected), _lines(found)
-    for number, (a, b) in enumerate(zip(left, right), start=1):
-        if a != b:
-            return f"line {number}: {_quote(a)} vs {_quote(b)}"
-    number = min(len(left), len(right)) + 1
-    if len(left) < len(right):
-        return f"line {number}: <end of file> vs {_quote(right[number - 1])}"
-    if len(right) < len(left):
-        return f"line {number}: {_quote(left[number - 1])} vs <end of file>"
-    return "nowhere (identical)"
-
-
-def _lines(data: bytes) -> list[bytes]:
-    parts = data.split(b"\n")
-    return [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-
-
-def _quote(line: bytes, limit: int = 120) -> str:
-    text = line.decode("utf-8", "backslashreplace")
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-def verify(
-    directory: str | os.PathLike[str],
-    *,
-    corpus: Any = None,
-    text_column: str = "text",
-    workers: int | None = None,
-    show_progress: bool = False,
-) -> VerifyReport:
-    """Check a tokenizer folder against its manifest; with the corpus, retrain and compare byte for byte.
-
-    1. Every file the manifest lists must exist with the recorded size and sha256.
-    2. With ``corpus``: its fingerprint (in the manifest's order mode) must equal the recorded one; if it does
-       not, the folder was not trained on this corpus and step 3 is skipped.
-    3. With ``corpus``: train again with the recorded options into a temporary folder and compare every listed
-       file byte for byte with the folder's, naming the first differing line. Files that the manifest records
-       as edited after training (``HFBPETokenizer.save_pretrained`` after e.g. setting ``pad_token``) are not
-       compared, except ``vocab.json`` and ``merges.txt`` (:data:`TRAINED_CONTENT`); a note names them.
-
-    Args:
-        directory: the tokenizer folder.
-        corpus: the training corpus, as :func:`hf_bpe.train` accepts it; it is read twice, so it must be
-            re-iterable (a list, path(s) or a dataset, not a generator).
-        text_column: the text column, for datasets.
-        workers: processes for retraining (the output does not depend on it).
-        show_progress: progress bars on stderr while retraining.
-
-    Returns:
-        A :class:`VerifyReport`; ``ok`` is True only when everything matches.
-
-    Raises:
-        FileNotFoundError: when the folder or its manifest does not exist.
-        ValueError: for an unreadable manifest.
-        TypeError: for a one-shot iterator as ``corpus``.
-    """
-    # 1. Files against the manifest.
-    folder = Path(directory)
-    manifest = load_manifest(folder)
-    problems: list[str] = []
-    checked: list[str] = []
-    notes: list[str] = []
-    recorded = manifest.get("versions") or {}
-    current = _versions()
-    changed = [f"{k} {recorded.get(k)} -> {v}" for k, v in current.items() if k in recorded and recorded[k] != v]
-    if changed:
-        notes.append("versions differ from the manifest's: " + ", ".join(changed))
-    for name, entry in sorted(manifest["files"].items()):
-        if not _is_plain_name(name):
-            problems.append(f"{name!r}: not a plain file name; the manifest is corrupt")
-            continue
-        path = folder / name
-        if not path.is_file():
-            problems.append(f"{name}: missing from {os.fspath(folder)!r}")
-            continue
-        digest, size = _sha256_file(path)
-        if digest != entry["sha256"] or size != entry["bytes"]:
-            problems.append(
-                f"{name}: sha256 differs from the manifest (recorded {entry['sha256'][:16]}... for "
-                f"{entry['bytes']} bytes, found {digest[:16]}... for {size} bytes)"
-            )
-        else:
-            checked.append(f"{name}: sha256 matches the manifest")
-    # The manifest's own list is for people; recompute it from the two tables so that it cannot disagree.
-    trained = manifest.get("trained")
-    edited: list[str] = []
-    if isinstance(trained, dict) and _is_file_table(trained.get("files")):
-        edited = _edited(manifest["files"], trained["files"])
-        if edited:
-            kept = [name for name in TRAINED_CONTENT if name in trained["files"] and name not in edited]
-            notes.append(
-                f"edited after training (e.g. by save_pretrained): {', '.join(edited)}"
-                + (f"; {' and '.join(kept)} are as trained" if kept else "")
-            )
-    if corpus is None:
-        return VerifyReport(not problems, tuple(problems), tuple(checked), tuple(notes))
-
-    # 2. The corpus fingerprint.
-    from .corpus import iter_texts
-
-    if isinstance(corpus, Iterator):
-        raise TypeError(
-            f"corpus is a one-shot iterator ({type(corpus).__name__}); verify reads it twice (fingerprint, then "
-            "training): pass a list, path(s) or a datasets Dataset"
-        )
-    recorded_corpus = manifest.get("corpus")
-    options = manifest.get("options")
-    if not isinstance(recorded_corpus, dict) or recorded_corpus.get("order") not in _ORDERS:
-        problems.append("corpus: the manifest records no corpus fingerprint, so the corpus cannot be checked")
-    else:
-        fingerprint = CorpusFingerprint(order=recorded_corpus["order"])
-        fingerprint.update(iter_texts(corpus, text_column=text_column))
-        found = fingerprint.as_dict()
-        keys = ("sha256", "documents", "bytes")
-        if any(found[k] != recorded_corpus.get(k) for k in keys):
-            same_size = all(found[k] == recorded_corpus.get(k) for k in ("documents", "bytes"))
-            hint = ""
-            if same_size and found["order"] == "sequence":
-                hint = (" (same document and byte counts: a changed byte or a different order; hf_bpe's output does "
-                        "not depend on order, so a reordered corpus still retrains to the same files)")
-            problems.append(
-                f"corpus fingerprint differs: the manifest records sha256 {recorded_corpus.get('sha256', '')[:16]}... "
-                f"over {recorded_corpus.get('documents')} documents, {recorded_corpus.get('bytes')} bytes; the corpus "
-                f"given has {found['sha256'][:16]}... over {found['documents']} documents, {found['bytes']} bytes{hint}"
-            )
-            notes.append("not retrained: the corpus given is not the one the manifest records")
-            return VerifyReport(False, tuple(problems), tuple(checked), tuple(notes))
-        checked.append(f"corpus: fingerprint matches ({found['order']}, {found['documents']} documents, "
-                       f"{found['bytes']} bytes)")
-    if not isinstance(options, dict):
-        problems.append("options: the manifest records no training options, so the tokenizer cannot be retrained")
-        return VerifyReport(False, tuple(problems), tuple(checked), tuple(notes))
-
-    # 3. Retrain and compare byte for byte.
-    from .trainer import train
-
-    replay = {k: v for k, v in options.items() if k not in RUNTIME_OPTIONS}
-    with tempfile.TemporaryDirectory(prefix="hf_bpe_verify_") as tmp:
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                model = train(corpus, **replay, text_column=text_column, workers=workers, show_progress=show_progress)
-        except TypeError as exc:
-            problems.append(f"options: this hf_bpe cannot replay the manifest's options {sorted(replay)!r}: {exc}")
-            return VerifyReport(False, tuple(problems), tuple(checked), tuple(notes))
-        notes.extend(f"retraining warned: {w.message}" for w in caught)
-        out = model.save(Path(tmp) / "retrained")
-        for name in sorted(manifest["files"]):
-            ours, theirs = out / name, folder / name
-            if not _is_plain_name(name) or not theirs.is_file():
-                continue  # already reported in step 1
-            if name in edited and name not in TRAINED_CONTENT:
-                notes.append(f"{name}: edited after training, so not compared with the retrained output")
-                continue
-            if not ours.is_file():
-                notes.append(f"{name}: this hf_bpe version does not write it, so it was not compared")
-                continue
-            expected, found_bytes = ours.read_bytes(), theirs.read_bytes()
-            if expected == found_bytes:
-                checked.append(f"{name}: retrained output is byte-identical")
-            else:
-                problems.append(f"{name}: retrained output differs at {first_difference(expected, found_bytes)} "
-                                "(retrained vs folder)")
-    return VerifyReport(not problems, tuple(problems), tuple(checked), tuple(notes))
-
-
-def cli_verify(argv: Sequence[str]) -> int:
-    """Run ``hf-bpe verify DIR [--corpus FILE ...] [--dataset PATH ...]``; return the exit status.
-
-    Prints one line per check on stdout; exit status 0 when everything matches, 1 when a check fails, 2 for a
-    user error (printed as ``hf-bpe: error: ...`` on stderr).
-    """
-    parser = argparse.ArgumentParser(
-        prog="hf-bpe verify",
-        description="Check a tokenizer folder against its hf_bpe_manifest.json; with the corpus, retrain and "
-        "confirm the output is byte-identical. Exit status 0 only when everything matches.",
-        epilog="examples:\n  hf-bpe verify my-tok\n  hf-bpe verify my-tok --corpus corpus.txt\n"
-        "  hf-bpe verify my-tok --dataset ./my_dataset --split train --text-column text",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("directory", metavar="DIR", help="a tokenizer folder written by hf-bpe train")
-    parser.add_argument("--corpus", nargs="+", metavar="FILE", help="the training text files, in the same order")
-    parser.add_argument("--dataset", metavar="PATH_OR_NAME", help="the training dataset (save_to_disk folder or "
-                        "local dataset)")
-    parser.add_argument("--split", default="train", metavar="S", help="dataset split (default train)")
-    parser.add_argument("--text-column", default="text", metavar="C", help="dataset text column (default text)")
-    parser.add_argument("--workers", type=int, default=None, metavar="N", help="processes for retraining")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    try:
-        args = parser.parse_args(list(argv))
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    from .cli import UserError, _load_dataset
-
-    try:
-        if args.corpus and args.dataset:
-            raise UserError("give either --corpus FILE ... or --dataset, not both")
-        corpus: Any = None
-        if args.corpus:
-            corpus = [Path(f) for f in args.corpus]
-        elif args.dataset:
-            corpus = _load_dataset(args.dataset, args.split)
-        report = verify(args.directory, corpus=corpus, text_column=args.text_column, workers=args.workers,
-                        show_progress=not args.quiet)
-    except (UserError, TypeError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
-        print(f"hf-bpe: error: {exc}", file=sys.stderr)
-        return 2
-    sys.stdout.write(report.format())
-    return 0 if report.ok else 1

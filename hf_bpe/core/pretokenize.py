@@ -1,6 +1,6 @@
 """Split text into pre-tokens (pieces) with the regex of GPT-2, GPT-4, GPT-4o, Llama 3, Qwen2 or your own.
 
-The named patterns run on a compiled scanner (``hf_bpe._scanner``) that returns exactly the pieces
+The named patterns run on a compiled scanner (``hf_bpe.core._scanner``) that returns exactly the pieces
 ``regex.findall(pattern, text)`` returns, several times faster; custom patterns use the ``regex`` module.
 
 >>> pre = Pretokenizer("gpt2")
@@ -15,59 +15,17 @@ The named patterns run on a compiled scanner (``hf_bpe._scanner``) that returns 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from types import MappingProxyType
+from collections.abc import Iterable
 from typing import Any
 
 import regex
 
 from . import _scanner
-from .gpt2_format import to_oniguruma
+from .patterns import ALIASES, PATTERNS, to_oniguruma
 
 __all__ = ["PATTERNS", "ALIASES", "Pretokenizer"]
 
-# Exact sources. gpt2: tokenizers' ByteLevel (byte_level.rs) == OpenAI's encoder.py. gpt4 and o200k: tiktoken 0.14
-# (tiktoken_ext/openai_public.py). llama3: the Split pre-tokenizer of Meta's Llama 3 tokenizer.json -- the older
-# spelling of cl100k that Hugging Face files carry; it differs from gpt4 in one place: a whitespace run that reaches
-# the end of the text and contains a newline is cut after its last newline (llama3) or kept whole (gpt4's `\s++$`).
-# qwen2: Qwen2's tokenizer.json Split pre-tokenizer, llama3 with single digits.
-PATTERNS: Mapping[str, str] = MappingProxyType(
-    {
-        "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
-        "gpt4": (
-            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$"""
-            r"""|\s*[\r\n]|\s+(?!\S)|\s"""
-        ),
-        "o200k": "|".join(
-            [
-                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
-                r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
-                r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-                r"""\p{N}{1,3}""",
-                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-                r"""\s*[\r\n]+""",
-                r"""\s+(?!\S)""",
-                r"""\s+""",
-            ]
-        ),
-        "llama3": (
-            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-            r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
-        ),
-        "qwen2": (
-            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-            r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
-        ),
-    }
-)
-
-# Other names accepted for a pattern (looked up case-insensitively, like the names).
-ALIASES: Mapping[str, str] = MappingProxyType(
-    {"cl100k": "gpt4", "cl100k_base": "gpt4", "o200k_base": "o200k", "gpt4o": "o200k"}
-)
-
-# A named pattern's exact text, or its Oniguruma spelling in a tokenizer.json (gpt2_format.to_oniguruma), gets the
+# A named pattern's exact text, or its Oniguruma spelling in a tokenizer.json (patterns.to_oniguruma), gets the
 # name and so the compiled scanner.
 _NAME_OF_SOURCE = {spelling: name for name, source in PATTERNS.items() for spelling in (to_oniguruma(source), source)}
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")

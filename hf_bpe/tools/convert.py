@@ -33,22 +33,24 @@ no tiktoken form and converting it says so).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import re
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from . import atomic, gpt2_format, tiktoken_format
-from .model import BPEModel
-from .pretokenize import PATTERNS, Pretokenizer
+from ..formats import atomic
+from ..formats import tokenizer_json
+from ..formats import tiktoken as tiktoken_format
+from ..model.bpe import BPEModel
+from ..core import patterns
+from ..core.patterns import PATTERNS
+from ..core.pretokenize import Pretokenizer
 
-__all__ = ["FORMATS", "SPECIAL_TOKENS_FILE", "Format", "cli_convert", "convert", "detect_format", "load_any"]
+__all__ = ["FORMATS", "SPECIAL_TOKENS_FILE", "Format", "convert", "detect_format", "load_any"]
 
 Format = Literal["tiktoken", "gpt2", "tokenizers"]
 FORMATS: tuple[str, ...] = ("tiktoken", "gpt2", "tokenizers")
@@ -176,11 +178,11 @@ def detect_format(src: str | os.PathLike[str]) -> Format:
 # ----------------------------------------------------------------------------------------------------------------
 
 def _pattern_name(pattern_regex: str | None) -> str:
-    """Map a tokenizer.json Split regex (as read by gpt2_format) back to a PATTERNS name when it is one's spelling."""
+    """Map a tokenizer.json Split regex (as read by tokenizer_json) back to a PATTERNS name when it is one's spelling."""
     if pattern_regex is None:  # ByteLevel(use_regex=true): GPT-2's pattern
         return "gpt2"
     for name, source in PATTERNS.items():
-        spellings = {source, gpt2_format.from_oniguruma(gpt2_format.to_oniguruma(source))}
+        spellings = {source, patterns.from_oniguruma(patterns.to_oniguruma(source))}
         if pattern_regex in spellings:
             return name
     return pattern_regex
@@ -270,10 +272,10 @@ def _gpt2_options(folder: Path) -> dict[str, Any]:
         except (AttributeError, TypeError, KeyError, ValueError):
             raise ValueError(f"{os.fspath(config_path)!r}: added_tokens_decoder must map ids to "
                              "{'content': ...} entries") from None
-    tokenizer_json = folder / _TOKENIZER_JSON
-    if tokenizer_json.is_file() and not {"pattern", "add_prefix_space", "ignore_merges"} <= options.keys():
+    tokenizer_file = folder / _TOKENIZER_JSON
+    if tokenizer_file.is_file() and not {"pattern", "add_prefix_space", "ignore_merges"} <= options.keys():
         # transformers' folders (Llama 3, Qwen2, GPT-2 on the Hub) keep the pre-tokenizer only in tokenizer.json.
-        info = gpt2_format.load_tokenizer_json(tokenizer_json)
+        info = tokenizer_json.load_tokenizer_json(tokenizer_file)
         options.setdefault("pattern", _pattern_name(info["pattern_regex"]))
         options.setdefault("add_prefix_space", info["add_prefix_space"])
         options.setdefault("ignore_merges", info["ignore_merges"])
@@ -301,7 +303,7 @@ def _load_gpt2(vocab_file: Path, pattern: str | None, extra: Mapping[str, int]) 
 
 
 def _load_tokenizer_json(path: Path, pattern: str | None, extra: Mapping[str, int]) -> BPEModel:
-    info = gpt2_format.load_tokenizer_json(path)
+    info = tokenizer_json.load_tokenizer_json(path)
     # Entries of model.vocab not spelled in the byte-level alphabet can only be added tokens; the listed added
     # tokens (special or not: tokenizers splits all of them out first) are hf_bpe's special tokens.
     specials = dict(info["others"])
@@ -427,7 +429,7 @@ def _tiktoken_files(model: BPEModel, name: str, where: str) -> dict[str, str]:
 def _tokenizer_json_text(model: BPEModel) -> str:
     tokens = {idx: token for token, idx in model.vocab.items()}
     pre = model.pretokenizer
-    return gpt2_format.dump_tokenizer_json(
+    return tokenizer_json.dump_tokenizer_json(
         tokens, model.merges, special_tokens=model.special_tokens,
         pattern_regex=None if pre.name == "gpt2" else pre.regex,
         add_prefix_space=model.add_prefix_space, ignore_merges=model.ignore_merges,
@@ -451,7 +453,7 @@ def convert(
       ``special_tokens.json`` (``{token: id}``; specials are not part of the .tiktoken format).
     * ``to="tokenizers"``: ``tokenizer.json``.
 
-    Files are written all-or-nothing (``hf_bpe.atomic``); other files in ``out`` are left alone.
+    Files are written all-or-nothing (``hf_bpe.formats.atomic``); other files in ``out`` are left alone.
 
     Args:
         src: the source file or folder (format detected, see :func:`detect_format`).
@@ -486,47 +488,3 @@ def convert(
     else:
         files = {_TOKENIZER_JSON: _tokenizer_json_text(model)}
     return atomic.write_files(out_path, files, force=force)
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Command line
-# ----------------------------------------------------------------------------------------------------------------
-
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """Add the ``convert`` arguments to ``parser`` (a new one named ``hf-bpe convert`` when None) and return it."""
-    if parser is None:
-        parser = argparse.ArgumentParser(
-            prog="hf-bpe convert",
-            description="Convert a byte-level BPE tokenizer between tiktoken files, GPT-2 files "
-                        "(vocab.json + merges.txt) and tokenizer.json.",
-        )
-    parser.add_argument("src", metavar="SRC", help="a .tiktoken file, a GPT-2 folder (or file of the pair), or a "
-                        "tokenizer.json (or its folder); the format is detected")
-    parser.add_argument("--to", required=True, choices=FORMATS, help="the output format")
-    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created when absent)")
-    parser.add_argument("--pattern", default=None, metavar="NAME",
-                        help=f"pre-tokenizer when SRC does not say: {', '.join(PATTERNS)}, or a regex "
-                             "(required for .tiktoken files other than OpenAI's)")
-    parser.add_argument("--force", action="store_true", help="replace existing output files")
-    return parser
-
-
-def cli_convert(argv: Sequence[str]) -> int:
-    """Run ``hf-bpe convert SRC --to {gpt2,tiktoken,tokenizers} --out DIR [--pattern NAME] [--force]``.
-
-    User errors print one line ``hf-bpe: error: ...`` to stderr and return 2 (no traceback); success logs the
-    written folder to stderr and returns 0.
-    """
-    parser = build_parser()
-    try:
-        args = parser.parse_args(list(argv))
-    except SystemExit as exc:  # argparse printed usage + error (2) or help (0)
-        return int(exc.code or 0)
-    try:
-        folder = convert(args.src, to=args.to, out=args.out, pattern=args.pattern, force=args.force)
-    except (TypeError, ValueError, FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError,
-            PermissionError) as exc:
-        print(f"hf-bpe: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"hf-bpe: wrote {args.to} files to {os.fspath(folder)}", file=sys.stderr)
-    return 0

@@ -20,7 +20,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["iter_texts", "iter_batches", "default_corpus_files", "default_corpus"]
+from ..errors import InputError
+
+__all__ = ["iter_texts", "iter_batches", "is_paths", "default_corpus_files", "default_corpus", "describe_default_corpus", "load_dataset"]
 
 # Rows read from a datasets.Dataset per Arrow batch: large enough to amortise the per-batch cost, small enough
 # to keep memory flat.
@@ -32,7 +34,7 @@ def _is_dataset(corpus: object) -> bool:
     return module.startswith("datasets.")
 
 
-def _is_paths(corpus: object) -> bool:
+def is_paths(corpus: object) -> bool:
     if isinstance(corpus, os.PathLike):
         return True
     return isinstance(corpus, list | tuple) and bool(corpus) and all(isinstance(p, os.PathLike) for p in corpus)
@@ -56,7 +58,7 @@ def iter_texts(corpus: Any, *, text_column: str = "text") -> Iterator[str]:
             f"corpus must be an iterable of texts, a datasets Dataset or path(s), got a single "
             f"{type(corpus).__name__} {corpus[:60]!r}; pass [text] for one document, or pathlib.Path(...) for a file"
         )
-    if _is_paths(corpus):
+    if is_paths(corpus):
         paths = [corpus] if isinstance(corpus, os.PathLike) else list(corpus)
         return _iter_files([Path(p) for p in paths])
     if _is_dataset(corpus):
@@ -196,3 +198,35 @@ def describe_default_corpus() -> str:
     size = sum(p.stat().st_size for p in files)
     version = ".".join(map(str, sys.version_info[:3]))
     return f"the Python {version} standard library ({len(files)} .py files, {size / 1e6:.1f} MB)"
+
+
+def load_dataset(name: str, split: str) -> Any:
+    """Load a local `datasets` dataset: a folder written by ``save_to_disk``, or what ``datasets.load_dataset`` reads.
+
+    Args:
+        name: the folder, or a local dataset script/folder name.
+        split: the split to return (of a saved ``DatasetDict``, or passed to ``load_dataset``).
+
+    Raises:
+        InputError: naming the dataset and split when it cannot be loaded, or when the split does not exist.
+    """
+    import datasets
+
+    path = Path(name)
+    try:
+        if path.is_dir() and ((path / "dataset_info.json").exists() or (path / "state.json").exists()
+                              or (path / "dataset_dict.json").exists()):
+            loaded = datasets.load_from_disk(os.fspath(path))
+            if isinstance(loaded, datasets.DatasetDict):
+                if split not in loaded:
+                    raise InputError(f"dataset {name!r} has splits {list(loaded)!r}, not {split!r}; pass --split")
+                loaded = loaded[split]
+            return loaded
+        return datasets.load_dataset(name, split=split)
+    except InputError:
+        raise
+    except (FileNotFoundError, ValueError, ConnectionError, OSError) as exc:
+        raise InputError(
+            f"cannot load dataset {name!r} split {split!r}: {exc}. hf-bpe works offline: pass a folder saved with "
+            "Dataset.save_to_disk, or a local dataset script/folder"
+        ) from None

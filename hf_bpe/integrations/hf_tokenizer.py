@@ -3,7 +3,7 @@
 It is a ``PreTrainedTokenizer`` (transformers 5's ``PythonBackend``), so the whole user surface works: ``__call__``
 on texts, batches and pairs, padding, truncation, tensors, added and special tokens, ``decode``,
 ``save_pretrained``/``from_pretrained`` and ``AutoTokenizer`` (after :func:`register`, which ``import hf_bpe``
-arranges through :func:`hf_bpe.hf_config.install_import_hook`).
+arranges through :func:`hf_bpe.integrations.auto_register.install_import_hook`).
 
 Added tokens follow `tokenizers`' rules, not those of transformers' Python base class (measured on
 transformers 5.23 / tokenizers 0.23.3; ``tests/test_hf_tokenizer.py`` pins each difference):
@@ -60,12 +60,12 @@ from transformers.tokenization_utils_base import (
 )
 from transformers.utils import TensorType, logging
 
-from . import hf_config, manifest
-from .bytelevel import str_to_token, token_to_str
-from .hf_config import install_import_hook
-from .model import BPEModel
+from ..formats import hf_config
+from ..formats import manifest
+from ..core.bytelevel import str_to_token, token_to_str
+from ..model.bpe import BPEModel
 
-__all__ = ["HFBPETokenizer", "HFBPEConfig", "register", "install_import_hook"]
+__all__ = ["HFBPETokenizer", "HFBPEConfig", "register"]
 
 logger = logging.get_logger(__name__)
 
@@ -765,7 +765,7 @@ class HFBPETokenizer(PreTrainedTokenizer):
 
     def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
         """Write ``vocab.json`` and ``merges.txt`` (atomically) into ``save_directory``; return their paths."""
-        from . import atomic
+        from ..formats import atomic
 
         if not os.path.isdir(save_directory):
             raise FileNotFoundError(f"save_directory {save_directory!r} is not a folder; create it first")
@@ -806,11 +806,11 @@ class HFBPETokenizer(PreTrainedTokenizer):
         that ``hf-bpe verify`` passes on the folder. For a trained tokenizer (loaded from a folder whose manifest
         records a training, or wrapping a model fresh from ``hf_bpe.train``) it keeps the training's options and
         corpus fingerprint and lists the files that now differ from what training wrote in
-        ``edited_after_training`` (see :mod:`hf_bpe.manifest`); otherwise it records ``options: {}`` and
+        ``edited_after_training`` (see :mod:`hf_bpe.formats.manifest`); otherwise it records ``options: {}`` and
         ``corpus: null``, as ``BPEModel.save`` does for a loaded model. With ``filename_prefix`` no manifest is
         written: the folder's manifest describes the unprefixed files.
         """
-        from . import atomic
+        from ..formats import atomic
 
         if push_to_hub:
             # The hub path uploads what the base class writes; nothing of it is atomic anyway.
@@ -922,7 +922,7 @@ def register() -> None:
 
     Afterwards ``AutoTokenizer.from_pretrained(folder)`` returns an ``HFBPETokenizer`` for folders whose
     ``tokenizer_config.json`` names it. ``import hf_bpe`` arranges this lazily through
-    :func:`hf_bpe.hf_config.install_import_hook`.
+    :func:`hf_bpe.integrations.auto_register.install_import_hook`.
 
     >>> register(); register()
     """

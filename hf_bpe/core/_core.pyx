@@ -1,12 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # distutils: language = c++
 # distutils: extra_compile_args = -O3 -std=c++17
-"""Compiled BPE merge loop and word encoder: the same API and results as ``hf_bpe._reference``.
+"""Compiled BPE merge loop and word encoder: the same API and results as ``hf_bpe.core._reference``.
 
 The algorithms live in the C++ block below; the Python-facing functions check their arguments with the very
-helpers of ``hf_bpe._reference`` (so both modules start from the same state and raise the same errors; the
+helpers of ``hf_bpe.core._reference`` (so both modules start from the same state and raise the same errors; the
 common case of training input, lists of bytes and ints, is checked in C and handed to the reference whenever a
-check fails), then run without Python objects (and without the GIL) in the loops. Read ``hf_bpe._reference``
+check fails), then run without Python objects (and without the GIL) in the loops. Read ``hf_bpe.core._reference``
 for the semantics.
 """
 
@@ -20,7 +20,7 @@ from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport Py_INCREF
 
-from hf_bpe._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
+from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
 
 cdef extern from *:
     """
@@ -883,7 +883,7 @@ cdef bint _add_checked_words(Trainer* trainer, list words, list counts, bint bit
 
 def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(), max_token_length=None,
                  count_bits=64, progress=None):
-    """Learn byte-level BPE merges exactly as ``tokenizers``' ``BpeTrainer``; see ``hf_bpe._reference``.
+    """Learn byte-level BPE merges exactly as ``tokenizers``' ``BpeTrainer``; see ``hf_bpe.core._reference``.
 
     Args:
         words: distinct pre-tokens as UTF-8 bytes; their order does not matter.
@@ -897,10 +897,10 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
             the end (with the rest, possibly 0).
 
     Returns:
-        ``(vocab, merges)`` as ``hf_bpe._reference.train_merges``.
+        ``(vocab, merges)`` as ``hf_bpe.core._reference.train_merges``.
 
     Raises:
-        TypeError, ValueError: as ``hf_bpe._reference.train_merges``, with the same messages.
+        TypeError, ValueError: as ``hf_bpe.core._reference.train_merges``, with the same messages.
 
     >>> vocab, merges = train_merges([b"aaa"], [3], vocab_size=300)
     >>> [vocab[i] for _, _, i in merges]

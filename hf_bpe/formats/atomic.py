@@ -272,5 +272,5 @@ def _undo(target: Path, temps: dict[str, Path], backups: dict[str, Path], replac
     if stuck:
         # Nothing is lost: the old contents are still in the backups, which we leave in place and name.
         kept = {name: os.fspath(backups[name]) for name in stuck if name in backups}
-        error.add_note(f"hf_bpe.atomic: could not restore {stuck!r} in {os.fspath(target)!r}; "
+        error.add_note(f"hf_bpe.formats.atomic: could not restore {stuck!r} in {os.fspath(target)!r}; "
                        f"their previous contents are kept in {kept!r}")

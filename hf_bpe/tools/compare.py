@@ -63,7 +63,6 @@ Rates are ``None`` when their total is 0. Pairs are written in the byte-level al
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
@@ -73,7 +72,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -89,7 +87,7 @@ __all__ = [
     "is_heldout",
     "render_markdown",
     "render_chart",
-    "cli_compare",
+    "summary",
 ]
 
 REPORT_SCHEMA_VERSION = 1
@@ -151,9 +149,9 @@ class _Split:
 
 def _subsets_of(corpus: Any, text_column: str) -> list[tuple[str, Any]]:
     """Cut the corpus into named parts: one per file for paths, else one named ``corpus``."""
-    from .corpus import _is_paths, iter_texts
+    from ..training.corpus import is_paths, iter_texts
 
-    if _is_paths(corpus):
+    if is_paths(corpus):
         paths = [corpus] if isinstance(corpus, os.PathLike) else list(corpus)
         seen: dict[str, int] = {}
         parts = []
@@ -174,7 +172,7 @@ def _split_corpus(
     """Stream the corpus once: training documents to a temporary file, held-out documents kept per subset."""
     from tqdm import tqdm
 
-    from .manifest import CorpusFingerprint
+    from ..formats.manifest import CorpusFingerprint
 
     fingerprint = CorpusFingerprint()
     threshold = int(fraction * 2**64)
@@ -328,15 +326,13 @@ def _sentencepiece_options(vocab_size: int, special_tokens: Sequence[str], longe
 
 def _train_in_child(peer: str, spec: dict[str, Any], folder: Path) -> dict[str, Any]:
     """Train one tokenizer in a fresh Python process; return the child's result record."""
-    import hf_bpe
-
     spec_path = folder / f"{peer}.spec.json"
     result_path = folder / f"{peer}.result.json"
     spec = {**spec, "peer": peer, "result": os.fspath(result_path)}
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     env = dict(os.environ)
     # The child must import this very hf_bpe (an in-tree checkout need not be installed).
-    package_root = os.fspath(Path(hf_bpe.__file__).resolve().parents[1])
+    package_root = os.fspath(Path(__file__).resolve().parents[2])  # the folder holding hf_bpe/
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     # stdout belongs to the command's data: the child's stdout goes to stderr with its progress bars.
     completed = subprocess.run([sys.executable, "-c", _CHILD, os.fspath(spec_path)], env=env,
@@ -382,7 +378,7 @@ class _HFBPE(_Evaluated):
     name = "hf_bpe"
 
     def __init__(self, folder: Path) -> None:
-        from .model import BPEModel
+        from ..model.bpe import BPEModel
 
         self.model = BPEModel.load(folder)
         self._partial = [_partial_character(self.model.id_to_bytes(i)) if self._exists(i) else False
@@ -423,7 +419,7 @@ class _Tokenizers(_Evaluated):
         self.data = json.loads(file.read_text(encoding="utf-8"))
         self._bytes: dict[int, bytes] = {}
         added = {t.content for t in self.tokenizer.get_added_tokens_decoder().values()}
-        from .bytelevel import str_to_token
+        from ..core.bytelevel import str_to_token
 
         for token, idx in self.tokenizer.get_vocab(with_added_tokens=True).items():
             try:
@@ -444,7 +440,7 @@ class _Tokenizers(_Evaluated):
         return _partial_character(self._bytes[token_id])
 
     def merges(self) -> list[tuple[bytes, bytes]]:
-        from .bytelevel import str_to_token
+        from ..core.bytelevel import str_to_token
 
         pairs = []
         for merge in self.data.get("model", {}).get("merges", []):
@@ -552,7 +548,7 @@ def _pair_counts_after(
 
 
 def _show_pair(pair: tuple[bytes, bytes]) -> list[str]:
-    from .bytelevel import token_to_str
+    from ..core.bytelevel import token_to_str
 
     return [token_to_str(pair[0]), token_to_str(pair[1])]
 
@@ -571,7 +567,7 @@ def compare_merges(
     """Compare hf_bpe's merges with a peer's, and explain the first difference when the reason is known.
 
     Args:
-        word_counts: pre-token (bytes) -> count in the training split, as ``hf_bpe.trainer.count_words`` gives.
+        word_counts: pre-token (bytes) -> count in the training split, as ``hf_bpe.training.bpe_trainer.count_words`` gives.
         ours: hf_bpe's merges in rank order.
         theirs: the peer's merges in rank order.
         vocab_size, special_tokens, min_frequency, max_token_length: the training options (to replay them).
@@ -588,7 +584,7 @@ def compare_merges(
     >>> r["identical"], r["first_difference"]
     (True, None)
     """
-    from . import _core
+    from ..core import _core
 
     ours, theirs = list(ours), list(theirs)
     section: dict[str, Any] = {"identical": ours == theirs, "hf_bpe": len(ours), "peer": len(theirs),
@@ -689,7 +685,7 @@ def _boundaries(pieces: list[bytes]) -> set[int]:
 
 
 def _versions() -> dict[str, str | None]:
-    from .manifest import _versions as manifest_versions
+    from ..formats.manifest import versions as manifest_versions
 
     return manifest_versions()
 
@@ -799,11 +795,11 @@ def compare(
     ('trained', 100, 'not requested')
     """
     # 1. Check the options before reading anything.
-    from .pretokenize import Pretokenizer
-    from .trainer import _check_options
+    from ..core.pretokenize import Pretokenizer
+    from ..training.bpe_trainer import check_options
 
     peers, model_paths = _check_args(vocab_size, against, heldout_fraction, heldout_seed, models, workers)
-    specials = _check_options(vocab_size, min_frequency, special_tokens, None, workers)
+    specials = check_options(vocab_size, min_frequency, special_tokens, None, workers)
     pretokenizer = Pretokenizer(pattern)
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
@@ -852,7 +848,7 @@ def compare(
 
         # 3. Train (or load) each tokenizer.
         if workers is None:
-            from .trainer import choose_workers
+            from ..training.bpe_trainer import choose_workers
 
             workers = choose_workers(pretokenizer, split.train_bytes)
         spec = {
@@ -946,7 +942,7 @@ def compare(
                        "models": {n: e["path"] for n, e in entries.items() if e["path"]}}
 
     # 7. Write the three report files together.
-    from . import atomic
+    from ..formats import atomic
 
     atomic.write_files(folder, {
         "report.json": json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
@@ -1007,13 +1003,13 @@ def _vs_tokenizers(
     if our_merges == their_merges:
         section["merges"] = compare_merges({}, our_merges, their_merges, vocab_size=vocab_size)
     else:
-        from .trainer import count_words
+        from ..training.bpe_trainer import count_words
 
         counts, _, _ = count_words(_read_split(split.train_path), pretokenizer, workers=workers)
         section["merges"] = compare_merges(counts, our_merges, their_merges, vocab_size=vocab_size,
                                            special_tokens=specials, min_frequency=min_frequency)
     # Vocabulary ids.
-    from .bytelevel import token_to_str
+    from ..core.bytelevel import token_to_str
 
     mine = {token_to_str(t): i for t, i in ours.model.vocab.items()}
     mine.update(ours.model.special_tokens)
@@ -1483,84 +1479,6 @@ def render_chart(report: Mapping[str, Any]) -> bytes:
     _hbar_panel(canvas, top, "peak memory of the training process (MB)",
                 [row(n, "peak_rss_bytes", 2**20, "{:,.0f} MB") for n in shown])
     return canvas.png()
-
-
-# -- the command line -----------------------------------------------------------------------------------------------
-
-
-def cli_compare(argv: Sequence[str]) -> int:
-    """Run ``hf-bpe compare``; return the exit status (0: report written, 2: user error).
-
-    The report's paths go to stdout, progress and a one-line summary to stderr.
-    """
-    from .cli import UserError, _load_dataset
-
-    parser = argparse.ArgumentParser(
-        prog="hf-bpe compare",
-        description="Train hf_bpe, tokenizers' BpeTrainer and SentencePiece BPE on the same training split, compare "
-        "them on a held-out split, and write DIR/report.json, DIR/report.md and DIR/report.png.",
-        epilog="examples:\n  hf-bpe compare corpus.txt --vocab-size 32000 --out cmp\n"
-        "  hf-bpe compare zh/*.txt --vocab-size 16000 --out cmp-zh --against tokenizers\n"
-        "  hf-bpe compare --dataset ./my_dataset --split train --vocab-size 8000 --out cmp --force",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files; each line is one document")
-    parser.add_argument("--vocab-size", type=int, required=True, metavar="N", help="vocabulary size of every tokenizer")
-    parser.add_argument("--out", required=True, metavar="DIR", help="report folder")
-    parser.add_argument("--dataset", metavar="PATH_OR_NAME", help="a datasets folder (save_to_disk) or local dataset")
-    parser.add_argument("--split", default="train", metavar="S", help="dataset split (default train)")
-    parser.add_argument("--text-column", default="text", metavar="C", help="dataset text column (default text)")
-    parser.add_argument("--against", default=",".join(PEERS), metavar="PEERS",
-                        help=f"comma-separated peers (default {','.join(PEERS)})")
-    parser.add_argument("--heldout-fraction", type=float, default=0.1, metavar="F",
-                        help="share of documents held out for evaluation (default 0.1)")
-    parser.add_argument("--heldout-seed", type=int, default=0, metavar="S", help="seed of the held-out choice")
-    parser.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token (repeat)")
-    parser.add_argument("--min-frequency", type=int, default=0, metavar="N", help="smallest pair count merged")
-    parser.add_argument("--pattern", default="gpt2", metavar="NAME", help="hf_bpe pre-tokenizer pattern")
-    parser.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
-                        help="load an already-trained model instead of training (hf_bpe, tokenizers, sentencepiece)")
-    parser.add_argument("--workers", type=int, default=None, metavar="N", help="hf_bpe counting processes")
-    parser.add_argument("--force", action="store_true", help="replace an existing report in DIR")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    try:
-        args = parser.parse_intermixed_args(list(argv))  # FILEs may come before or after the options
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    try:
-        if args.files and args.dataset:
-            raise UserError("give either FILE arguments or --dataset, not both")
-        models = {}
-        for item in args.model:
-            name, sep, path = item.partition("=")
-            if not sep or not path:
-                raise UserError(f"--model {item!r}: expected NAME=PATH, e.g. --model sentencepiece=sp.model")
-            models[name] = path
-        if args.files:
-            corpus: Any = [Path(f) for f in args.files]
-        elif args.dataset:
-            corpus = _load_dataset(args.dataset, args.split)
-        else:
-            from .corpus import default_corpus, describe_default_corpus
-
-            print(f"hf-bpe: no corpus given: comparing on the embedded default corpus, {describe_default_corpus()}",
-                  file=sys.stderr)
-            corpus = default_corpus()
-        started = time.perf_counter()
-        report = compare(corpus, vocab_size=args.vocab_size, out=args.out, against=args.against,
-                         heldout_fraction=args.heldout_fraction, heldout_seed=args.heldout_seed,
-                         special_tokens=args.special_token, min_frequency=args.min_frequency, pattern=args.pattern,
-                         text_column=args.text_column, models=models, workers=args.workers,
-                         show_progress=not args.quiet, force=args.force)
-    except (UserError, TypeError, ValueError, FileNotFoundError, FileExistsError, PermissionError,
-            IsADirectoryError) as exc:
-        print(f"hf-bpe: error: {exc}", file=sys.stderr)
-        return 2
-    out = Path(args.out)
-    for name in ("report.json", "report.md", "report.png"):
-        print(os.fspath(out / name))
-    print(f"hf-bpe: {summary(report)} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
-    return 0
 
 
 def summary(report: Mapping[str, Any]) -> str:

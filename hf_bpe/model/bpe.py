@@ -26,8 +26,9 @@ from typing import AbstractSet, Literal
 
 import regex
 
-from . import _core
-from .pretokenize import Pretokenizer
+from ..core import _core
+from ..core.pretokenize import Pretokenizer
+from ..errors import DisallowedSpecialTokenError
 
 __all__ = ["BPEModel", "DisallowedSpecialTokenError", "IncrementalDecoder", "SAVED_FILES"]
 
@@ -49,10 +50,6 @@ _NO_ID = 2**31 - 1
 _Disallowed = Literal["all"] | Collection[str]
 
 
-class DisallowedSpecialTokenError(ValueError):
-    """The text to encode contains a special token that the call did not allow."""
-
-
 class BPEModel:
     """Byte-level BPE: tokens as bytes, merges by rank, a pre-tokenizer, special tokens.
 
@@ -66,6 +63,8 @@ class BPEModel:
         add_prefix_space: prepend a space to each piece of text that does not start with one (`tokenizers`'
             ``ByteLevel(add_prefix_space=True)``).
         ignore_merges: a pre-token that is itself in the vocabulary becomes that one token (Llama 3).
+        provenance: ``{"options": ..., "corpus": ...}``, how a trainer made the model; :meth:`save` records it in
+            the manifest so that ``hf-bpe verify`` can retrain and compare.
 
     Raises:
         TypeError: on arguments of the wrong type.
@@ -81,6 +80,7 @@ class BPEModel:
         pattern: str = "gpt2",
         add_prefix_space: bool = False,
         ignore_merges: bool = False,
+        provenance: Mapping[str, object] | None = None,
     ) -> None:
         # 1. Validate the vocabulary and the specials, and build the id -> bytes table.
         if not isinstance(vocab, Mapping):
@@ -156,8 +156,10 @@ class BPEModel:
         byte_ids = [vocab.get(bytes([b]), _NO_ID) for b in range(256)]
         self._encoder = _core.WordEncoder(triples, byte_ids, whole_words=self._vocab if ignore_merges else None)
         self._special_regex_cache: dict[frozenset[str], regex.Pattern[str]] = {}
-        # Set by hf_bpe.train: the options and corpus fingerprint that BPEModel.save writes to the manifest.
-        self._provenance: dict | None = None
+        # Given by a trainer: the options and corpus fingerprint that save() writes to the manifest.
+        if provenance is not None and not isinstance(provenance, Mapping):
+            raise TypeError(f"provenance must be a mapping with 'options' and 'corpus', or None, got {provenance!r}")
+        self._provenance: Mapping[str, object] = MappingProxyType(dict(provenance or {}))
 
     # -- properties ---------------------------------------------------------------------------------------------
 
@@ -411,14 +413,14 @@ class BPEModel:
         Raises:
             FileExistsError: when an output file exists and ``force`` is false.
         """
-        from . import atomic, gpt2_format, hf_config, manifest
+        from ..formats import atomic, gpt2, hf_config, manifest, tokenizer_json
 
         tokens = {i: t for t, i in self._vocab.items()}
         pattern_regex = None if self._pretokenizer.name == "gpt2" else self._pretokenizer.regex
         files = {
-            "vocab.json": gpt2_format.dump_vocab_json(tokens, self._specials),
-            "merges.txt": gpt2_format.dump_merges_txt(self._merges),
-            "tokenizer.json": gpt2_format.dump_tokenizer_json(
+            "vocab.json": gpt2.dump_vocab_json(tokens, self._specials),
+            "merges.txt": gpt2.dump_merges_txt(self._merges),
+            "tokenizer.json": tokenizer_json.dump_tokenizer_json(
                 tokens,
                 self._merges,
                 special_tokens=self._specials,
@@ -434,7 +436,7 @@ class BPEModel:
             ),
         }
         # The manifest covers every other file; a trained model also records its options and corpus fingerprint.
-        provenance = getattr(self, "_provenance", None) or {}
+        provenance = self._provenance
         files[manifest.MANIFEST_NAME] = manifest.dump_manifest(
             manifest.build_manifest(files, options=provenance.get("options", {}), corpus=provenance.get("corpus"))
         )
@@ -469,14 +471,14 @@ class BPEModel:
             add_prefix_space: see :class:`BPEModel`.
             ignore_merges: see :class:`BPEModel`.
         """
-        from . import gpt2_format
+        from ..formats import gpt2
 
         if isinstance(special_tokens, str):
             raise TypeError(
                 f"special_tokens must be a sequence of str, got one str {special_tokens!r}; use [{special_tokens!r}]"
             )
-        tokens, others = gpt2_format.load_vocab_json(vocab_file)
-        merges = gpt2_format.load_merges_txt(merges_file, vocab=tokens)
+        tokens, others = gpt2.load_vocab_json(vocab_file)
+        merges = gpt2.load_merges_txt(merges_file, vocab=tokens)
         specials = dict(others)
         if isinstance(special_tokens, Mapping):
             specials.update(special_tokens)

@@ -308,7 +308,7 @@ def ranks_from_merges(vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, 
     ``merges_from_ranks(ranks_from_merges(vocab, merges)) == merges`` for GPT-2's files.
 
     Args:
-        vocab: token bytes -> id (e.g. GPT-2's ``vocab.json`` through :mod:`hf_bpe.gpt2_format`).
+        vocab: token bytes -> id (e.g. GPT-2's ``vocab.json`` through :mod:`hf_bpe.formats.gpt2`).
         merges: merge pairs in priority order.
 
     Returns:

@@ -1,6 +1,6 @@
 """Pure-Python executable spec of the BPE merge loop and of the word encoder.
 
-``hf_bpe._core`` (Cython/C++) implements the same two functions fast; the tests hold both equal, and hold this
+``hf_bpe.core._core`` (Cython/C++) implements the same two functions fast; the tests hold both equal, and hold this
 module equal to ``tokenizers`` 0.23.3 (``BpeTrainer::do_train`` in ``models/bpe/trainer.rs``, ``Word::merge`` and
 ``Word::merge_all`` in ``models/bpe/word.rs``). Read this file to know what the core does.
 
@@ -50,7 +50,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from hf_bpe.bytelevel import BYTE_ORDER, str_to_token
+from .bytelevel import BYTE_ORDER, str_to_token
 
 __all__ = ["train_merges", "WordEncoder"]
 
@@ -67,7 +67,7 @@ MAX_ID = 2**31 - 1
 
 
 class TrainingSetup(NamedTuple):
-    """Checked training input, shared by this module and ``hf_bpe._core`` so both start from the same state."""
+    """Checked training input, shared by this module and ``hf_bpe.core._core`` so both start from the same state."""
 
     words: list[bytes]  # distinct, in input order: the word index is the position used in pair entries
     counts: list[int]  # aligned with words
@@ -376,7 +376,7 @@ def check_encoder_args(
     cache_size: int,
     whole_words: Mapping[bytes, int] | None,
 ) -> tuple[list[tuple[int, int, int]], list[int], int, dict[bytes, int]]:
-    """Check and normalise the arguments of ``WordEncoder`` (shared with ``hf_bpe._core``).
+    """Check and normalise the arguments of ``WordEncoder`` (shared with ``hf_bpe.core._core``).
 
     Returns:
         ``(merges, byte_ids, cache_size, whole_words)`` as plain lists/ints/dict.

@@ -1,0 +1,377 @@
+"""Read and write GPT-2 format vocabularies: ``vocab.json`` and ``merges.txt``.
+
+Tokens are ``bytes`` inside hf_bpe; these files spell them in GPT-2's byte-level alphabet
+(:mod:`hf_bpe.core.bytelevel`). The writers produce exactly the bytes that `tokenizers`' ``BPE.save`` writes: compact
+JSON in serde_json's style (separators ``,`` and ``:``, UTF-8, only ``"``, ``\\`` and control characters escaped).
+The readers accept every variant found in real files and fail with the file name (and line number) on anything else.
+The helpers without a leading underscore (``to_json``, ``read_text``, ...) are shared with
+:mod:`hf_bpe.formats.tokenizer_json`.
+
+>>> text = dump_vocab_json({0: b"a", 1: b" b", 2: b"a b"}, {"<|endoftext|>": 3})
+>>> text
+'{"a":0,"Ġb":1,"aĠb":2,"<|endoftext|>":3}'
+>>> dump_merges_txt([(b"a", b" b")])
+'#version: 0.2\\na Ġb\\n'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..core.bytelevel import str_to_token, token_to_str
+
+__all__ = [
+    "dump_merges_txt",
+    "dump_vocab_json",
+    "load_merges_txt",
+    "load_vocab_json",
+]
+
+_MAX_ID = 2**32 - 1  # tokenizers stores ids as u32
+_HEADER = "#version: 0.2\n"
+_EMPTY: Mapping[str, int] = MappingProxyType({})
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# JSON in serde_json's compact style
+# ----------------------------------------------------------------------------------------------------------------
+
+def to_json(value: Any) -> str:
+    # Python's encoder with ensure_ascii=False escapes exactly what serde_json escapes: '"', '\\', \b \f \n \r \t
+    # in short form and the other controls < U+0020 as \u00xx (lowercase hex, like serde); DEL, U+2028/2029 and all
+    # non-ASCII characters are written raw. Lone surrogates cannot happen: every str is validated as UTF-8 first.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Validation of the in-memory inputs of the writers
+# ----------------------------------------------------------------------------------------------------------------
+
+def check_id(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
+    if not 0 <= value <= _MAX_ID:
+        raise ValueError(f"{what} must be in 0..{_MAX_ID} (tokenizers stores ids as u32), got {value!r}")
+    return value
+
+
+def check_utf8(text: str, what: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} {text!r} contains a lone surrogate and cannot be written as UTF-8; "
+                         "remove it or pass a valid Unicode string") from None
+
+
+def spell_vocab(tokens: Mapping[int, bytes], special_tokens: Mapping[str, int]) -> dict[int, str]:
+    """Return id -> spelling for the union of regular and special tokens, validated, sorted by id."""
+    if not isinstance(tokens, Mapping):
+        raise TypeError(f"tokens must be a mapping id -> bytes, got {type(tokens).__name__} {tokens!r:.80}")
+    if not isinstance(special_tokens, Mapping):
+        raise TypeError(f"special_tokens must be a mapping str -> id, got {type(special_tokens).__name__} "
+                        f"{special_tokens!r:.80}")
+    spelled: dict[int, str] = {}
+    for idx, token in tokens.items():
+        check_id(idx, "a token id")
+        if not isinstance(token, bytes):
+            raise TypeError(f"token {idx} must be bytes, got {type(token).__name__} {token!r}; "
+                            "encode str tokens with .encode('utf-8')")
+        if not token:
+            raise ValueError(f"token {idx} is empty (b''); every token must have at least one byte")
+        spelled[idx] = token_to_str(token)
+    special_owner: dict[int, str] = {}
+    for name, idx in special_tokens.items():
+        if not isinstance(name, str):
+            raise TypeError(f"special token names must be str, got {type(name).__name__} {name!r}")
+        if not name:
+            raise ValueError("special token name is empty (''); give every special token a non-empty name")
+        check_utf8(name, "special token")
+        check_id(idx, f"the id of special token {name!r}")
+        if idx in special_owner:
+            raise ValueError(f"special tokens {special_owner[idx]!r} and {name!r} share id {idx}; "
+                             "give each special token its own id")
+        special_owner[idx] = name
+        # A special that shares its id with a regular token replaces it: one entry, the special's spelling.
+        spelled[idx] = name
+    # A spelling may appear once: JSON objects cannot hold the same key twice and tokenizers maps str -> id.
+    seen: dict[str, int] = {}
+    for idx, text in spelled.items():
+        if text in seen:
+            raise ValueError(f"ids {seen[text]} and {idx} are both spelled {text!r}; "
+                             "every token must be unique (a special token may only share the id of its own spelling)")
+        seen[text] = idx
+    return dict(sorted(spelled.items()))
+
+
+def check_merges(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    if isinstance(merges, (str, bytes)) or not isinstance(merges, Iterable):
+        raise TypeError(f"merges must be a sequence of (bytes, bytes) pairs, got {type(merges).__name__} "
+                        f"{merges!r:.80}")
+    out: list[tuple[bytes, bytes]] = []
+    for rank, pair in enumerate(merges):
+        if type(pair) is tuple and len(pair) == 2 and type(pair[0]) is bytes and type(pair[1]) is bytes \
+                and pair[0] and pair[1]:
+            out.append(pair)  # the common case, checked in one go
+            continue
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"merge {rank} must be a pair (bytes, bytes), got {pair!r}")
+        left, right = pair
+        if not isinstance(left, bytes) or not isinstance(right, bytes):
+            raise TypeError(f"merge {rank} must be a pair of bytes, got {pair!r}")
+        if not left or not right:
+            raise ValueError(f"merge {rank} has an empty part: {pair!r}; both parts need at least one byte")
+        out.append((left, right))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Writers
+# ----------------------------------------------------------------------------------------------------------------
+
+def dump_vocab_json(tokens: Mapping[int, bytes], special_tokens: Mapping[str, int] = _EMPTY) -> str:
+    """Render ``vocab.json`` exactly as `tokenizers`' ``BPE.save`` writes it.
+
+    Entries are in id order; regular tokens are spelled in the byte-level alphabet, special tokens literally.
+    Ids may have gaps: `tokenizers` writes the same (it skips missing ids) and, when loading, its vocabulary size
+    is the number of entries, not the largest id + 1. No trailing newline (as `tokenizers`).
+
+    Args:
+        tokens: id -> token bytes.
+        special_tokens: special token name -> id. A special that shares an id with a regular token replaces it
+            (one entry, the special's spelling).
+
+    Returns:
+        The file's text (write it as UTF-8).
+
+    Raises:
+        TypeError: on wrongly typed ids, tokens or names.
+        ValueError: on ids outside 0..2**32-1, empty tokens, two specials with one id, or one spelling for two ids.
+
+    >>> dump_vocab_json({0: b"!", 1: b'"', 2: b"\\n"})
+    '{"!":0,"\\\\"":1,"Ċ":2}'
+    """
+    spelled = spell_vocab(tokens, special_tokens)
+    return to_json({text: idx for idx, text in spelled.items()})
+
+
+def dump_merges_txt(merges: Sequence[tuple[bytes, bytes]]) -> str:
+    """Render ``merges.txt`` exactly as `tokenizers`' ``BPE.save`` writes it.
+
+    Args:
+        merges: the merges in rank order, each a pair of token bytes. Repeated merges are written as given.
+
+    Returns:
+        ``"#version: 0.2\\n"`` followed by one ``"A B\\n"`` line per merge, byte-level spelled.
+
+    Raises:
+        TypeError: when ``merges`` is not a sequence of (bytes, bytes) pairs.
+        ValueError: when a part is empty.
+
+    >>> dump_merges_txt([(b" ", b"t"), (b" t", b"he")])
+    '#version: 0.2\\nĠ t\\nĠt he\\n'
+    """
+    checked = check_merges(merges)
+    spell: dict[bytes, str] = {}  # memoized: parts repeat a lot
+    lines = [_HEADER]
+    for a, b in checked:
+        sa = spell.get(a)
+        if sa is None:
+            sa = spell[a] = token_to_str(a)
+        sb = spell.get(b)
+        if sb is None:
+            sb = spell[b] = token_to_str(b)
+        lines.append(f"{sa} {sb}\n")
+    return "".join(lines)
+
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Readers
+# ----------------------------------------------------------------------------------------------------------------
+
+def read_text(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """Return (display name, text) of a UTF-8 file; a UTF-8 byte order mark is dropped."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__} {path!r}")
+    name = os.fspath(path)
+    data = Path(name).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name!r} is not UTF-8 text: byte {data[exc.start]:#04x} at offset {exc.start} "
+                         f"({exc.reason}); vocabulary files must be saved as UTF-8") from None
+    return name, text.removeprefix("\ufeff")
+
+
+def _no_duplicate_keys(name: str) -> Any:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ValueError(f"{name!r}: key {key!r} appears twice in one JSON object; each key must be unique")
+            out[key] = value
+        return out
+
+    return hook
+
+
+def parse_json(name: str, text: str) -> Any:
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys(name))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name!r} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+
+
+def split_vocab(name: str, where: str, obj: object) -> tuple[dict[bytes, int], dict[str, int]]:
+    """Split a JSON vocabulary into byte-level tokens and other entries; check ids."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"{name!r}: {where} must be a JSON object mapping token -> id, got {type(obj).__name__}")
+    tokens: dict[bytes, int] = {}
+    others: dict[str, int] = {}
+    owner: dict[int, str] = {}
+    for text, idx in obj.items():
+        if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
+            raise ValueError(f"{name!r}: {where} entry {text!r} has id {idx!r}; ids must be non-negative integers")
+        if idx > _MAX_ID:
+            raise ValueError(f"{name!r}: {where} entry {text!r} has id {idx!r}, above {_MAX_ID} (u32 in tokenizers)")
+        if idx in owner:
+            raise ValueError(f"{name!r}: {where} entries {owner[idx]!r} and {text!r} share id {idx}; "
+                             "ids must be unique")
+        owner[idx] = text
+        try:
+            token = str_to_token(text) if text else None
+        except ValueError:
+            token = None
+        if token is None:
+            # Not spellable in the byte-level alphabet (space, CJK, '' ...): only usable as an added/special token.
+            others[text] = idx
+        else:
+            tokens[token] = idx
+    return tokens, others
+
+
+def load_vocab_json(path: str | os.PathLike[str]) -> tuple[dict[bytes, int], dict[str, int]]:
+    """Read a ``vocab.json`` / ``encoder.json`` (any JSON style).
+
+    Args:
+        path: the file.
+
+    Returns:
+        ``(tokens, others)``: ``tokens`` maps the bytes of every entry spelled in the byte-level alphabet to its id
+        (this includes specials such as ``"<|endoftext|>"``, which are plain ASCII); ``others`` maps the entries
+        that are not byte-level spellings (e.g. with a space or CJK, or ``""``) to their id -- those can only be
+        added/special tokens.
+
+    Raises:
+        FileNotFoundError: when the file does not exist.
+        ValueError: naming the file, when it is not UTF-8, not JSON, not an object of str -> non-negative int,
+            has a key twice or an id twice.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "vocab.json"
+    >>> _ = p.write_text('{"Ġa": 0, "<|im start|>": 1}', encoding="utf-8")
+    >>> load_vocab_json(p)
+    ({b' a': 0}, {'<|im start|>': 1})
+    """
+    name, text = read_text(path)
+    return split_vocab(name, "the vocabulary", parse_json(name, text))
+
+
+def merge_parser(name: str, vocab: Mapping[bytes, int] | None, label: str) -> Any:
+    """Return parse(left_text, right_text, index) -> (bytes, bytes); errors say ``label.format(index)``.
+
+    Spellings are memoized (parts repeat a lot: 280k Llama 3 merges use ~128k distinct parts); the error label is
+    only formatted on failure. ~1.5 microseconds per merge.
+    """
+    cache: dict[str, bytes] = {}
+
+    def to_bytes(text: str, index: int) -> bytes:
+        try:
+            token = str_to_token(text)
+        except ValueError as exc:
+            raise ValueError(f"{name!r}: {label.format(index)}: {exc}") from None
+        cache[text] = token
+        return token
+
+    def missing(token: bytes, what: str, index: int) -> ValueError:
+        return ValueError(f"{name!r}: {label.format(index)}: the {what} {token_to_str(token)!r} ({token!r}) is not "
+                          "in the vocabulary; merges must only use and produce vocabulary tokens")
+
+    def parse(a: str, b: str, index: int) -> tuple[bytes, bytes]:
+        left = cache.get(a)
+        if left is None:
+            left = to_bytes(a, index)
+        right = cache.get(b)
+        if right is None:
+            right = to_bytes(b, index)
+        if vocab is not None and (left not in vocab or right not in vocab or left + right not in vocab):
+            for token, what in ((left, "left part"), (right, "right part"), (left + right, "merged result")):
+                if token not in vocab:
+                    raise missing(token, what, index)
+        return left, right
+
+    return parse
+
+
+def load_merges_txt(
+    path: str | os.PathLike[str], *, vocab: Mapping[bytes, int] | None = None
+) -> list[tuple[bytes, bytes]]:
+    """Read a ``merges.txt`` / ``vocab.bpe``.
+
+    Accepted variants: a first line starting with ``#version`` is a header (optional, only on line 1); any other
+    line starting with ``#`` is a merge (Llama 3 has ``# #``); blank lines at the end; CRLF line ends; a missing
+    final newline. Repeated merges are kept in file order (the caller applies last-rank-wins).
+
+    Args:
+        path: the file.
+        vocab: when given, every part and every merged result must be one of its tokens.
+
+    Returns:
+        The merges in rank order, as pairs of token bytes.
+
+    Raises:
+        FileNotFoundError: when the file does not exist.
+        ValueError: naming the file and 1-based line: a line that is not two non-empty parts separated by one
+            space, a part not spelled in the byte-level alphabet, a token missing from ``vocab``; an empty file
+            (no header and no merge); a file that is not UTF-8.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "merges.txt"
+    >>> _ = p.write_text("#version: 0.2\\nĠ t\\n# #\\n", encoding="utf-8")
+    >>> load_merges_txt(p)
+    [(b' ', b't'), (b'#', b'#')]
+    """
+    if vocab is not None and not isinstance(vocab, Mapping):
+        raise TypeError(f"vocab must be a mapping bytes -> id or None, got {type(vocab).__name__} {vocab!r:.80}")
+    name, text = read_text(path)
+    lines = text.split("\n")
+    # 1. header: only line 1, only '#version...' (tokenizers skips such lines anywhere; a later one would be a
+    #    malformed merge here, which is the honest reading of the format).
+    start = 1 if lines[0].startswith("#version") else 0
+    has_header = start == 1
+    # 2. trailing blank lines (incl. the '' after the final newline) are not merges.
+    end = len(lines)
+    while end > start and lines[end - 1].rstrip("\r") == "":
+        end -= 1
+    if not has_header and end == 0:
+        raise ValueError(f"{name!r}: empty merges file (no '#version' header and no merge); "
+                         "a merges file holds one 'A B' line per merge")
+    parse = merge_parser(name, vocab, "line {}")
+    merges: list[tuple[bytes, bytes]] = []
+    for index in range(start, end):
+        line = lines[index]
+        if line.endswith("\r"):
+            line = line[:-1]
+        parts = line.split(" ")
+        if len(parts) != 2 or not parts[0] or not parts[1]:
+            raise ValueError(f"{name!r}: line {index + 1}: {line!r} is not a merge; expected two tokens separated "
+                             "by one space, e.g. 'Ġ t'")
+        merges.append(parse(parts[0], parts[1], index + 1))
+    return merges
+
+
