@@ -12,44 +12,53 @@ The layers and where each thing lives are described in ARCHITECTURE.md.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .core.patterns import PATTERNS
-from .core.pretokenize import Pretokenizer
-from .errors import DisallowedSpecialTokenError, InputError
-from .formats.manifest import CorpusFingerprint
 from .integrations.auto_register import install_import_hook as _install_import_hook
-from .model.bpe import BPEModel
-from .tools.compare import compare
-from .tools.verify import verify
-from .training.bpe_trainer import train
 
 if TYPE_CHECKING:
+    from .core.patterns import PATTERNS
+    from .core.pretokenize import Pretokenizer
+    from .errors import DisallowedSpecialTokenError, InputError
+    from .formats.manifest import CorpusFingerprint
     from .integrations.hf_tokenizer import HFBPETokenizer
+    from .model.bpe import BPEModel
+    from .tools.compare import compare
+    from .tools.verify import verify
+    from .training.bpe_trainer import train
 
-__all__ = [
-    "BPEModel",
-    "CorpusFingerprint",
-    "DisallowedSpecialTokenError",
-    "HFBPETokenizer",
-    "InputError",
-    "PATTERNS",
-    "Pretokenizer",
-    "compare",
-    "train",
-    "verify",
-    "__version__",
-]
+# The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
+# a few milliseconds and a child process that needs one submodule (e.g. compare's peer trainers, whose memory is
+# measured) does not load the compiled core, `regex` or `transformers`.
+_EXPORTS = {
+    "BPEModel": ".model.bpe",
+    "CorpusFingerprint": ".formats.manifest",
+    "DisallowedSpecialTokenError": ".errors",
+    "HFBPETokenizer": ".integrations.hf_tokenizer",
+    "InputError": ".errors",
+    "PATTERNS": ".core.patterns",
+    "Pretokenizer": ".core.pretokenize",
+    "compare": ".tools.compare",
+    "train": ".training.bpe_trainer",
+    "verify": ".tools.verify",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
 
 # AutoTokenizer finds HFBPETokenizer from here on, whichever of hf_bpe and transformers is imported first.
 _install_import_hook()
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: importing transformers costs over a second.
-    if name == "HFBPETokenizer":
-        from .integrations.hf_tokenizer import HFBPETokenizer
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hf_bpe' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
 
-        return HFBPETokenizer
-    raise AttributeError(f"module 'hf_bpe' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -108,17 +108,10 @@ def _train_hf_bpe(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _train_tokenizers(spec: dict[str, Any]) -> dict[str, Any]:
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from hf_bpe.tools.peers import tokenizers_tokenizer, tokenizers_trainer
 
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=spec["vocab_size"],
-        min_frequency=0,
-        show_progress=False,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        special_tokens=[],
-    )
+    tokenizer = tokenizers_tokenizer()
+    trainer = tokenizers_trainer(vocab_size=spec["vocab_size"])
     start = time.perf_counter()
     tokenizer.train(spec["files"], trainer)
     seconds = time.perf_counter() - start
@@ -134,21 +127,13 @@ def _train_tokenizers(spec: dict[str, Any]) -> dict[str, Any]:
 def _train_sentencepiece(spec: dict[str, Any]) -> dict[str, Any]:
     import sentencepiece as spm
 
+    from hf_bpe.tools.peers import sentencepiece_options
+
     out = Path(spec["out_dir"]) / "sentencepiece"
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    spm.SentencePieceTrainer.train(
-        input=",".join(spec["files"]),
-        model_prefix=os.fspath(out / "spm"),
-        model_type="bpe",
-        vocab_size=spec["vocab_size"],
-        byte_fallback=True,
-        character_coverage=1.0,
-        input_sentence_size=0,
-        num_threads=os.cpu_count() or 1,
-        normalization_rule_name="identity",
-        max_sentence_length=1 << 20,
-    )
+    options = sentencepiece_options(vocab_size=spec["vocab_size"], longest=(1 << 20) - 1)
+    spm.SentencePieceTrainer.train(input=",".join(spec["files"]), model_prefix=os.fspath(out / "spm"), **options)
     seconds = time.perf_counter() - start
     processor = spm.SentencePieceProcessor(model_file=os.fspath(out / "spm.model"))
     return {"seconds": seconds, "vocab": processor.get_piece_size()}

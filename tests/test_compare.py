@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from hf_bpe.core import _core
 from hf_bpe.tools.compare import (
     REPORT_SCHEMA_VERSION,
-    _pair_counts_after,
     compare,
     compare_merges,
     is_heldout,
@@ -27,6 +26,7 @@ from hf_bpe.tools.compare import (
 )
 
 from hf_bpe.cli import main
+from hf_bpe.tools.compare.merges import pair_counts_after
 
 
 def cli_compare(argv: list[str]) -> int:
@@ -143,8 +143,8 @@ def test_compare_merges_without_a_known_reason():
 
 def test_compare_pair_counts_after_applies_merges_in_order():
     counts = {b"aaab": 2, b"ab": 5}
-    assert _pair_counts_after(counts, [], [(b"a", b"a"), (b"a", b"b")]) == {(b"a", b"a"): 4, (b"a", b"b"): 7}
-    after = _pair_counts_after(counts, [(b"a", b"a")], [(b"aa", b"a"), (b"a", b"b"), (b"aa", b"ab")])
+    assert pair_counts_after(counts, [], [(b"a", b"a"), (b"a", b"b")]) == {(b"a", b"a"): 4, (b"a", b"b"): 7}
+    after = pair_counts_after(counts, [(b"a", b"a")], [(b"aa", b"a"), (b"a", b"b"), (b"aa", b"ab")])
     assert after == {(b"aa", b"a"): 2, (b"a", b"b"): 7, (b"aa", b"ab"): 0}
 
 
@@ -203,6 +203,27 @@ def test_compare_trains_all_three_and_agrees_with_tokenizers(first_run):
     assert saved["heldout"]["sentencepiece"]["all"]["byte_fallback_rate"] > 0
 
 
+def _pattern_lines(seed: int, n: int) -> list[str]:
+    """Text that tells the named patterns apart: contractions in any case, digit runs, whitespace runs, CRLF."""
+    rnd = random.Random(seed)
+    extras = ["I'M", "we'LL", "don't", "12345678", "3.14159", "  \t ", "\r\n", "hello\n\n  ", "x=1;y=22",
+              "ÉCOLE école", "中文字符", "😀👍", "Ünïcödé's"]
+    return [" ".join(line.split()[:-1] + [rnd.choice(extras)]) + rnd.choice(["\n", "\r\n", "  \n", ""])
+            for line in _text_lines(seed, n)]
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "o200k", "llama3", "qwen2"])
+def test_compare_agrees_with_tokenizers_for_every_named_pattern(tmp_path, pattern):
+    result = compare(_pattern_lines(7, 900), vocab_size=700, out=tmp_path, against=("tokenizers",), pattern=pattern,
+                     show_progress=False)
+    vs = result["vs_tokenizers"]
+    assert vs["status"] == "compared", vs["error"]
+    assert vs["merges"]["identical"], vs["merges"]["first_difference"]
+    assert vs["vocab"]["identical"], vs["vocab"]["examples"]
+    assert vs["encode"]["equal"] == vs["encode"]["total"] > 50, vs["encode"]["first_mismatch"]
+
+
 @pytest.mark.crossval
 def test_compare_writes_a_readable_markdown_and_chart(first_run):
     out, _ = first_run
@@ -257,8 +278,7 @@ def test_compare_reports_the_first_difference_of_a_changed_peer(first_run, corpu
 @pytest.mark.crossval
 def test_compare_still_reports_when_a_peer_is_not_installed(tmp_path, monkeypatch):
     datasets = pytest.importorskip("datasets")
-    # The package exports the function hf_bpe.compare, which hides the submodule of the same name.
-    compare_module = importlib.import_module("hf_bpe.tools.compare")
+    compare_module = importlib.import_module("hf_bpe.tools.compare.run")
 
     installed = compare_module._installed
     monkeypatch.setattr(compare_module, "_installed", lambda name: name != "sentencepiece" and installed(name))

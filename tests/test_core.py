@@ -12,11 +12,11 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from hf_bpe.core import _core
 from hf_bpe.core import _reference
 from hf_bpe.core.bytelevel import token_to_str
+from hf_bpe.tools.peers import train_tokenizers
 
 # -- training: core == reference ---------------------------------------------------------------------------------
 
@@ -215,12 +215,7 @@ def count_pretokens(paths) -> collections.Counter[bytes]:
 
 def tokenizers_train(paths, tmp_path, *, vocab_size):
     """Train tokenizers' BpeTrainer on files; return its vocab (str -> id), merges.txt as id pairs, the tokenizer."""
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
-    )
-    tokenizer.train([str(path) for path in paths], trainer)
+    tokenizer = train_tokenizers(files=paths, vocab_size=vocab_size)
     tokenizer.model.save(str(tmp_path))
     vocab = json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8"))
     lines = (tmp_path / "merges.txt").read_text(encoding="utf-8").split("\n")

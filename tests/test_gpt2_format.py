@@ -58,15 +58,9 @@ ODD_SPECIALS = ["<|endoftext|>", "<pad>", 'a"b\\c', "tab\there", "\x01ctl\x7f\x1
 
 def _train(texts: list[str], vocab_size: int, specials: list[str]):
     """Train a byte-level BPE with tokenizers' BpeTrainer."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from hf_bpe.tools.peers import train_tokenizers
 
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(texts, trainer)
-    return tok
+    return train_tokenizers(texts, vocab_size=vocab_size, special_tokens=specials)
 
 
 def _by_id(tokens: dict[bytes, int]) -> dict[int, bytes]:

@@ -7,12 +7,13 @@ import json
 import random
 
 import pytest
-from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+from tokenizers import pre_tokenizers
 
 from hf_bpe.core import _core
 from hf_bpe.core import _reference
 from hf_bpe.core._reference import WordEncoder, merge_word, train_merges
 from hf_bpe.core.bytelevel import BYTE_ORDER, str_to_token, token_to_str
+from hf_bpe.tools.peers import train_tokenizers
 
 BYTE_ID = {b: i for i, b in enumerate(BYTE_ORDER)}  # ids of the bytes when there are no special tokens
 
@@ -284,16 +285,9 @@ def pretokenized_counts(lines: list[str]) -> collections.Counter[bytes]:
 def tokenizers_train(lines, tmp_path, *, vocab_size, min_frequency=0, special_tokens=(), max_token_length=None,
                      files=None):
     """Train tokenizers' BpeTrainer; return its vocab (str -> id) and merges.txt as id pairs."""
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=list(special_tokens),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False, max_token_length=max_token_length,
-    )
-    if files is None:
-        tokenizer.train_from_iterator(lines, trainer)
-    else:
-        tokenizer.train([str(f) for f in files], trainer)
+    tokenizer = train_tokenizers(lines if files is None else None, files=files, vocab_size=vocab_size,
+                                 min_frequency=min_frequency, special_tokens=special_tokens,
+                                 max_token_length=max_token_length)
     tokenizer.model.save(str(tmp_path))
     vocab = json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8"))
     lines_ = (tmp_path / "merges.txt").read_text(encoding="utf-8").split("\n")

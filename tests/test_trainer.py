@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hf_bpe
-from hf_bpe.core.patterns import to_oniguruma
-from hf_bpe.core.patterns import PATTERNS
+from hf_bpe.tools.peers import train_tokenizers
 from hf_bpe.training.bpe_trainer import count_words, train
 
 # Pieces that stress the pre-tokenizer and the merge loop: ties, emoji (ZWJ, flags, skin tones), CJK, combining
@@ -37,34 +36,9 @@ def mixed_corpus(seed: int, lines: int = 200) -> list[str]:
     return out
 
 
-def tokenizers_train(texts, *, vocab_size, min_frequency=0, special_tokens=(), pattern="gpt2",
-                     add_prefix_space=False, max_token_length=None, files=None):
-    """Train tokenizers' BpeTrainer with the configuration hf_bpe reproduces."""
-    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE())
-    if pattern == "gpt2":
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space, use_regex=True)
-    else:
-        assert not add_prefix_space
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            # tiktoken's possessive `\p{N}{1,3}+` means something else to Oniguruma: use the tokenizer.json spelling.
-            pre_tokenizers.Split(Regex(to_oniguruma(PATTERNS[pattern])), behavior="isolated", invert=False),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ])
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        min_frequency=min_frequency,
-        special_tokens=list(special_tokens),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        max_token_length=max_token_length,
-        show_progress=False,
-    )
-    if files is not None:
-        tok.train([os.fspath(f) for f in files], trainer)
-    else:
-        tok.train_from_iterator(texts, trainer)
-    return tok
+def tokenizers_train(texts, *, files=None, **options):
+    """Train tokenizers' BpeTrainer with the configuration hf_bpe reproduces (hf_bpe.tools.peers)."""
+    return train_tokenizers(None if files is not None else texts, files=files, **options)
 
 
 def assert_same_files(ours: hf_bpe.BPEModel, theirs, tmp_path: Path) -> None:

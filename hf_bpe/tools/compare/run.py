@@ -1,0 +1,341 @@
+"""Run a comparison: split the corpus, train every tokenizer in its own process, measure, write the report."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..peers import sentencepiece_options, tokenizers_description
+from . import child
+from .chart import render_chart
+from .evaluated import LOADERS, Evaluated, EvaluatedHFBPE, EvaluatedSentencePiece, EvaluatedTokenizers
+from .markdown import render_markdown
+from .metrics import merge_metrics, metrics, vs_sentencepiece, vs_tokenizers
+from .schema import MEMORY_MEASURE, PEERS, REPORT_SCHEMA_VERSION
+from .split import split_corpus
+
+__all__ = ["compare"]
+
+
+def train_in_child(peer: str, spec: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Train one tokenizer in a fresh Python process; return the child's result record."""
+    spec_path = folder / f"{peer}.spec.json"
+    result_path = folder / f"{peer}.result.json"
+    spec = {**spec, "peer": peer, "result": os.fspath(result_path)}
+    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    env = dict(os.environ)
+    # The child must import this very hf_bpe (an in-tree checkout need not be installed).
+    package_root = os.fspath(Path(__file__).resolve().parents[3])  # the folder holding hf_bpe/
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    # stdout belongs to the command's data: the child's stdout goes to stderr with its progress bars.
+    completed = subprocess.run([sys.executable, "-m", child.__name__, os.fspath(spec_path)], env=env,
+                               stdout=subprocess.DEVNULL, check=False)
+    if result_path.is_file():
+        return json.loads(result_path.read_text(encoding="utf-8"))
+    return {"ok": False, "error": f"the training process died with exit status {completed.returncode}"}
+
+
+def _versions() -> dict[str, str | None]:
+    from ...formats.manifest import versions as manifest_versions
+
+    return manifest_versions()
+
+
+def _check_args(
+    vocab_size: object, against: object, heldout_fraction: object, heldout_seed: object, models: object,
+    workers: object,
+) -> tuple[list[str], dict[str, Path]]:
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
+    if isinstance(against, str):
+        against = [a.strip() for a in against.split(",") if a.strip()]
+    if not isinstance(against, Sequence | set | frozenset):
+        raise TypeError(f"against must be a list of peer names (from {list(PEERS)!r}), got {against!r}")
+    peers = []
+    for name in against:
+        if name not in PEERS:
+            raise ValueError(f"unknown peer {name!r} in against; known peers are {', '.join(PEERS)} "
+                             "(e.g. against=('tokenizers', 'sentencepiece'))")
+        if name not in peers:
+            peers.append(name)
+    if isinstance(heldout_fraction, bool) or not isinstance(heldout_fraction, int | float) \
+            or not 0 <= heldout_fraction < 1:
+        raise ValueError(f"heldout_fraction must be a number in [0, 1), got {heldout_fraction!r}; e.g. 0.1 holds out "
+                         "about one document in ten")
+    if isinstance(heldout_seed, bool) or not isinstance(heldout_seed, int) or heldout_seed < 0:
+        raise ValueError(f"heldout_seed must be an int >= 0, got {heldout_seed!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be None or an int >= 1, got {workers!r}")
+    if not isinstance(models, Mapping):
+        raise TypeError(f"models must be a mapping of tokenizer name to path, got {models!r}")
+    paths: dict[str, Path] = {}
+    for name, path in models.items():
+        if name != "hf_bpe" and name not in peers:
+            raise ValueError(f"models names {name!r}, which is not compared; names are 'hf_bpe' and the peers in "
+                             f"against ({', '.join(peers) or 'none'})")
+        if not isinstance(path, str | os.PathLike):
+            raise TypeError(f"models[{name!r}] must be a path, got {path!r}")
+        if not Path(path).exists():
+            raise FileNotFoundError(f"models[{name!r}] = {os.fspath(path)!r} does not exist")
+        paths[name] = Path(path)
+    return peers, paths
+
+
+def _describe(corpus: Any) -> list[str]:
+    if isinstance(corpus, os.PathLike):
+        return [os.fspath(corpus)]
+    if isinstance(corpus, list | tuple) and corpus and all(isinstance(p, os.PathLike) for p in corpus):
+        return [os.fspath(p) for p in corpus]
+    return [f"{type(corpus).__module__}.{type(corpus).__qualname__}"]
+
+
+def _say(message: str, show: bool) -> None:
+    if show:
+        print(f"hf-bpe: {message}", file=sys.stderr, flush=True)
+
+
+def compare(
+    corpus: Any,
+    *,
+    vocab_size: int,
+    out: str | os.PathLike[str],
+    against: Sequence[str] = PEERS,
+    heldout_fraction: float = 0.1,
+    heldout_seed: int = 0,
+    special_tokens: Sequence[str] = (),
+    min_frequency: int = 0,
+    pattern: str = "gpt2",
+    text_column: str = "text",
+    models: Mapping[str, str | os.PathLike[str]] = MappingProxyType({}),
+    workers: int | None = None,
+    show_progress: bool = True,
+    force: bool = False,
+) -> dict[str, Any]:
+    """Train hf_bpe and its peers on one training split, compare them on the held-out split, write the report.
+
+    Args:
+        corpus: what :func:`hf_bpe.train` accepts (texts, a ``datasets`` Dataset, path(s) of text files). With
+            files, each file is a held-out subset of its own in the report and the chart.
+        vocab_size: the vocabulary size of every tokenizer (specials and the 256 bytes included).
+        out: the report folder (created): ``report.json``, ``report.md``, ``report.png`` and ``models/NAME``.
+        against: peers to compare with: ``"tokenizers"``, ``"sentencepiece"`` (a list or a comma-separated str).
+        heldout_fraction: share of documents held out (by :func:`is_heldout`); 0 holds out none.
+        heldout_seed: seed of the held-out choice.
+        special_tokens: special tokens for every tokenizer.
+        min_frequency: hf_bpe's and tokenizers' ``min_frequency`` (SentencePiece has none).
+        pattern: hf_bpe's pre-tokenizer pattern; `tokenizers` gets the equivalent ``Split`` + ``ByteLevel``.
+        text_column: the text column, for datasets.
+        models: already-trained models to load instead of training: ``{"hf_bpe": folder, "tokenizers":
+            tokenizer.json or its folder, "sentencepiece": .model file or its folder}``.
+        workers: hf_bpe's counting processes (default: as ``hf_bpe.train`` chooses for the split's size).
+        show_progress: progress and steps on stderr.
+        force: replace an existing report in ``out``.
+
+    Returns:
+        The report (the content of ``report.json``; see the module docstring for its schema).
+
+    Raises:
+        TypeError, ValueError: for bad options (an unknown peer name, a fraction outside [0, 1), ...), or a
+            training split that is empty.
+        FileExistsError: when ``out`` holds a report and ``force`` is false.
+
+    >>> import tempfile
+    >>> texts = ["low lower lowest\\n", "new newer newest\\n"] * 50
+    >>> report = compare(texts, vocab_size=270, out=tempfile.mkdtemp(), against=(), show_progress=False)
+    >>> report["tokenizers"]["hf_bpe"]["status"], report["corpus"]["documents"], report["vs_tokenizers"]["status"]
+    ('trained', 100, 'not requested')
+    """
+    # 1. Check the options before reading anything.
+    from ...core.pretokenize import Pretokenizer
+    from ...training.bpe_trainer import check_options
+
+    peers, model_paths = _check_args(vocab_size, against, heldout_fraction, heldout_seed, models, workers)
+    specials = check_options(vocab_size, min_frequency, special_tokens, None, workers)
+    pretokenizer = Pretokenizer(pattern)
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"out {os.fspath(out)!r} exists and is not a folder")
+    existing = [n for n in ("report.json", "report.md", "report.png") if (folder / n).exists()]
+    if existing and not force:
+        raise FileExistsError(f"{os.fspath(out)!r} already holds {', '.join(existing)}; pass force=True "
+                              "(CLI: --force) to replace the report")
+    folder.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    report: dict[str, Any] = {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "versions": _versions(),
+        "options": {"vocab_size": vocab_size, "min_frequency": min_frequency, "special_tokens": specials,
+                    "pattern": pattern, "against": peers, "heldout_fraction": heldout_fraction,
+                    "heldout_seed": heldout_seed, "workers": workers},
+        "memory_measure": MEMORY_MEASURE,
+        "notes": notes,
+    }
+
+    with tempfile.TemporaryDirectory(prefix="hf_bpe_compare_") as tmp_name:
+        tmp = Path(tmp_name)
+        # 2. One streaming pass: training split to a file, held-out split in memory, per subset.
+        _say("splitting the corpus into training and held-out documents", show_progress)
+        split = split_corpus(corpus, text_column=text_column, fraction=heldout_fraction, seed=heldout_seed,
+                              folder=tmp, show_progress=show_progress)
+        heldout_docs = sum(s.documents for s in split.subsets)
+        report["corpus"] = {
+            "source": _describe(corpus), "fingerprint": split.fingerprint, "documents": split.documents,
+            "bytes": split.bytes, "characters": split.characters,
+            "train": {"documents": split.train_documents, "bytes": split.train_bytes,
+                      "characters": split.train_characters},
+            "heldout": {"documents": heldout_docs, "bytes": sum(s.bytes for s in split.subsets),
+                        "characters": sum(s.characters for s in split.subsets)},
+            "subsets": [{"name": s.name, "documents": s.documents, "bytes": s.bytes, "characters": s.characters}
+                        for s in split.subsets],
+        }
+        if split.train_documents == 0 or split.train_bytes == 0:
+            raise ValueError(
+                f"the training split is empty ({split.documents} documents, {split.train_documents} for training, "
+                f"{split.train_bytes} bytes): give a larger corpus or a smaller heldout_fraction "
+                f"(now {heldout_fraction!r})"
+            )
+        if heldout_docs == 0:
+            notes.append(f"the held-out split is empty (heldout_fraction={heldout_fraction!r}): no encoding metrics")
+
+        # 3. Train (or load) each tokenizer.
+        if workers is None:
+            from ...training.bpe_trainer import choose_workers
+
+            workers = choose_workers(pretokenizer, split.train_bytes)
+        spec = {
+            "train_file": os.fspath(split.train_path),
+            "show_progress": show_progress,
+            "options": {"vocab_size": vocab_size, "min_frequency": min_frequency, "special_tokens": specials,
+                        "pattern": pattern, "workers": workers,
+                        "sentencepiece": sentencepiece_options(vocab_size=vocab_size, special_tokens=specials,
+                                                               longest=split.longest_train_bytes)},
+        }
+        configurations = {
+            "hf_bpe": {"vocab_size": vocab_size, "min_frequency": min_frequency, "special_tokens": specials,
+                       "pattern": pattern, "workers": workers},
+            "tokenizers": tokenizers_description(vocab_size=vocab_size, min_frequency=min_frequency,
+                                                 special_tokens=specials, pattern=pattern),
+            "sentencepiece": spec["options"]["sentencepiece"],
+        }
+        entries: dict[str, dict[str, Any]] = {}
+        loaded: dict[str, Evaluated] = {}
+        models_folder = folder / "models"
+        for name in ("hf_bpe", *PEERS):
+            entry: dict[str, Any] = {"status": "not requested", "version": report["versions"].get(name),
+                                     "path": None, "vocab_size": None, "configuration": None, "warnings": [],
+                                     "error": None, "training": None}
+            entries[name] = entry
+            if name != "hf_bpe" and name not in peers:
+                continue
+            if name != "hf_bpe" and not _installed(name):
+                entry["status"] = "not installed"
+                entry["error"] = f"{name} is not installed (pip install {name}); the report covers the others"
+                _say(f"{name} is not installed: skipped", show_progress)
+                continue
+            if name in model_paths:
+                path = model_paths[name]
+                entry["status"] = "loaded"
+            else:
+                path = models_folder / name
+                if path.exists():
+                    shutil.rmtree(path)
+                _say(f"training {name} (vocab_size={vocab_size}) on {split.train_documents:,} documents",
+                     show_progress)
+                result = train_in_child(name, {**spec, "out": os.fspath(path)}, tmp)
+                entry["warnings"] = result.get("warnings", [])
+                if not result.get("ok"):
+                    entry["status"] = "failed"
+                    entry["error"] = _explain_failure(name, result.get("error", "unknown error"), vocab_size)
+                    _say(f"{name} failed: {entry['error']}", show_progress)
+                    continue
+                entry["status"] = "trained"
+                entry["configuration"] = configurations[name]
+                entry["training"] = {k: result.get(k) for k in ("seconds", "peak_rss_bytes", "baseline_rss_bytes")}
+            entry["path"] = os.fspath(path)
+            try:
+                loaded[name] = LOADERS[name](path)
+            except Exception as exc:  # noqa: BLE001 - a peer's own loader may raise anything; report it
+                entry["status"] = "failed"
+                entry["error"] = f"cannot load {os.fspath(path)!r}: {type(exc).__name__}: {exc}"
+                continue
+            entry["vocab_size"] = _vocab_size(loaded[name])
+            if entry["vocab_size"] is not None and entry["vocab_size"] < vocab_size:
+                message = (f"{name} has {entry['vocab_size']} tokens, not the {vocab_size} asked for: the training "
+                           "split ran out of pairs to merge; give a larger corpus or a smaller vocab_size")
+                notes.append(message)
+                _say(f"warning: {message}", show_progress)
+        report["tokenizers"] = entries
+
+        # 4. Encode the held-out split with every tokenizer, per subset.
+        encoded: dict[str, dict[str, list[list[int]]]] = {}
+        heldout: dict[str, Any] = {}
+        for name, tok in loaded.items():
+            _say(f"encoding {heldout_docs:,} held-out documents with {name}", show_progress and heldout_docs > 0)
+            encoded[name] = {}
+            per_subset = {}
+            for subset in split.subsets:
+                ids = tok.encode_batch(subset.heldout)
+                encoded[name][subset.name] = ids
+                per_subset[subset.name] = metrics(tok, subset.heldout, ids)
+            heldout[name] = {"all": merge_metrics(list(per_subset.values())), "subsets": per_subset}
+        report["heldout"] = heldout
+
+        # 5. hf_bpe vs tokenizers: equality.
+        report["vs_tokenizers"] = vs_tokenizers(loaded, entries, encoded, split, pretokenizer, specials,
+                                                 vocab_size, min_frequency, workers)
+        # 6. hf_bpe vs SentencePiece: metrics.
+        report["vs_sentencepiece"] = vs_sentencepiece(loaded, entries, encoded, split)
+    report["files"] = {"json": "report.json", "markdown": "report.md", "chart": "report.png",
+                       "models": {n: e["path"] for n, e in entries.items() if e["path"]}}
+
+    # 7. Write the three report files together.
+    from ...formats import atomic
+
+    atomic.write_files(folder, {
+        "report.json": json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        "report.md": render_markdown(report),
+        "report.png": render_chart(report),
+    }, force=True)
+    return report
+
+
+def _installed(name: str) -> bool:
+    """Whether a peer library can be imported (without importing it)."""
+    return importlib.util.find_spec(name) is not None
+
+
+def _vocab_size(tok: Evaluated) -> int | None:
+    if isinstance(tok, EvaluatedHFBPE):
+        return len(tok.model.vocab) + len(tok.model.special_tokens)
+    if isinstance(tok, EvaluatedTokenizers):
+        return tok.tokenizer.get_vocab_size(with_added_tokens=True)
+    if isinstance(tok, EvaluatedSentencePiece):
+        return tok.sp.get_piece_size()
+    return None
+
+
+def _explain_failure(name: str, error: str, vocab_size: int) -> str:
+    """Turn a trainer's failure into a message that says what to change."""
+    if name != "sentencepiece":
+        return error
+    required = re.search(r"smaller than required_chars\. (\d+) vs (\d+)", error)
+    if required:
+        return (f"vocab_size={vocab_size} is too small for SentencePiece: with character_coverage=1.0 every distinct "
+                f"character of the training split needs its own piece ({required.group(2)} with the meta pieces); "
+                f"use a vocab_size above {required.group(2)} [SentencePiece: {error}]")
+    too_high = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", error)
+    if too_high:
+        return (f"the training split is too small for SentencePiece to reach vocab_size={vocab_size}: it can make "
+                f"at most {too_high.group(2)} pieces; give a larger corpus or a smaller vocab_size "
+                f"[SentencePiece: {error}]")
+    return error

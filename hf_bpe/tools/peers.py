@@ -1,0 +1,172 @@
+"""Configure the peers exactly like hf_bpe: one place for compare, the benchmark scripts and the tests.
+
+hf_bpe reproduces `tokenizers`' ``BpeTrainer`` merge for merge only under one configuration: a ``BPE()`` model, the
+initial alphabet of the 256 byte-level symbols, and a pre-tokenizer equal to hf_bpe's pattern. GPT-2's pattern is
+`tokenizers`' own ``ByteLevel(use_regex=True)``; any other pattern is a ``Split(Regex, "isolated")`` whose regex is
+spelled for Oniguruma (:func:`hf_bpe.core.patterns.to_oniguruma`: a possessive ``\\p{N}{1,3}+`` means something else
+to Oniguruma), then ``ByteLevel(use_regex=False)``, with a ``Metaspace`` step first for ``add_prefix_space`` -- the
+same pipeline ``tokenizer.json`` declares (:mod:`hf_bpe.formats.tokenizer_json`). Copies of this configuration drift
+(one once forgot the Oniguruma spelling and reported false differences), so there is exactly one.
+
+SentencePiece BPE is a different algorithm; :func:`sentencepiece_options` makes it see exactly the text hf_bpe sees.
+
+This module imports nothing heavy at import time: a peer's library is imported by the function that needs it, so
+a child process measuring a peer's memory loads only that peer.
+
+>>> tokenizers_description(pattern="gpt4")["pre_tokenizer"][:24]
+'Sequence([Split(Regex(r"'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..core.patterns import PATTERNS, to_oniguruma
+
+__all__ = [
+    "sentencepiece_options",
+    "tokenizers_description",
+    "tokenizers_pre_tokenizer",
+    "tokenizers_tokenizer",
+    "tokenizers_trainer",
+    "train_tokenizers",
+]
+
+
+def _split_regex(pattern: str) -> str | None:
+    """Return the Oniguruma spelling of a pattern name or regex, or None for GPT-2's (ByteLevel's own regex)."""
+    source = PATTERNS.get(pattern.lower(), pattern)
+    return None if source == PATTERNS["gpt2"] else to_oniguruma(source)
+
+
+def tokenizers_pre_tokenizer(*, pattern: str = "gpt2", add_prefix_space: bool = False) -> Any:
+    """Return the `tokenizers` pre-tokenizer that splits exactly as hf_bpe's ``Pretokenizer(pattern, add_prefix_space)``.
+
+    Args:
+        pattern: a name in ``hf_bpe.PATTERNS`` or a Python-`regex` pattern.
+        add_prefix_space: prepend a space to each text that does not start with one.
+    """
+    from tokenizers import Regex, pre_tokenizers
+
+    regex = _split_regex(pattern)
+    if regex is None:
+        return pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space, use_regex=True)
+    steps = [pre_tokenizers.Metaspace(replacement=" ", prepend_scheme="always", split=False)] if add_prefix_space else []
+    steps += [
+        pre_tokenizers.Split(Regex(regex), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ]
+    return pre_tokenizers.Sequence(steps)
+
+
+def tokenizers_tokenizer(*, pattern: str = "gpt2", add_prefix_space: bool = False) -> Any:
+    """Return an untrained `tokenizers` ``Tokenizer``: ``BPE()``, the pre-tokenizer above, a ByteLevel decoder."""
+    from tokenizers import Tokenizer, decoders, models
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = tokenizers_pre_tokenizer(pattern=pattern, add_prefix_space=add_prefix_space)
+    tokenizer.decoder = decoders.ByteLevel()
+    return tokenizer
+
+
+def tokenizers_trainer(
+    *,
+    vocab_size: int,
+    min_frequency: int = 0,
+    special_tokens: Sequence[str] = (),
+    max_token_length: int | None = None,
+    show_progress: bool = False,
+) -> Any:
+    """Return the ``BpeTrainer`` whose merges hf_bpe's ``train`` reproduces with the same options."""
+    from tokenizers import pre_tokenizers, trainers
+
+    return trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=list(special_tokens),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        max_token_length=max_token_length,
+        show_progress=show_progress,
+    )
+
+
+def train_tokenizers(
+    texts: Iterable[str] | None = None,
+    *,
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    vocab_size: int,
+    min_frequency: int = 0,
+    special_tokens: Sequence[str] = (),
+    pattern: str = "gpt2",
+    add_prefix_space: bool = False,
+    max_token_length: int | None = None,
+    show_progress: bool = False,
+) -> Any:
+    """Train `tokenizers`' ``BpeTrainer`` on texts (``train_from_iterator``) or files (``train``, line by line).
+
+    Returns:
+        The trained ``tokenizers.Tokenizer``.
+    """
+    if (texts is None) == (files is None):
+        raise TypeError("give exactly one of texts and files")
+    tokenizer = tokenizers_tokenizer(pattern=pattern, add_prefix_space=add_prefix_space)
+    trainer = tokenizers_trainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special_tokens,
+                                 max_token_length=max_token_length, show_progress=show_progress)
+    if files is not None:
+        tokenizer.train([os.fspath(f) for f in files], trainer)
+    else:
+        tokenizer.train_from_iterator(texts, trainer)
+    return tokenizer
+
+
+def tokenizers_description(
+    *,
+    vocab_size: int = 30000,
+    min_frequency: int = 0,
+    special_tokens: Sequence[str] = (),
+    pattern: str = "gpt2",
+    add_prefix_space: bool = False,
+) -> dict[str, str]:
+    """Describe the `tokenizers` configuration in words, for reports (``model``, ``pre_tokenizer``, ``trainer``)."""
+    regex = _split_regex(pattern)
+    if regex is None:
+        pre = f"ByteLevel(add_prefix_space={add_prefix_space})"
+    else:
+        meta = "Metaspace(' ', 'always', split=False), " if add_prefix_space else ""
+        pre = f'Sequence([{meta}Split(Regex(r"{regex}"), "isolated"), ByteLevel(add_prefix_space=False, use_regex=False)])'
+    return {
+        "model": "BPE()",
+        "pre_tokenizer": pre,
+        "trainer": f"BpeTrainer(vocab_size={vocab_size}, min_frequency={min_frequency}, "
+        f"special_tokens={list(special_tokens)!r}, initial_alphabet=ByteLevel.alphabet())",
+    }
+
+
+def sentencepiece_options(
+    *, vocab_size: int, special_tokens: Sequence[str] = (), longest: int = 0, threads: int | None = None
+) -> dict[str, object]:
+    """Return ``SentencePieceTrainer.train`` options for BPE that sees exactly the text hf_bpe sees.
+
+    Byte fallback, identity normalization, no dummy prefix, no whitespace folding, full character coverage, the
+    special tokens as user-defined symbols, and ``max_sentence_length`` above the longest document (``longest``
+    UTF-8 bytes) so that no document is dropped.
+
+    >>> sentencepiece_options(vocab_size=1000)["normalization_rule_name"]
+    'identity'
+    """
+    return {
+        "model_type": "bpe",
+        "vocab_size": vocab_size,
+        "byte_fallback": True,
+        "normalization_rule_name": "identity",
+        "input_sentence_size": 0,
+        "character_coverage": 1.0,
+        "add_dummy_prefix": False,
+        "remove_extra_whitespaces": False,
+        "user_defined_symbols": list(special_tokens),
+        "max_sentence_length": max(4192, longest + 1),
+        "num_threads": threads or os.cpu_count() or 1,
+        "minloglevel": 2,
+    }
