@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from .model.bpe import BPEModel
     from .tools.compare import compare
     from .tools.verify import verify
-    from .training.bpe_trainer import train
+    from .training.bpe_trainer import train, train_from_counts
+    from .training.counts import WordCounts
 
 # The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
 # a few milliseconds and a child process that needs one submodule (e.g. compare's peer trainers, whose memory is
@@ -41,11 +42,27 @@ _EXPORTS = {
     "PATTERNS": ".core.patterns",
     "Pretokenizer": ".core.pretokenize",
     "compare": ".tools.compare",
+    "WordCounts": ".training.counts",
     "train": ".training.bpe_trainer",
+    "train_from_counts": ".training.bpe_trainer",
     "verify": ".tools.verify",
 }
 
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = [
+    "BPEModel",
+    "CorpusFingerprint",
+    "DisallowedSpecialTokenError",
+    "HFBPETokenizer",
+    "InputError",
+    "PATTERNS",
+    "Pretokenizer",
+    "WordCounts",
+    "compare",
+    "train",
+    "train_from_counts",
+    "verify",
+    "__version__",
+]
 
 # AutoTokenizer finds HFBPETokenizer from here on, whichever of hf_bpe and transformers is imported first.
 _install_import_hook()

@@ -25,6 +25,8 @@ examples:
   hf-bpe train --out my-tok                         # embedded default corpus (Python stdlib)
   hf-bpe train corpus.txt --vocab-size 32000 --out my-tok --special-token '<|endoftext|>'
   hf-bpe train --dataset ./my_dataset --split train --text-column text --out my-tok --force
+  hf-bpe count shard1.txt --out shard1.parquet      # count shards anywhere, then train from their sum:
+  hf-bpe train --counts shard*.parquet --vocab-size 32000 --out my-tok
   hf-bpe encode --model my-tok 'Hello world'
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
   hf-bpe compare corpus.txt --vocab-size 32000 --out report --against tokenizers,sentencepiece
@@ -64,6 +66,8 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=_EXAMPLES, formatter_class=_RAW,
     )
     _add_corpus_arguments(train, files_help="UTF-8 text files; each line is one sequence")
+    train.add_argument("--counts", nargs="+", metavar="PARQUET", help="train from pre-token counts (files written by "
+                       "hf-bpe count, added together) instead of a corpus")
     train.add_argument("--out", required=True, metavar="DIR", help="output folder")
     train.add_argument("--vocab-size", type=int, default=DEFAULT_VOCAB_SIZE, metavar="N",
                        help=f"final vocabulary size, specials and 256 bytes included (default {DEFAULT_VOCAB_SIZE})")
@@ -80,6 +84,19 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="fingerprint the corpus as an ordered sequence (default) or an order-free multiset")
     train.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    count = commands.add_parser(
+        "count", help="count a corpus's pre-tokens into a Parquet file (to add shards and train from the sum)",
+        epilog=_EXAMPLES, formatter_class=_RAW,
+    )
+    _add_corpus_arguments(count, files_help="UTF-8 text files; each line is one sequence")
+    count.add_argument("--out", required=True, metavar="FILE", help="the counts file to write (Parquet)")
+    count.add_argument("--pattern", default="gpt2", metavar="NAME",
+                       help="pre-tokenizer: gpt2 (default), gpt4, o200k, llama3, qwen2, or a regex")
+    count.add_argument("--add-prefix-space", action="store_true", help="prepend a space to each sequence")
+    count.add_argument("--workers", type=int, default=None, metavar="N", help="processes for counting")
+    count.add_argument("--force", action="store_true", help="replace an existing counts file")
+    count.add_argument("--quiet", action="store_true", help="no progress bars")
 
     encode = commands.add_parser("encode", help="print token ids of TEXT, or of each stdin line",
                                  epilog=_EXAMPLES, formatter_class=_RAW)
@@ -196,7 +213,8 @@ def _default_corpus(doing: str) -> Any:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from .model.bpe import SAVED_FILES
-    from .training.bpe_trainer import train
+    from .training.bpe_trainer import train, train_from_counts
+    from .training.counts import WordCounts
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -205,6 +223,21 @@ def _cmd_train(args: argparse.Namespace) -> int:
     existing = [n for n in SAVED_FILES if (out / n).exists()]
     if existing and not args.force:
         raise InputError(f"{args.out!r} already holds {', '.join(existing)}; pass --force to replace them")
+    if args.counts:
+        if args.files or args.dataset:
+            raise InputError("give either --counts or a corpus (FILE arguments or --dataset), not both")
+        given = [name for name, value in (("--pattern", args.pattern != "gpt2"),
+                                          ("--add-prefix-space", args.add_prefix_space)) if value]
+        if given:
+            raise InputError(f"{' and '.join(given)} cannot be given with --counts: the counts files record the "
+                             "pre-tokenizer they were counted with")
+        counts = WordCounts.load_all(args.counts)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = train_from_counts(counts, vocab_size=args.vocab_size, min_frequency=args.min_frequency,
+                                      special_tokens=args.special_token, max_token_length=args.max_token_length,
+                                      show_progress=not args.quiet)
+        return _finish_training(model, caught, out, args.force)
     corpus = _corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         corpus = _default_corpus("training")
@@ -223,10 +256,35 @@ def _cmd_train(args: argparse.Namespace) -> int:
             corpus_order=args.corpus_order,
             show_progress=not args.quiet,
         )
+    return _finish_training(model, caught, out, args.force)
+
+
+def _finish_training(model: Any, caught: list[warnings.WarningMessage], out: Path, force: bool) -> int:
     for warning in caught:
         _log(f"warning: {warning.message}")
-    folder = model.save(out, force=args.force)
+    folder = model.save(out, force=force)
     _log(f"wrote {model.vocab_size} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
+    return 0
+
+
+def _cmd_count(args: argparse.Namespace) -> int:
+    from .training.counts import WordCounts
+
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        raise InputError(f"{args.out!r} already exists; pass --force to replace it")
+    if out.is_dir():
+        raise InputError(f"--out {args.out!r} is a folder; give the path of the counts file to write")
+    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    if corpus is None:
+        corpus = _default_corpus("counting")
+    counts = WordCounts.from_corpus(corpus, pattern=args.pattern, add_prefix_space=args.add_prefix_space,
+                                    text_column=args.text_column, workers=args.workers, show_progress=not args.quiet)
+    if not counts:
+        raise InputError(f"the corpus is empty: {counts.documents} documents and no pre-token to count; nothing "
+                         "written")
+    path = counts.save(out, force=args.force)
+    _log(f"wrote {len(counts):,} pre-tokens of {counts.documents:,} documents to {os.fspath(path)}")
     return 0
 
 
@@ -321,6 +379,7 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "train": _cmd_train,
+    "count": _cmd_count,
     "encode": _cmd_encode,
     "decode": _cmd_decode,
     "compare": _cmd_compare,

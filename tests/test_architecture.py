@@ -68,3 +68,15 @@ def test_architecture_no_python_module_over_700_lines():
     long = {p.relative_to(ROOT).as_posix(): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700}
     assert set(long) <= _TOO_LONG_FOR_NOW, long
+
+
+def test_architecture_public_api_resolves_lazily():
+    import hf_bpe
+
+    assert set(hf_bpe.__all__) == {*hf_bpe._EXPORTS, "__version__"}
+    for name in hf_bpe.__all__:
+        assert getattr(hf_bpe, name) is not None, name
+    done = subprocess.run([sys.executable, "-c", "import sys, hf_bpe; print(sorted(m for m in sys.modules "
+                           "if m.startswith(('transformers', 'regex', 'hf_bpe.core._core', 'numpy'))))"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import hf_bpe
 from hf_bpe.tools.peers import train_tokenizers
-from hf_bpe.training.bpe_trainer import count_words, train
+from hf_bpe.training.bpe_trainer import train
+from hf_bpe.training.counts import count_words
 
 # Pieces that stress the pre-tokenizer and the merge loop: ties, emoji (ZWJ, flags, skin tones), CJK, combining
 # marks, non-ASCII digits, whitespace runs, contractions, special-token look-alikes.

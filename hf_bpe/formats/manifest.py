@@ -60,6 +60,7 @@ __all__ = [
     "CorpusFingerprint",
     "TRAINED_CONTENT",
     "build_manifest",
+    "combine_fingerprints",
     "dump_manifest",
     "load_manifest",
     "training_record",
@@ -183,6 +184,27 @@ class CorpusFingerprint:
     def __repr__(self) -> str:
         d = self.as_dict()
         return f"CorpusFingerprint(order={d['order']!r}, sha256={d['sha256'][:16]!r}..., documents={d['documents']})"
+
+
+def combine_fingerprints(
+    a: Mapping[str, object] | None, b: Mapping[str, object] | None
+) -> dict[str, object] | None:
+    """Return the fingerprint of two corpora together, or None when it cannot be known without the texts.
+
+    A ``"multiset"`` fingerprint is a sum, so two of them add up to the fingerprint of the union; a ``"sequence"``
+    one is a hash of the ordered stream, which no two digests can give.
+
+    >>> x, y = CorpusFingerprint(order="multiset"), CorpusFingerprint(order="multiset")
+    >>> x.update(["a"]); y.update(["b"])
+    >>> both = CorpusFingerprint(order="multiset"); both.update(["b", "a"])
+    >>> combine_fingerprints(x.as_dict(), y.as_dict()) == both.as_dict()
+    True
+    """
+    if a is None or b is None or a.get("order") != "multiset" or b.get("order") != "multiset":
+        return None
+    total = (int(str(a["sha256"]), 16) + int(str(b["sha256"]), 16)) % _MODULUS
+    return {"order": "multiset", "sha256": f"{total:064x}", "documents": int(a["documents"]) + int(b["documents"]),
+            "bytes": int(a["bytes"]) + int(b["bytes"])}  # type: ignore[call-overload]
 
 
 def versions() -> dict[str, str | None]:

@@ -20,106 +20,28 @@ Where `tokenizers` differs, hf_bpe does the right thing: pair counts are 64-bit 
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from ..core import _core
-from .corpus import iter_batches, iter_texts
+from ..core.pretokenize import Pretokenizer
+from ..errors import InputError
 from ..formats.manifest import CorpusFingerprint
 from ..model.bpe import BPEModel
-from ..core.pretokenize import Pretokenizer
+from .corpus import iter_texts
+from .counts import (
+    WordCounts,
+    choose_workers,
+    corpus_chars_hint,
+    count_words,
+    progress_bar,
+)
 
-__all__ = ["train", "count_words", "check_options", "choose_workers", "DEFAULT_VOCAB_SIZE"]
+__all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "count_words", "train", "train_from_counts"]
 
 # tokenizers' BpeTrainer default.
 DEFAULT_VOCAB_SIZE = 30000
-# Below this many characters, worker processes cost more than they save.
-_PARALLEL_MIN_CHARS = 1 << 23
-
-
-def _progress_bar(enabled: bool, **kwargs: Any):
-    from tqdm.auto import tqdm
-
-    return tqdm(disable=not enabled, file=sys.stderr, dynamic_ncols=True, **kwargs)
-
-
-def _count_batch(args: tuple[Pretokenizer, list[str]]) -> dict[bytes, int]:
-    pretokenizer, texts = args
-    return pretokenizer.count(texts)
-
-
-def count_words(
-    texts: Iterable[str],
-    pretokenizer: Pretokenizer,
-    *,
-    workers: int = 1,
-    show_progress: bool = False,
-    fingerprint: CorpusFingerprint | None = None,
-) -> tuple[dict[bytes, int], int, int]:
-    """Count the distinct pre-tokens of a stream of texts.
-
-    Memory grows with the number of distinct pre-tokens, not with the corpus: texts are read in batches of a
-    few MB and each batch is counted (in a worker process when ``workers > 1``) and dropped. Sums do not depend
-    on the order in which batches finish, so the result is the same for any ``workers``.
-
-    Args:
-        texts: the sequences.
-        pretokenizer: splits each text into pre-tokens.
-        workers: processes to count in (1: in this process).
-        show_progress: show documents and MB read on stderr.
-        fingerprint: if given, every text is added to it, in order (one update per batch).
-
-    Returns:
-        ``(counts, documents, characters)``.
-
-    >>> count_words(["a b", "a"], Pretokenizer("gpt2"))
-    ({b'a': 2, b' b': 1}, 2, 4)
-    """
-    counts: dict[bytes, int] = {}
-    documents = characters = 0
-    with _progress_bar(show_progress, desc="count pre-tokens", unit=" docs") as bar:
-
-        def account(batch: list[str]) -> list[str]:
-            nonlocal documents, characters
-            size = sum(map(len, batch))
-            documents += len(batch)
-            characters += size
-            bar.update(len(batch))
-            bar.set_postfix_str(f"{characters / 1e6:.1f}M chars", refresh=False)
-            if fingerprint is not None:
-                fingerprint.update(batch)
-            return batch
-
-        batches = (account(batch) for batch in iter_batches(texts))
-        if workers <= 1:
-            for batch in batches:
-                pretokenizer.count(batch, counts)
-            return counts, documents, characters
-        # Forked workers inherit the compiled scanner's tables; imap keeps at most a few batches in flight.
-        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        with context.Pool(workers) as pool:
-            for partial in pool.imap_unordered(_count_batch, ((pretokenizer, b) for b in batches), chunksize=1):
-                for word, n in partial.items():
-                    counts[word] = counts.get(word, 0) + n
-    return counts, documents, characters
-
-
-def choose_workers(pretokenizer: Pretokenizer, corpus_size: int) -> int:
-    """Return how many counting processes pay off for a corpus of about ``corpus_size`` characters.
-
-    The compiled scanner of the named patterns counts faster (~140 MB/s) than texts can be pickled to a worker, so
-    only custom regex patterns (~10 MB/s) on corpora of several MB get processes.
-
-    >>> choose_workers(Pretokenizer("gpt2"), 10**9)
-    1
-    """
-    if pretokenizer.name is None and corpus_size >= _PARALLEL_MIN_CHARS:
-        return max(1, min(os.cpu_count() or 1, 8))
-    return 1
 
 
 def train(
@@ -169,25 +91,79 @@ def train(
     fingerprint = CorpusFingerprint(order=corpus_order)
     texts = iter_texts(corpus, text_column=text_column)
     if workers is None:
-        workers = choose_workers(pretokenizer, _corpus_chars_hint(corpus))
+        workers = choose_workers(pretokenizer, corpus_chars_hint(corpus))
 
     # 2. Count pre-tokens (streaming; memory ~ distinct pre-tokens).
     # The fingerprint sees every text in the order this process reads them (workers only count).
     counts, documents, _ = count_words(
         texts, pretokenizer, workers=workers, show_progress=show_progress, fingerprint=fingerprint
     )
-    if documents == 0 or not counts:
-        raise ValueError(
-            "the corpus is empty: it yielded no text to learn from"
-            + (f" ({documents} documents, all empty)" if documents else "")
-        )
-
-    # 3. The merge loop, in the compiled core.
-    # keys() and values() iterate in the same order; a lookup per word cost 0.3 s on a million words.
-    words = list(counts)
-    word_counts = list(counts.values())
+    found = fingerprint.as_dict()
+    word_counts = WordCounts(counts, pattern=pattern, add_prefix_space=add_prefix_space, documents=documents,
+                             total_bytes=int(found["bytes"]), fingerprint=found)  # type: ignore[arg-type]
     del counts
-    with _progress_bar(show_progress, desc="merges", total=max(0, vocab_size - len(specials) - 256)) as bar:
+
+    # 3. The merge loop; what BPEModel.save records in the manifest, so that `hf-bpe verify` can retrain.
+    return _train_counts(word_counts, specials, vocab_size=vocab_size, min_frequency=min_frequency,
+                         max_token_length=max_token_length, show_progress=show_progress,
+                         recorded={"text_column": text_column, "workers": workers})
+
+
+def train_from_counts(
+    counts: WordCounts,
+    *,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_frequency: int = 0,
+    special_tokens: Sequence[str] = (),
+    max_token_length: int | None = None,
+    show_progress: bool = True,
+) -> BPEModel:
+    """Train a byte-level BPE model from pre-token counts (e.g. the sum of shards counted apart).
+
+    The model's files are byte-identical to those of :func:`train` on the texts that were counted, with the same
+    options: the pattern and ``add_prefix_space`` come from the counts. The manifest records the counts' corpus
+    fingerprint (for a sum of shards, the order-free ``"multiset"`` fingerprint of their union; none when a shard
+    kept an ordered one).
+
+    Args:
+        counts: the pre-token counts (:class:`~hf_bpe.training.counts.WordCounts`).
+        vocab_size, min_frequency, special_tokens, max_token_length, show_progress: as :func:`train`.
+
+    Raises:
+        TypeError, ValueError: for bad options; InputError when the counts are empty.
+
+    >>> counts = WordCounts.from_corpus(["low lower lowest"] * 3, show_progress=False)
+    >>> [a + b for a, b in train_from_counts(counts, vocab_size=260, show_progress=False).merges]
+    [b'lo', b'low', b' low', b' lowe']
+    """
+    if not isinstance(counts, WordCounts):
+        raise TypeError(f"counts must be a WordCounts (WordCounts.from_corpus or WordCounts.load), got "
+                        f"{type(counts).__name__}")
+    specials = check_options(vocab_size, min_frequency, special_tokens, max_token_length, None)
+    return _train_counts(counts, specials, vocab_size=vocab_size, min_frequency=min_frequency,
+                         max_token_length=max_token_length, show_progress=show_progress, recorded={})
+
+
+def _train_counts(
+    counts: WordCounts,
+    specials: list[str],
+    *,
+    vocab_size: int,
+    min_frequency: int,
+    max_token_length: int | None,
+    show_progress: bool,
+    recorded: dict[str, Any],
+) -> BPEModel:
+    if counts.documents == 0 or not counts:
+        raise InputError(
+            "the corpus is empty: it yielded no text to learn from"
+            + (f" ({counts.documents} documents, all empty)" if counts.documents else "")
+        )
+    # 1. The merge loop, in the compiled core. keys() and values() iterate in the same order; a lookup per word
+    # cost 0.3 s on a million words.
+    words = list(counts.keys())
+    word_counts = list(counts.values())
+    with progress_bar(show_progress, desc="merges", total=max(0, vocab_size - len(specials) - 256)) as bar:
         vocab, merges = _core.train_merges(
             words,
             word_counts,
@@ -199,27 +175,26 @@ def train(
         )
     del words, word_counts
 
-    # 4. Build the model; say so when the corpus ran out of pairs before vocab_size.
-    # What BPEModel.save records in the manifest, so that `hf-bpe verify` can retrain and compare.
+    # 2. Build the model with what BPEModel.save records in the manifest (so `hf-bpe verify` can retrain and compare);
+    # say so when the corpus ran out of pairs before vocab_size.
     provenance = {
         "options": {
             "vocab_size": vocab_size,
             "min_frequency": min_frequency,
             "special_tokens": list(specials),
-            "pattern": pattern,
-            "add_prefix_space": add_prefix_space,
+            "pattern": counts.pattern,
+            "add_prefix_space": counts.add_prefix_space,
             "max_token_length": max_token_length,
-            "text_column": text_column,
-            "workers": workers,
+            **recorded,
         },
-        "corpus": fingerprint.as_dict(),
+        "corpus": None if counts.fingerprint is None else dict(counts.fingerprint),
     }
-    model = _build_model(vocab, merges, specials, pattern, add_prefix_space, provenance)
+    model = _build_model(vocab, merges, specials, counts.pattern, counts.add_prefix_space, provenance)
     if len(vocab) < vocab_size:
         warnings.warn(
             f"the corpus ran out of mergeable pairs (min_frequency={min_frequency}): the vocabulary has "
             f"{len(vocab)} tokens, not the {vocab_size} asked for; use a larger corpus or a smaller vocab_size",
-            stacklevel=2,
+            stacklevel=3,
         )
     return model
 
@@ -285,13 +260,3 @@ def check_options(
     if workers is not None and (not is_int(workers) or workers < 1):  # type: ignore[operator]
         raise ValueError(f"workers must be None or an int >= 1, got {workers!r}")
     return specials
-
-
-def _corpus_chars_hint(corpus: Any) -> int:
-    """Guess the corpus size without reading it (file sizes), to decide whether processes pay off."""
-    paths = [corpus] if isinstance(corpus, os.PathLike) else corpus if isinstance(corpus, list | tuple) else []
-    try:
-        return sum(os.path.getsize(p) for p in paths if isinstance(p, os.PathLike))
-    except OSError:
-        return 0
-

@@ -71,7 +71,7 @@ def compare_merges(
     """Compare hf_bpe's merges with a peer's, and explain the first difference when the reason is known.
 
     Args:
-        word_counts: pre-token (bytes) -> count in the training split, as ``hf_bpe.training.bpe_trainer.count_words`` gives.
+        word_counts: pre-token (bytes) -> count in the training split, as ``hf_bpe.training.counts.count_words`` gives.
         ours: hf_bpe's merges in rank order.
         theirs: the peer's merges in rank order.
         vocab_size, special_tokens, min_frequency, max_token_length: the training options (to replay them).

@@ -83,7 +83,7 @@ def vs_tokenizers(
     if our_merges == their_merges:
         section["merges"] = compare_merges({}, our_merges, their_merges, vocab_size=vocab_size)
     else:
-        from ...training.bpe_trainer import count_words
+        from ...training.counts import count_words
 
         counts, _, _ = count_words(read_split(split.train_path), pretokenizer, workers=workers)
         section["merges"] = compare_merges(counts, our_merges, their_merges, vocab_size=vocab_size,

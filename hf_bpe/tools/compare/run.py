@@ -209,7 +209,7 @@ def compare(
 
         # 3. Train (or load) each tokenizer.
         if workers is None:
-            from ...training.bpe_trainer import choose_workers
+            from ...training.counts import choose_workers
 
             workers = choose_workers(pretokenizer, split.train_bytes)
         spec = {

@@ -1,0 +1,420 @@
+"""Pre-token counts as a value of their own: count a corpus in pieces, add the pieces, save them, train from the sum.
+
+BPE training is two steps: count the corpus's pre-tokens, then run the merge loop on the counts. The counts are
+sums, so a corpus can be counted in shards (on other machines, by Spark, day by day) and the shards added: training
+from the sum gives byte-identical files to training on the whole corpus. :class:`WordCounts` carries the counts with
+what produced them (the pattern and ``add_prefix_space``: counts made under other options cannot be added), the
+number of documents and bytes, and the corpus fingerprint when it can be combined (the order-free ``"multiset"``
+fingerprint is a sum; an ordered ``"sequence"`` one is not, so a sum of those keeps no fingerprint).
+
+Files: :meth:`WordCounts.save` writes Parquet (``pyarrow``): a ``token`` binary column and a ``count`` int64 column
+sorted by token, with the options and totals as JSON in the schema metadata under ``hf_bpe.counts``; the same counts
+give the same bytes.
+
+>>> a = WordCounts.from_corpus(["low lower"], show_progress=False)
+>>> b = WordCounts.from_corpus(["lowest low"], show_progress=False)
+>>> total = a + b
+>>> total[b"low"], total[b" low"], total.documents
+(1, 1, 2)
+>>> sum([a, b]) == total
+True
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from .._version import __version__
+from ..core.pretokenize import Pretokenizer
+from ..errors import InputError
+from ..formats.manifest import ORDERS, CorpusFingerprint, combine_fingerprints
+from .corpus import iter_batches, iter_texts
+
+__all__ = ["COUNTS_FORMAT_VERSION", "MAX_COUNT", "WordCounts", "choose_workers", "corpus_chars_hint", "count_words",
+           "progress_bar"]
+
+COUNTS_FORMAT_VERSION = 1
+# The merge loop's counts are signed 64-bit (hf_bpe.core._reference.MAX_COUNT).
+MAX_COUNT = 2**63 - 1
+_METADATA_KEY = b"hf_bpe.counts"
+# Below this many characters, worker processes cost more than they save.
+_PARALLEL_MIN_CHARS = 1 << 23
+
+
+class WordCounts(Mapping[bytes, int]):
+    """Pre-token (bytes) -> count, with the options that produced them; immutable, addable, savable.
+
+    Args:
+        counts: pre-token -> count (each count an int in 1..2**63-1).
+        pattern: the pre-tokenizer pattern (a name in ``hf_bpe.PATTERNS`` or a regex).
+        add_prefix_space: whether a space was prepended to each text.
+        documents: how many texts were counted.
+        total_bytes: their total UTF-8 size.
+        fingerprint: the corpus fingerprint (``CorpusFingerprint.as_dict()``), or None when unknown.
+
+    Raises:
+        TypeError, ValueError: on a count that is not a positive int below 2**63, or a bad option.
+    """
+
+    __slots__ = ("_counts", "_pretokenizer", "_pattern", "_add_prefix_space", "_documents", "_bytes", "_fingerprint")
+
+    def __init__(
+        self,
+        counts: Mapping[bytes, int],
+        *,
+        pattern: str = "gpt2",
+        add_prefix_space: bool = False,
+        documents: int = 0,
+        total_bytes: int = 0,
+        fingerprint: Mapping[str, object] | None = None,
+    ) -> None:
+        if not isinstance(counts, Mapping):
+            raise TypeError(f"counts must be a mapping of bytes to int, got {type(counts).__name__}")
+        for name, value in (("documents", documents), ("total_bytes", total_bytes)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+        checked: dict[bytes, int] = {}
+        for token, count in counts.items():
+            if not isinstance(token, bytes) or not token:
+                raise TypeError(f"pre-tokens must be non-empty bytes, got {token!r}")
+            if isinstance(count, bool) or not isinstance(count, int) or not 0 < count <= MAX_COUNT:
+                raise ValueError(f"the count of {token!r} is {count!r}; counts must be ints in 1..2**63-1")
+            checked[token] = count
+        self._pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
+        self._pattern = pattern
+        self._add_prefix_space = bool(add_prefix_space)
+        self._counts = checked
+        self._documents = documents
+        self._bytes = total_bytes
+        if fingerprint is not None and (not isinstance(fingerprint, Mapping) or fingerprint.get("order") not in ORDERS):
+            raise ValueError(f"fingerprint must be CorpusFingerprint(...).as_dict() or None, got {fingerprint!r}")
+        self._fingerprint = None if fingerprint is None else MappingProxyType(dict(fingerprint))
+
+    # -- building ---------------------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_corpus(
+        cls,
+        corpus: Any,
+        *,
+        pattern: str = "gpt2",
+        add_prefix_space: bool = False,
+        text_column: str = "text",
+        workers: int | None = None,
+        corpus_order: Literal["sequence", "multiset"] = "multiset",
+        show_progress: bool = True,
+    ) -> WordCounts:
+        """Count the pre-tokens of a corpus (texts, a ``datasets`` Dataset, or text files read line by line).
+
+        Args:
+            corpus: what :func:`hf_bpe.train` accepts.
+            pattern, add_prefix_space: the pre-tokenizer (see :func:`hf_bpe.train`).
+            text_column: the text column of a dataset.
+            workers: counting processes (see :func:`hf_bpe.train`); the counts never depend on it.
+            corpus_order: the fingerprint kept: ``"multiset"`` (the default: it can be added to other shards') or
+                ``"sequence"``.
+            show_progress: a progress bar on stderr.
+
+        Raises:
+            InputError: when the corpus holds no text.
+        """
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            raise ValueError(f"workers must be None or an int >= 1, got {workers!r}")
+        pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
+        fingerprint = CorpusFingerprint(order=corpus_order)
+        if workers is None:
+            workers = choose_workers(pretokenizer, corpus_chars_hint(corpus))
+        counts, documents, _ = count_words(iter_texts(corpus, text_column=text_column), pretokenizer,
+                                           workers=workers, show_progress=show_progress, fingerprint=fingerprint)
+        found = fingerprint.as_dict()
+        return cls(counts, pattern=pattern, add_prefix_space=add_prefix_space, documents=documents,
+                   total_bytes=int(found["bytes"]), fingerprint=found)  # type: ignore[arg-type]
+
+    # -- reading ----------------------------------------------------------------------------------------------------
+
+    def __getitem__(self, token: bytes) -> int:
+        return self._counts[token]
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._counts)
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    @property
+    def pattern(self) -> str:
+        """The pre-tokenizer pattern, as given (a name or a regex)."""
+        return self._pattern
+
+    @property
+    def add_prefix_space(self) -> bool:
+        """Whether a space was prepended to each text."""
+        return self._add_prefix_space
+
+    @property
+    def documents(self) -> int:
+        """How many texts were counted."""
+        return self._documents
+
+    @property
+    def total_bytes(self) -> int:
+        """The counted texts' total UTF-8 size."""
+        return self._bytes
+
+    @property
+    def fingerprint(self) -> Mapping[str, object] | None:
+        """The corpus fingerprint (``CorpusFingerprint.as_dict()``), or None when it could not be kept."""
+        return self._fingerprint
+
+    def options(self) -> dict[str, object]:
+        """Return the options that produced the counts: ``{"pattern": ..., "add_prefix_space": ...}``."""
+        return {"pattern": self._pattern, "add_prefix_space": self._add_prefix_space}
+
+    def _key(self) -> tuple[str, bool]:
+        # Two spellings of one pattern ("cl100k" and "gpt4", or its regex) count the same.
+        return self._pretokenizer.regex, self._add_prefix_space
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WordCounts):
+            return NotImplemented
+        return (self._key() == other._key() and self._counts == other._counts and self._documents == other._documents
+                and self._bytes == other._bytes and self._fingerprint == other._fingerprint)
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and large: no hashing
+
+    def __repr__(self) -> str:
+        return (f"WordCounts({len(self._counts):,} pre-tokens, {self._documents:,} documents, pattern="
+                f"{self._pattern!r}, add_prefix_space={self._add_prefix_space})")
+
+    # -- adding -----------------------------------------------------------------------------------------------------
+
+    def __add__(self, other: object) -> WordCounts:
+        if not isinstance(other, WordCounts):
+            return NotImplemented
+        if self._key() != other._key():
+            raise ValueError(f"cannot add counts made with different options: {self.options()!r} and "
+                             f"{other.options()!r}; count every shard with the same pattern and add_prefix_space")
+        # Add the smaller into a copy of the larger: O(smaller) dictionary updates.
+        big, small = (self, other) if len(self._counts) >= len(other._counts) else (other, self)
+        total = dict(big._counts)
+        for token, count in small._counts.items():
+            new = total.get(token, 0) + count
+            if new > MAX_COUNT:
+                raise ValueError(f"the count of {token!r} overflows: {total.get(token, 0)} + {count} > 2**63-1; "
+                                 "hf_bpe's counts are signed 64-bit")
+            total[token] = new
+        fingerprint = combine_fingerprints(self._fingerprint, other._fingerprint)
+        return WordCounts(total, pattern=self._pattern, add_prefix_space=self._add_prefix_space,
+                          documents=self._documents + other._documents, total_bytes=self._bytes + other._bytes,
+                          fingerprint=fingerprint)
+
+    def __radd__(self, other: object) -> WordCounts:
+        if other == 0:  # sum() starts from 0
+            return self
+        return NotImplemented
+
+    # -- files ------------------------------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str], *, force: bool = False) -> Path:
+        """Write the counts as one Parquet file, atomically; the same counts always give the same bytes.
+
+        Raises:
+            FileExistsError: when ``path`` exists and ``force`` is false.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from ..formats import atomic
+
+        target = Path(path)
+        tokens = sorted(self._counts)
+        meta = {
+            "format_version": COUNTS_FORMAT_VERSION,
+            "hf_bpe": __version__,
+            "pattern": self._pattern,
+            "pattern_regex": self._pretokenizer.regex,
+            "add_prefix_space": self._add_prefix_space,
+            "documents": self._documents,
+            "bytes": self._bytes,
+            "pre_tokens": len(tokens),
+            "fingerprint": None if self._fingerprint is None else dict(self._fingerprint),
+        }
+        table = pa.table({"token": pa.array(tokens, pa.binary()),
+                          "count": pa.array([self._counts[t] for t in tokens], pa.int64())})
+        table = table.replace_schema_metadata({_METADATA_KEY: json.dumps(meta, sort_keys=True).encode("utf-8")})
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="zstd", row_group_size=1 << 20)
+        return atomic.write_files(target.parent, {target.name: sink.getvalue().to_pybytes()}, force=force) / target.name
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> WordCounts:
+        """Read a file written by :meth:`save`.
+
+        Raises:
+            FileNotFoundError: when the file does not exist.
+            InputError: naming the file, when it is not a complete Parquet file, not an hf_bpe counts file, of a
+                newer format, or inconsistent (duplicate tokens, counts outside 1..2**63-1, a wrong row count).
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        name = os.fspath(path)
+        if not Path(name).is_file():
+            raise FileNotFoundError(f"counts file {name!r} does not exist; write one with `hf-bpe count` or "
+                                    "WordCounts.save")
+        try:
+            table = pq.read_table(name)
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"{name!r} is not a readable Parquet file ({exc}); it may be truncated: write it again "
+                             "with `hf-bpe count`") from None
+        raw = (table.schema.metadata or {}).get(_METADATA_KEY)
+        if raw is None or table.schema.names != ["token", "count"]:
+            raise InputError(f"{name!r} is a Parquet file but not hf_bpe counts (expected columns ['token', 'count'] "
+                             f"and '{_METADATA_KEY.decode()}' metadata, found {table.schema.names!r}); make one with "
+                             "`hf-bpe count`")
+        try:
+            meta = json.loads(raw)
+            version = meta["format_version"]
+            options = {"pattern": meta["pattern"], "add_prefix_space": meta["add_prefix_space"]}
+            documents, size, expected_rows = meta["documents"], meta["bytes"], meta["pre_tokens"]
+            fingerprint = meta["fingerprint"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{name!r}: its hf_bpe.counts metadata is damaged ({exc!r})") from None
+        if version != COUNTS_FORMAT_VERSION:
+            raise InputError(f"{name!r} is counts format {version!r}; this hf_bpe reads format "
+                             f"{COUNTS_FORMAT_VERSION}: upgrade hf_bpe or count again")
+        if table.num_rows != expected_rows:
+            raise InputError(f"{name!r} holds {table.num_rows} pre-tokens but its metadata says {expected_rows}")
+        tokens = table.column("token").to_pylist()
+        values = table.column("count").to_pylist()
+        counts = dict(zip(tokens, values))
+        if len(counts) != len(tokens):
+            raise InputError(f"{name!r} lists a pre-token twice; counts files hold each pre-token once")
+        try:
+            return cls(counts, documents=documents, total_bytes=size, fingerprint=fingerprint, **options)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{name!r}: {exc}") from None
+
+    @classmethod
+    def load_all(cls, paths: list[str | os.PathLike[str]]) -> WordCounts:
+        """Load counts files and add them; files made with different options are refused naming both.
+
+        Raises:
+            InputError: for an empty list, or files whose options differ (naming the two files).
+        """
+        if isinstance(paths, str | os.PathLike) or not paths:
+            raise InputError(f"expected a non-empty list of counts files, got {paths!r}")
+        first = os.fspath(paths[0])
+        total = cls.load(first)
+        for path in paths[1:]:
+            counts = cls.load(path)
+            if counts._key() != total._key():
+                raise InputError(f"{os.fspath(path)!r} was counted with {counts.options()!r} but {first!r} with "
+                                 f"{total.options()!r}; count every shard with the same options")
+            try:
+                total = total + counts
+            except ValueError as exc:
+                raise InputError(f"adding {os.fspath(path)!r}: {exc}") from None
+        return total
+
+
+def progress_bar(enabled: bool, **kwargs: Any) -> Any:
+    """Return a tqdm progress bar on stderr (disabled unless ``enabled``)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(disable=not enabled, file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+
+def _count_batch(args: tuple[Pretokenizer, list[str]]) -> dict[bytes, int]:
+    pretokenizer, texts = args
+    return pretokenizer.count(texts)
+
+
+def count_words(
+    texts: Iterable[str],
+    pretokenizer: Pretokenizer,
+    *,
+    workers: int = 1,
+    show_progress: bool = False,
+    fingerprint: CorpusFingerprint | None = None,
+) -> tuple[dict[bytes, int], int, int]:
+    """Count the distinct pre-tokens of a stream of texts.
+
+    Memory grows with the number of distinct pre-tokens, not with the corpus: texts are read in batches of a
+    few MB and each batch is counted (in a worker process when ``workers > 1``) and dropped. Sums do not depend
+    on the order in which batches finish, so the result is the same for any ``workers``.
+
+    Args:
+        texts: the sequences.
+        pretokenizer: splits each text into pre-tokens.
+        workers: processes to count in (1: in this process).
+        show_progress: show documents and MB read on stderr.
+        fingerprint: if given, every text is added to it, in order (one update per batch).
+
+    Returns:
+        ``(counts, documents, characters)``.
+
+    >>> count_words(["a b", "a"], Pretokenizer("gpt2"))
+    ({b'a': 2, b' b': 1}, 2, 4)
+    """
+    counts: dict[bytes, int] = {}
+    documents = characters = 0
+    with progress_bar(show_progress, desc="count pre-tokens", unit=" docs") as bar:
+
+        def account(batch: list[str]) -> list[str]:
+            nonlocal documents, characters
+            size = sum(map(len, batch))
+            documents += len(batch)
+            characters += size
+            bar.update(len(batch))
+            bar.set_postfix_str(f"{characters / 1e6:.1f}M chars", refresh=False)
+            if fingerprint is not None:
+                fingerprint.update(batch)
+            return batch
+
+        batches = (account(batch) for batch in iter_batches(texts))
+        if workers <= 1:
+            for batch in batches:
+                pretokenizer.count(batch, counts)
+            return counts, documents, characters
+        # Forked workers inherit the compiled scanner's tables; imap keeps at most a few batches in flight.
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        with context.Pool(workers) as pool:
+            for partial in pool.imap_unordered(_count_batch, ((pretokenizer, b) for b in batches), chunksize=1):
+                for word, n in partial.items():
+                    counts[word] = counts.get(word, 0) + n
+    return counts, documents, characters
+
+
+def choose_workers(pretokenizer: Pretokenizer, corpus_size: int) -> int:
+    """Return how many counting processes pay off for a corpus of about ``corpus_size`` characters.
+
+    The compiled scanner of the named patterns counts faster (~140 MB/s) than texts can be pickled to a worker, so
+    only custom regex patterns (~10 MB/s) on corpora of several MB get processes.
+
+    >>> choose_workers(Pretokenizer("gpt2"), 10**9)
+    1
+    """
+    if pretokenizer.name is None and corpus_size >= _PARALLEL_MIN_CHARS:
+        return max(1, min(os.cpu_count() or 1, 8))
+    return 1
+
+
+def corpus_chars_hint(corpus: Any) -> int:
+    """Guess the corpus size without reading it (file sizes), to decide whether processes pay off.
+
+    >>> corpus_chars_hint(["not", "paths"])
+    0
+    """
+    paths = [corpus] if isinstance(corpus, os.PathLike) else corpus if isinstance(corpus, list | tuple) else []
+    try:
+        return sum(os.path.getsize(p) for p in paths if isinstance(p, os.PathLike))
+    except OSError:
+        return 0

@@ -1,0 +1,167 @@
+"""Pre-token counts as a seam: shards add up, save/load round-trips, and training from the sum equals training."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hf_bpe
+from hf_bpe.cli import main
+from hf_bpe.errors import InputError
+from hf_bpe.training.counts import WordCounts
+
+MODEL_FILES = ("vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+def _lines(seed: int, n: int) -> list[str]:
+    rnd = random.Random(seed)
+    words = ["low", "lower", "newest", "widest", "中文", "café", "I'M", "12345", "x=1;", "  ", "\t", "don't"]
+    return [" ".join(rnd.choices(words, k=rnd.randint(1, 9))) + rnd.choice(["\n", "", "\r\n"]) for _ in range(n)]
+
+
+def _shards(lines: list[str], k: int) -> list[list[str]]:
+    return [lines[i::k] for i in range(k)]
+
+
+def _files(model: hf_bpe.BPEModel, folder: Path) -> dict[str, bytes]:
+    out = model.save(folder)
+    return {name: (out / name).read_bytes() for name in MODEL_FILES}
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"pattern": "gpt4", "special_tokens": ["<|endoftext|>"], "min_frequency": 2},
+    {"pattern": "llama3", "add_prefix_space": True, "max_token_length": 4},
+])
+def test_counts_sum_of_shards_trains_byte_identical_files(tmp_path, options):
+    lines = _lines(1, 600)
+    count_options = {k: v for k, v in options.items() if k in ("pattern", "add_prefix_space")}
+    train_options = {k: v for k, v in options.items() if k not in count_options}
+    shards = [WordCounts.from_corpus(s, show_progress=False, **count_options) for s in _shards(lines, 4)]
+    whole = hf_bpe.train(lines, vocab_size=290, show_progress=False, **options)
+    summed = hf_bpe.train_from_counts(sum(shards), vocab_size=290, show_progress=False, **train_options)
+    assert _files(summed, tmp_path / "sum") == _files(whole, tmp_path / "whole")
+
+
+def test_counts_sum_equals_counting_the_whole_and_keeps_the_multiset_fingerprint():
+    lines = _lines(2, 300)
+    whole = WordCounts.from_corpus(lines, show_progress=False)
+    shards = [WordCounts.from_corpus(s, show_progress=False) for s in _shards(lines, 3)]
+    assert sum(shards) == whole == shards[0] + shards[1] + shards[2]
+    assert whole.fingerprint["order"] == "multiset" and whole.documents == 300
+
+
+def test_counts_sum_of_ordered_fingerprints_keeps_none():
+    a = WordCounts.from_corpus(["a b"], corpus_order="sequence", show_progress=False)
+    b = WordCounts.from_corpus(["c"], corpus_order="sequence", show_progress=False)
+    assert (a + b).fingerprint is None and (a + b).documents == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=30), st.integers(1, 5))
+def test_counts_any_split_adds_up_to_the_whole(texts, k):
+    whole = WordCounts.from_corpus(texts, show_progress=False, workers=1)
+    assert sum(WordCounts.from_corpus(s, show_progress=False, workers=1) for s in _shards(texts, k)) == whole
+
+
+def test_counts_save_load_round_trips_exactly_above_2_32(tmp_path):
+    counts = WordCounts({b"the": 2**40 + 3, b" \xff": 2**63 - 1, b"x": 1}, pattern="gpt4", documents=5,
+                        total_bytes=2**35)
+    path = counts.save(tmp_path / "c.parquet")
+    assert WordCounts.load(path) == counts
+    # The same counts, inserted in another order, give the same bytes.
+    again = WordCounts(dict(reversed(list(counts.items()))), pattern="gpt4", documents=5, total_bytes=2**35)
+    assert again.save(tmp_path / "d.parquet").read_bytes() == path.read_bytes()
+    with pytest.raises(FileExistsError):
+        counts.save(path)
+
+
+def test_counts_refuses_other_options_naming_both(tmp_path):
+    a = WordCounts.from_corpus(["hello world"], show_progress=False).save(tmp_path / "a.parquet")
+    b = WordCounts.from_corpus(["hello world"], pattern="gpt4", show_progress=False).save(tmp_path / "b.parquet")
+    with pytest.raises(InputError, match=r"b\.parquet.*gpt4.*a\.parquet.*gpt2"):
+        WordCounts.load_all([a, b])
+    with pytest.raises(ValueError, match="different options"):
+        WordCounts.load(a) + WordCounts.load(b)
+    # Two spellings of one pattern count the same.
+    c = WordCounts.from_corpus(["hello world"], pattern="cl100k", show_progress=False)
+    assert (WordCounts.load(b) + c).documents == 2
+
+
+def test_counts_refuses_bad_files_and_overflow(tmp_path):
+    good = WordCounts({b"a": 2**62 + 1}, documents=1, total_bytes=1).save(tmp_path / "good.parquet")
+    truncated = tmp_path / "truncated.parquet"
+    truncated.write_bytes(good.read_bytes()[:-20])
+    text = tmp_path / "text.parquet"
+    text.write_text("not parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    foreign = tmp_path / "foreign.parquet"
+    pq.write_table(pa.table({"word": ["a"], "n": [1]}), foreign)
+    for bad, message in ((truncated, "not a readable Parquet"), (text, "not a readable Parquet"),
+                         (foreign, "not hf_bpe counts")):
+        with pytest.raises(InputError, match=message):
+            WordCounts.load(bad)
+    with pytest.raises(InputError, match="overflows"):
+        WordCounts.load_all([good, good])
+    with pytest.raises(InputError, match="non-empty list"):
+        WordCounts.load_all([])
+    with pytest.raises(FileNotFoundError, match="hf-bpe count"):
+        WordCounts.load(tmp_path / "absent.parquet")
+    with pytest.raises(ValueError, match="1..2\\*\\*63-1"):
+        WordCounts({b"a": 2**63})
+
+
+def test_counts_cli_count_then_train_equals_train(tmp_path, capsys):
+    lines = _lines(3, 400)
+    files = []
+    for i, shard in enumerate(_shards(lines, 2)):
+        files.append(tmp_path / f"s{i}.txt")
+        files[-1].write_text("".join(line if line.endswith("\n") else line + "\n" for line in shard), encoding="utf-8")
+    for i, f in enumerate(files):
+        assert main(["count", str(f), "--out", str(tmp_path / f"s{i}.parquet"), "--quiet"]) == 0
+    assert main(["train", "--counts", str(tmp_path / "s0.parquet"), str(tmp_path / "s1.parquet"),
+                 "--vocab-size", "320", "--out", str(tmp_path / "from_counts"), "--quiet"]) == 0
+    assert main(["train", *map(str, files), "--vocab-size", "320", "--out", str(tmp_path / "direct"), "--quiet"]) == 0
+    for name in MODEL_FILES:
+        assert (tmp_path / "from_counts" / name).read_bytes() == (tmp_path / "direct" / name).read_bytes(), name
+    # The model trained from counts verifies against the whole corpus (the multiset fingerprint is a sum).
+    assert main(["verify", str(tmp_path / "from_counts"), "--corpus", *map(str, files), "--quiet"]) == 0
+    assert "verified: everything matches" in capsys.readouterr().out
+
+
+def test_counts_cli_bad_input_writes_nothing(tmp_path, capsys):
+    (tmp_path / "bad.parquet").write_text("nope")
+    out = tmp_path / "out"
+    assert main(["train", "--counts", str(tmp_path / "bad.parquet"), "--out", str(out), "--quiet"]) == 2
+    assert "not a readable Parquet" in capsys.readouterr().err and not out.exists()
+    (tmp_path / "c.txt").write_text("hello\n", encoding="utf-8")
+    assert main(["train", "--counts", str(tmp_path / "bad.parquet"), str(tmp_path / "c.txt"), "--out", str(out)]) == 2
+    assert main(["train", "--counts", str(tmp_path / "bad.parquet"), "--pattern", "gpt4", "--out", str(out)]) == 2
+    assert "record the pre-tokenizer" in capsys.readouterr().err
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    assert main(["count", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "e.parquet"), "--quiet"]) == 2
+    assert "empty" in capsys.readouterr().err and not (tmp_path / "e.parquet").exists()
+    assert not out.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_counts_four_shards_of_english_combined_train_identical_files(shared_data, tmp_path):
+    corpus = shared_data / "corpora" / "en" / "english_combined.txt"
+    data = corpus.read_bytes()
+    # Cut the file's bytes into 4 shards at line ends: together they hold exactly the file's lines.
+    cuts = [0] + [data.index(b"\n", len(data) * i // 4) + 1 for i in (1, 2, 3)] + [len(data)]
+    paths = []
+    for i in range(4):
+        paths.append(tmp_path / f"shard{i}.txt")
+        paths[-1].write_bytes(data[cuts[i]:cuts[i + 1]])
+    shards = [WordCounts.from_corpus(p, show_progress=False) for p in paths]
+    whole = hf_bpe.train(corpus, vocab_size=32000, show_progress=False)
+    summed = hf_bpe.train_from_counts(sum(shards), vocab_size=32000, show_progress=False)
+    assert _files(summed, tmp_path / "sum") == _files(whole, tmp_path / "whole")
