@@ -52,7 +52,7 @@ from typing import NamedTuple
 
 from .bytelevel import BYTE_ORDER, str_to_token
 
-__all__ = ["train_merges", "WordEncoder"]
+__all__ = ["train_merges", "saved_merges", "WordEncoder"]
 
 # How often `progress` is called (in merges); the core uses the same number so both call it identically.
 PROGRESS_EVERY = 1000
@@ -368,6 +368,20 @@ def train_merges(
     if progress is not None:
         progress(len(merges) - reported)
     return vocab, merges
+
+
+def saved_merges(vocab: Sequence[bytes], merges: Sequence[tuple[int, int, int]]) -> list[tuple[bytes, bytes]]:
+    """Return the merges as ``merges.txt`` lists them: each pair once, at its last rank, as token bytes.
+
+    `tokenizers` keeps merges in a map from pair to (rank, new id): a pair merged twice (two tokens with the same
+    bytes) keeps its last rank, and ``merges.txt`` lists the pairs by rank.
+
+    >>> saved_merges([b"a", b"b", b"ab", b"ab"], [(0, 1, 2), (0, 1, 3)])
+    [(b'a', b'b')]
+    """
+    last_rank = {(left, right): rank for rank, (left, right, _new) in enumerate(merges)}
+    ordered = sorted(last_rank.items(), key=lambda item: item[1])
+    return [(vocab[left], vocab[right]) for (left, right), _rank in ordered]
 
 
 def check_encoder_args(

@@ -21,9 +21,13 @@ This module never imports `transformers` (importing it costs over a second).
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
+
+from ..core.specials import check_special_ids
 
 __all__ = [
     "ROLES",
@@ -35,6 +39,7 @@ __all__ = [
     "render_config_files",
     "special_tokens_map",
     "dumps",
+    "read_tokenizer_config",
 ]
 
 TOKENIZER_CLASS = "HFBPETokenizer"
@@ -90,11 +95,7 @@ def tokenizer_config(
     >>> c["extra_special_tokens"], c["bos_token"], c["add_prefix_space"]
     (['<s>'], None, True)
     """
-    if not isinstance(special_tokens, Mapping):
-        raise TypeError(f"special_tokens must be a mapping of str to int ids, got {special_tokens!r}")
-    for text, idx in special_tokens.items():
-        if not isinstance(text, str) or not text or isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
-            raise TypeError(f"special_tokens must map non-empty str to non-negative int ids, got {text!r}: {idx!r}")
+    check_special_ids(special_tokens)
     if not isinstance(pattern, str) or not pattern:
         raise TypeError(f"pattern must be a non-empty str (a hf_bpe.PATTERNS name or a regex), got {pattern!r}")
     if not isinstance(add_prefix_space, bool) or not isinstance(ignore_merges, bool):
@@ -188,3 +189,42 @@ def tokenizer_config_files(
         tokenizer_config(special_tokens=special_tokens, pattern=pattern, add_prefix_space=add_prefix_space,
                          ignore_merges=ignore_merges, roles=roles)
     )
+
+
+# The keys of tokenizer_config.json through which hf_bpe records its pre-tokenizer.
+PRETOKENIZER_KEYS = ("pattern", "add_prefix_space", "ignore_merges")
+
+
+def read_tokenizer_config(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, int]]:
+    """Read what a ``tokenizer_config.json`` says about the model: hf_bpe's pre-tokenizer options and the specials.
+
+    Returns:
+        ``(options, specials)``: the keys of :data:`PRETOKENIZER_KEYS` that the file has, and the
+        ``added_tokens_decoder`` entries as content -> id.
+
+    Raises:
+        ValueError: naming the file, when it is not UTF-8 JSON holding an object, or ``added_tokens_decoder`` is not
+            a mapping of ids to ``{"content": ...}`` entries.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "tokenizer_config.json"
+    >>> _ = p.write_text('{"pattern": "gpt4", "added_tokens_decoder": {"7": {"content": "<s>"}}}', encoding="utf-8")
+    >>> read_tokenizer_config(p)
+    ({'pattern': 'gpt4'}, {'<s>': 7})
+    """
+    name = os.fspath(path)
+    try:
+        config = json.loads(Path(name).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name!r} is not UTF-8 ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name!r} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{name!r} must hold a JSON object, got {type(config).__name__}")
+    options = {key: config[key] for key in PRETOKENIZER_KEYS if key in config}
+    decoder = config.get("added_tokens_decoder") or {}
+    try:
+        specials = {entry["content"]: int(idx) for idx, entry in decoder.items()}
+    except (AttributeError, TypeError, KeyError, ValueError):
+        raise ValueError(f"{name!r}: added_tokens_decoder must map ids to {{'content': ...}} entries") from None
+    return options, specials

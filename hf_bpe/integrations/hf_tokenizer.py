@@ -63,6 +63,7 @@ from transformers.utils import TensorType, logging
 from ..formats import hf_config
 from ..formats import manifest
 from ..core.bytelevel import str_to_token, token_to_str
+from ..core.specials import special_tokens_regex
 from ..model.bpe import BPEModel
 
 __all__ = ["HFBPETokenizer", "HFBPEConfig", "register"]
@@ -119,10 +120,7 @@ class _Matcher:
     __slots__ = ("pattern", "tokens")
 
     def __init__(self, tokens: Mapping[str, tuple[int, AddedToken]]) -> None:
-        # For literal alternatives tried longest first, the regex's leftmost-first match is the leftmost-longest
-        # one, which is what tokenizers' Aho-Corasick automaton (MatchKind::LeftmostLongest) returns.
-        alternatives = sorted(tokens, key=lambda t: (-len(t), t))
-        self.pattern = regex.compile("|".join(regex.escape(t) for t in alternatives)) if alternatives else None
+        self.pattern = special_tokens_regex(tokens)
         self.tokens = dict(tokens)
 
     def split(self, sentence: str, skip_special: bool) -> list[tuple[str, int | None]]:
@@ -438,8 +436,8 @@ class HFBPETokenizer(PreTrainedTokenizer):
         if cached is not None and cached[0] is splitter:
             return cached[1], cached[2]
         raw, normalized = splitter
-        contents = sorted({*raw.tokens, *normalized.tokens}, key=lambda t: (-len(t), t))
-        pattern = regex.compile("|".join(map(regex.escape, contents))) if contents else None
+        contents = {*raw.tokens, *normalized.tokens}
+        pattern = special_tokens_regex(contents)
         separator = next((c for c in _SEPARATORS if not any(c in t for t in contents)), None)
         self.cache["finder"] = (splitter, pattern, separator)
         return pattern, separator
@@ -759,9 +757,7 @@ class HFBPETokenizer(PreTrainedTokenizer):
         files = self.cache.get("model_files")
         if files is not None:
             return files
-        with tempfile.TemporaryDirectory(prefix="hf_bpe_") as tmp:
-            self.bpe_model.save(tmp)
-            return {path.name: path.read_text(encoding="utf-8") for path in Path(tmp).iterdir() if path.is_file()}
+        return self.bpe_model.files()
 
     def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
         """Write ``vocab.json`` and ``merges.txt`` (atomically) into ``save_directory``; return their paths."""

@@ -17,7 +17,6 @@ rank, lowest first, leftmost among equals.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -28,6 +27,7 @@ import regex
 
 from ..core import _core
 from ..core.pretokenize import Pretokenizer
+from ..core.specials import check_special_ids, special_tokens_regex
 from ..errors import DisallowedSpecialTokenError
 
 __all__ = ["BPEModel", "DisallowedSpecialTokenError", "IncrementalDecoder", "SAVED_FILES"]
@@ -85,11 +85,7 @@ class BPEModel:
         # 1. Validate the vocabulary and the specials, and build the id -> bytes table.
         if not isinstance(vocab, Mapping):
             raise TypeError(f"vocab must be a mapping of bytes to int ids, got {type(vocab).__name__}")
-        if not isinstance(special_tokens, Mapping):
-            raise TypeError(
-                f"special_tokens must be a mapping of str to int ids, got {type(special_tokens).__name__}; "
-                "for a list of names, number them first, e.g. {t: i for i, t in enumerate(names)}"
-            )
+        specials = check_special_ids(special_tokens)
         by_id: dict[int, bytes] = {}
         for token, idx in vocab.items():
             if not isinstance(token, bytes) or isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
@@ -105,19 +101,12 @@ class BPEModel:
                 f"a byte-level vocabulary needs a token for every byte that UTF-8 text can contain, but "
                 f"{len(missing)} are missing (first: {bytes(missing[:8])!r}); train with hf_bpe.train or add them"
             )
-        specials: dict[str, int] = {}
-        for text, idx in special_tokens.items():
-            if not isinstance(text, str) or not text or isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
-                raise TypeError(f"special tokens must be non-empty str -> non-negative int, got {text!r}: {idx!r}")
-            spelled = text.encode("utf-8")
-            if idx in by_id and by_id[idx] != spelled:
+        for text, idx in specials.items():
+            if idx in by_id and by_id[idx] != text.encode("utf-8"):
                 raise ValueError(
                     f"special token {text!r} has id {idx}, which the vocab already gives to {by_id[idx]!r}; "
                     "give it a free id"
                 )
-            specials[text] = idx
-        if len(set(specials.values())) != len(specials):
-            raise ValueError(f"special tokens must have distinct ids, got {specials!r}")
         self._vocab = dict(vocab)
         self._specials = specials
         size = max([*by_id, *specials.values()]) + 1
@@ -343,9 +332,7 @@ class BPEModel:
         # Longest first, so that the alternation finds the leftmost-longest special, as tokenizers' matcher does.
         pattern = self._special_regex_cache.get(tokens)
         if pattern is None:
-            alternatives = sorted(tokens, key=lambda t: (-len(t), t))
-            pattern = regex.compile("|".join(regex.escape(t) for t in alternatives))
-            self._special_regex_cache[tokens] = pattern
+            pattern = self._special_regex_cache[tokens] = special_tokens_regex(tokens)
         return pattern
 
     # -- decode ---------------------------------------------------------------------------------------------------
@@ -400,20 +387,17 @@ class BPEModel:
         """
         return cls({bytes([b]): b for b in range(256)}, [], special_tokens=special_tokens, pattern=pattern)
 
-    def save(self, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
-        """Write ``vocab.json``, ``merges.txt``, ``tokenizer.json`` and the transformers config files, atomically.
+    def files(self) -> dict[str, str]:
+        """Render every file :meth:`save` writes, as texts, without writing anything.
 
-        Args:
-            directory: the output folder; created if absent.
-            force: replace hf_bpe's files if they already exist there (other files are never touched).
+        ``vocab.json``, ``merges.txt`` and ``tokenizer.json`` (byte-identical to what `tokenizers` writes), the
+        transformers config files, and the manifest that lists them all.
 
-        Returns:
-            The folder's path.
-
-        Raises:
-            FileExistsError: when an output file exists and ``force`` is false.
+        >>> sorted(BPEModel.bytes_only().files())  # doctest: +NORMALIZE_WHITESPACE
+        ['hf_bpe_manifest.json', 'merges.txt', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json',
+         'vocab.json']
         """
-        from ..formats import atomic, gpt2, hf_config, manifest, tokenizer_json
+        from ..formats import gpt2, hf_config, manifest, tokenizer_json
 
         tokens = {i: t for t, i in self._vocab.items()}
         pattern_regex = None if self._pretokenizer.name == "gpt2" else self._pretokenizer.regex
@@ -440,7 +424,24 @@ class BPEModel:
         files[manifest.MANIFEST_NAME] = manifest.dump_manifest(
             manifest.build_manifest(files, options=provenance.get("options", {}), corpus=provenance.get("corpus"))
         )
-        return atomic.write_files(directory, files, force=force)
+        return files
+
+    def save(self, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
+        """Write ``vocab.json``, ``merges.txt``, ``tokenizer.json`` and the transformers config files, atomically.
+
+        Args:
+            directory: the output folder; created if absent.
+            force: replace hf_bpe's files if they already exist there (other files are never touched).
+
+        Returns:
+            The folder's path.
+
+        Raises:
+            FileExistsError: when an output file exists and ``force`` is false.
+        """
+        from ..formats import atomic
+
+        return atomic.write_files(directory, self.files(), force=force)
 
     @classmethod
     def from_files(
@@ -520,23 +521,13 @@ class BPEModel:
             raise FileNotFoundError(
                 f"{os.fspath(directory)!r} has neither vocab.json + merges.txt nor encoder.json + vocab.bpe"
             )
+        from ..formats import hf_config
+
         options: dict = {}
         specials: dict[str, int] = {}
-        config_path = folder / "tokenizer_config.json"
+        config_path = folder / hf_config.TOKENIZER_CONFIG_FILE
         if config_path.is_file():
-            try:
-                config = json.loads(config_path.read_text(encoding="utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise ValueError(f"{os.fspath(config_path)!r} is not valid UTF-8 JSON: {exc}") from None
-            for key in ("pattern", "add_prefix_space", "ignore_merges"):
-                if key in config:
-                    options[key] = config[key]
-            try:
-                specials = {entry["content"]: int(idx) for idx, entry in config.get("added_tokens_decoder", {}).items()}
-            except (TypeError, KeyError, ValueError):
-                raise ValueError(
-                    f"{os.fspath(config_path)!r}: added_tokens_decoder must map ids to {{'content': ...}} entries"
-                ) from None
+            options, specials = hf_config.read_tokenizer_config(config_path)
         return cls.from_files(folder / vocab_name, folder / merges_name, special_tokens=specials, **options)
 
 

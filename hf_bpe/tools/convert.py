@@ -43,10 +43,11 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..formats import atomic
-from ..formats import tokenizer_json
+from ..formats import hf_config, tokenizer_json
 from ..formats import tiktoken as tiktoken_format
 from ..model.bpe import BPEModel
 from ..core import patterns
+from ..core.specials import check_special_ids
 from ..core.patterns import PATTERNS
 from ..core.pretokenize import Pretokenizer
 
@@ -188,19 +189,6 @@ def _pattern_name(pattern_regex: str | None) -> str:
     return pattern_regex
 
 
-def _check_specials(value: object, where: str) -> dict[str, int]:
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{where} must be a mapping of special token strings to ids, e.g. {{'<|endoftext|>': 50256}}, "
-                        f"got {type(value).__name__} {value!r:.80}")
-    out: dict[str, int] = {}
-    for token, idx in value.items():
-        if not isinstance(token, str) or not token or isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
-            raise ValueError(f"{where}: entry {token!r}: {idx!r} is not a non-empty token string with a "
-                             "non-negative integer id")
-        out[token] = idx
-    return out
-
-
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -235,7 +223,7 @@ def _load_tiktoken(path: Path, pattern: str | None, extra: Mapping[str, int]) ->
     specials: dict[str, int] = dict(known[2]) if known else {}
     sidecar = path.parent / SPECIAL_TOKENS_FILE
     if sidecar.is_file():
-        specials.update(_check_specials(_read_json(sidecar), repr(os.fspath(sidecar))))
+        specials.update(check_special_ids(_read_json(sidecar), repr(os.fspath(sidecar))))
     specials.update(extra)
     where = f"{os.fspath(path)!r}" + (f" ({known[0]})" if known else "")
     chosen = _resolve_pattern(known[1] if known else None, pattern, where, None)
@@ -260,20 +248,9 @@ def _gpt2_options(folder: Path) -> dict[str, Any]:
     specials: dict[str, int] = {}
     config_path = folder / _CONFIG_JSON
     if config_path.is_file():
-        config = _read_json(config_path)
-        if not isinstance(config, dict):
-            raise ValueError(f"{os.fspath(config_path)!r} must hold a JSON object")
-        for key in ("pattern", "add_prefix_space", "ignore_merges"):
-            if key in config:
-                options[key] = config[key]
-        decoder = config.get("added_tokens_decoder") or {}
-        try:
-            specials = {entry["content"]: int(idx) for idx, entry in decoder.items()}
-        except (AttributeError, TypeError, KeyError, ValueError):
-            raise ValueError(f"{os.fspath(config_path)!r}: added_tokens_decoder must map ids to "
-                             "{'content': ...} entries") from None
+        options, specials = hf_config.read_tokenizer_config(config_path)
     tokenizer_file = folder / _TOKENIZER_JSON
-    if tokenizer_file.is_file() and not {"pattern", "add_prefix_space", "ignore_merges"} <= options.keys():
+    if tokenizer_file.is_file() and not set(hf_config.PRETOKENIZER_KEYS) <= options.keys():
         # transformers' folders (Llama 3, Qwen2, GPT-2 on the Hub) keep the pre-tokenizer only in tokenizer.json.
         info = tokenizer_json.load_tokenizer_json(tokenizer_file)
         options.setdefault("pattern", _pattern_name(info["pattern_regex"]))
@@ -350,7 +327,7 @@ def load_any(
     if pattern is not None and not isinstance(pattern, str):
         raise TypeError(f"pattern must be a str (a name in {sorted(PATTERNS)} or a regex) or None, "
                         f"got {type(pattern).__name__} {pattern!r:.80}")
-    extra = {} if special_tokens is None else _check_specials(special_tokens, "special_tokens")
+    extra = {} if special_tokens is None else check_special_ids(special_tokens, "special_tokens")
     kind, path = _locate(src)
     if kind == "tiktoken":
         return _load_tiktoken(path, pattern, extra)
@@ -426,16 +403,6 @@ def _tiktoken_files(model: BPEModel, name: str, where: str) -> dict[str, str]:
             SPECIAL_TOKENS_FILE: json.dumps(ordered, ensure_ascii=False, indent=2) + "\n"}
 
 
-def _tokenizer_json_text(model: BPEModel) -> str:
-    tokens = {idx: token for token, idx in model.vocab.items()}
-    pre = model.pretokenizer
-    return tokenizer_json.dump_tokenizer_json(
-        tokens, model.merges, special_tokens=model.special_tokens,
-        pattern_regex=None if pre.name == "gpt2" else pre.regex,
-        add_prefix_space=model.add_prefix_space, ignore_merges=model.ignore_merges,
-    )
-
-
 def convert(
     src: str | os.PathLike[str],
     *,
@@ -486,5 +453,5 @@ def convert(
     if to == "tiktoken":
         files = _tiktoken_files(model, _output_name(located, kind), repr(os.fspath(src)))
     else:
-        files = {_TOKENIZER_JSON: _tokenizer_json_text(model)}
+        files = {_TOKENIZER_JSON: model.files()[_TOKENIZER_JSON]}
     return atomic.write_files(out_path, files, force=force)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from ..core import _core
+from ..core._reference import saved_merges
 from ..core.pretokenize import Pretokenizer
 from ..errors import InputError
 from ..formats.manifest import CorpusFingerprint
@@ -209,12 +210,8 @@ def _build_model(
 ) -> BPEModel:
     special_ids = {token: i for i, token in enumerate(specials)}
     regular = {token: i for i, token in enumerate(vocab) if i >= len(specials)}
-    # tokenizers keeps merges in a map from pair to (rank, new id): a pair merged twice keeps its last rank, and
-    # merges.txt lists the pairs by rank. Reproduce that file, so the written merges are byte-identical.
-    last_rank = {(left, right): rank for rank, (left, right, _new) in enumerate(merges)}
-    ordered = sorted(last_rank.items(), key=lambda item: item[1])
-    pairs = [(vocab[left], vocab[right]) for (left, right), _rank in ordered]
-    return BPEModel(regular, pairs, special_tokens=special_ids, pattern=pattern, add_prefix_space=add_prefix_space,
+    # The merges as tokenizers saves them (a pair merged twice keeps its last rank), so the files are byte-identical.
+    return BPEModel(regular, saved_merges(vocab, merges), special_tokens=special_ids, pattern=pattern, add_prefix_space=add_prefix_space,
                     provenance=provenance)
 
 

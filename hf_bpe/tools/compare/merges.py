@@ -10,12 +10,6 @@ __all__ = ["compare_merges", "pair_counts_after"]
 _I32_MAX = 2**31 - 1
 
 
-def dedup_merges(vocab: list[bytes], merges: Sequence[tuple[int, int, int]]) -> list[tuple[bytes, bytes]]:
-    # tokenizers keeps merges in a map pair -> rank: a pair merged twice keeps its last rank (what merges.txt lists).
-    last = {(left, right): rank for rank, (left, right, _new) in enumerate(merges)}
-    return [(vocab[left], vocab[right]) for (left, right), _ in sorted(last.items(), key=lambda item: item[1])]
-
-
 def pair_counts_after(
     word_counts: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]], pairs: Iterable[tuple[bytes, bytes]]
 ) -> dict[tuple[bytes, bytes], int]:
@@ -89,6 +83,7 @@ def compare_merges(
     (True, None)
     """
     from ...core import _core
+    from ...core._reference import saved_merges
 
     ours, theirs = list(ours), list(theirs)
     section: dict[str, Any] = {"identical": ours == theirs, "hf_bpe": len(ours), "peer": len(theirs),
@@ -113,7 +108,7 @@ def compare_merges(
             words, [word_counts[w] for w in words], vocab_size=vocab_size, min_frequency=min_frequency,
             special_tokens=list(special_tokens), max_token_length=max_token_length, count_bits=32,
         )
-        emulated = dedup_merges(vocab32, merges32)
+        emulated = saved_merges(vocab32, merges32)
         if emulated[: rank + 1] == theirs[: rank + 1]:
             big = [(p, c) for p, c in ((mine, counts.get(mine)), (other, counts.get(other)))
                    if p is not None and c is not None and c > _I32_MAX]
