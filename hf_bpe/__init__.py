@@ -21,20 +21,24 @@ from .errors import DisallowedSpecialTokenError, InputError
 from .formats.manifest import CorpusFingerprint
 from .integrations.auto_register import install_import_hook as _install_import_hook
 from .model.bpe import BPEModel
+from .model.classic import ClassicModel
 from .tools.compare import compare
 from .tools.verify import verify
 from .training.bpe_trainer import train
+from .training.recipes import RECIPES
 
 if TYPE_CHECKING:
     from .integrations.hf_tokenizer import HFBPETokenizer
 
 __all__ = [
     "BPEModel",
+    "ClassicModel",
     "CorpusFingerprint",
     "DisallowedSpecialTokenError",
     "HFBPETokenizer",
     "InputError",
     "PATTERNS",
+    "RECIPES",
     "Pretokenizer",
     "compare",
     "train",

@@ -1,0 +1,210 @@
+"""A model of a classic BPE scheme: its tokens, its merges in order, and the encoder its published code uses.
+
+Tokens are ``str`` here, in each scheme's own spelling, because these schemes are character-level (subword-nmt's
+``</w>``, rasbt's ``chr(0..255)`` then ``Ġ``) or publish their tokens in GPT-2's spelling (the HF course,
+minbpe's ids over bytes shown as GPT-2 characters). Byte-level ones convert to :class:`BPEModel` exactly
+(:meth:`ClassicModel.to_bpe_model`).
+
+>>> ClassicModel("subword-nmt", ["l", "o", "w</w>", "lo"], [(0, 1, 3)]).segment("low")
+'lo@@ w'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..core.bytelevel import str_to_token, token_to_str
+from ..errors import InputError
+from .bpe import BPEModel
+from .segment import (
+    CodesSegmenter,
+    merge_by_rank,
+    merge_greedy_passes,
+    rasbt_pretokenize,
+    rasbt_simple_pretokenize,
+)
+
+__all__ = ["CLASSIC_NAME", "SCHEMES", "ClassicModel"]
+
+CLASSIC_NAME = "hf_bpe_classic.json"
+# scheme -> the pre-tokenizer pattern of its encoder (None: words on spaces, or the scheme's own splitter).
+SCHEMES: Mapping[str, str | None] = MappingProxyType({
+    "subword-nmt": None,
+    "sennrich-paper": None,
+    "hf-course": "gpt2",
+    "minbpe-basic": r"[\s\S]+",
+    "minbpe-regex": "gpt4",
+    "rasbt-simple": None,
+    "rasbt": None,
+})
+_BYTE_LEVEL = ("hf-course", "minbpe-basic", "minbpe-regex")
+
+
+class ClassicModel:
+    """Tokens, merges and encoder of one classic scheme.
+
+    Args:
+        scheme: one of :data:`SCHEMES`.
+        tokens: id -> token text, in the scheme's spelling (GPT-2 characters for the byte-level schemes).
+        merges: ``(left id, right id, new id)`` in the order learned.
+        special_tokens: special token text -> id.
+        provenance: what trained it (recorded in ``hf_bpe_classic.json``).
+
+    >>> model = ClassicModel("subword-nmt", ["l", "o", "w</w>", "lo", "low</w>"], [(0, 1, 3), (3, 2, 4)])
+    >>> model.segment("low lowly")
+    'low lo@@ w@@ l@@ y'
+    """
+
+    def __init__(self, scheme: str, tokens: Sequence[str], merges: Sequence[tuple[int, int, int]], *,
+                 special_tokens: Mapping[str, int] = MappingProxyType({}),
+                 provenance: Mapping[str, Any] = MappingProxyType({})) -> None:
+        if scheme not in SCHEMES:
+            raise InputError(f"unknown scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
+        self.scheme = scheme
+        self.tokens: tuple[str, ...] = tuple(tokens)
+        self.merges: tuple[tuple[int, int, int], ...] = tuple((int(a), int(b), int(n)) for a, b, n in merges)
+        self.special_tokens: Mapping[str, int] = MappingProxyType(dict(special_tokens))
+        self.provenance: Mapping[str, Any] = MappingProxyType(dict(provenance))
+        for a, b, n in self.merges:
+            if not all(0 <= i < len(self.tokens) for i in (a, b, n)):
+                raise InputError(f"merge {(a, b, n)!r} names an id outside the {len(self.tokens)} tokens")
+        # Later ids win for equal texts, as rasbt's inverse_vocab; specials are looked up by their own table.
+        self._ids = {token: i for i, token in enumerate(self.tokens) if token not in self.special_tokens}
+        self._ranks = {(a, b): rank for rank, (a, b, _n) in reversed(list(enumerate(self.merges)))}
+        self._new = {(a, b): n for a, b, n in self.merges}
+        self._segmenter: CodesSegmenter | None = None
+
+    def __repr__(self) -> str:
+        return f"ClassicModel({self.scheme!r}, {len(self.tokens)} tokens, {len(self.merges)} merges)"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClassicModel):
+            return NotImplemented
+        return (self.scheme, self.tokens, self.merges, dict(self.special_tokens)) == (
+            other.scheme, other.tokens, other.merges, dict(other.special_tokens))
+
+    @property
+    def merge_pairs(self) -> list[tuple[str, str]]:
+        """The merges as pairs of token texts, in order."""
+        return [(self.tokens[a], self.tokens[b]) for a, b, _n in self.merges]
+
+    # -- subword-nmt and the paper ------------------------------------------------------------------------------
+
+    def _codes(self) -> CodesSegmenter:
+        if self.scheme not in ("subword-nmt", "sennrich-paper"):
+            raise InputError(f"segment() applies subword-nmt codes; a {self.scheme!r} model encodes with encode()")
+        if self._segmenter is None:
+            version = (0, 2) if self.scheme == "subword-nmt" else (0, 1)
+            self._segmenter = CodesSegmenter(self.merge_pairs, version=version)
+        return self._segmenter
+
+    def segment(self, text: str) -> str:
+        """Return ``text`` segmented line by line with ``@@ `` marks, as ``subword-nmt apply-bpe`` writes it."""
+        return "".join(self._codes().segment_line(line) for line in text.splitlines(keepends=True))
+
+    # -- id-based schemes ------------------------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        """Encode text to ids as the scheme's published code does.
+
+        Raises:
+            InputError: for a character outside the vocabulary (the character-level schemes have no byte
+                fallback), or for the subword-nmt schemes, which have no ids (use :meth:`segment`).
+        """
+        if self.scheme in ("subword-nmt", "sennrich-paper"):
+            raise InputError(f"a {self.scheme!r} model has no ids; segment(text) gives its '@@ ' segmentation")
+        if self.scheme in ("rasbt", "rasbt-simple"):
+            return self._encode_rasbt(text)
+        from ..core.pretokenize import Pretokenizer
+
+        out: list[int] = []
+        for piece in Pretokenizer(SCHEMES[self.scheme] or "gpt2").split_bytes(text):
+            ids = [self._id_of(token_to_str(bytes([b]))) for b in piece]
+            out += merge_by_rank(ids, self._ranks, self._new)
+        return out
+
+    def tokenize(self, text: str) -> list[str]:
+        """Encode and return the token texts (the HF course's ``tokenize``)."""
+        return [self.tokens[i] for i in self.encode(text)]
+
+    def _id_of(self, symbol: str) -> int:
+        found = self._ids.get(symbol)
+        if found is None:
+            raise InputError(
+                f"{symbol!r} is not in this {self.scheme!r} vocabulary, which holds only the characters of its "
+                "training corpus; train on text that contains it"
+            )
+        return found
+
+    def _encode_rasbt(self, text: str) -> list[int]:
+        out: list[int] = []
+        words = rasbt_simple_pretokenize(text) if self.scheme == "rasbt-simple" else rasbt_pretokenize(text)
+        for word in words:
+            whole = self._ids.get(word)
+            if whole is not None:  # rasbt looks the whole word up first
+                out.append(whole)
+            else:
+                out += merge_greedy_passes([self._id_of(c) for c in word], self._new)
+        return out
+
+    def to_bpe_model(self) -> BPEModel:
+        """Return the equal byte-level :class:`BPEModel` (minbpe schemes, whose ids are raw bytes then merges).
+
+        Raises:
+            InputError: for other schemes, or when two merges spell the same bytes (BPEModel keys by bytes).
+        """
+        if self.scheme not in ("minbpe-basic", "minbpe-regex"):
+            raise InputError(f"only minbpe models convert to BPEModel exactly, not {self.scheme!r}")
+        vocab = {str_to_token(t): i for i, t in enumerate(self.tokens)}
+        if len(vocab) != len(self.tokens):
+            raise InputError("two merges spell the same bytes; BPEModel cannot give them two ids")
+        pairs = [(str_to_token(a), str_to_token(b)) for a, b in self.merge_pairs]
+        return BPEModel(vocab, pairs, pattern=SCHEMES[self.scheme] or "gpt2")
+
+    # -- files -----------------------------------------------------------------------------------------------
+
+    def files(self) -> dict[str, str]:
+        """Return the files :meth:`save` writes: ``hf_bpe_classic.json`` and the scheme's native files."""
+        from ..formats import bpe_codes, gpt2
+
+        files = {CLASSIC_NAME: json.dumps({
+            "scheme": self.scheme,
+            "tokens": list(self.tokens),
+            "merges": [list(m) for m in self.merges],
+            "special_tokens": dict(self.special_tokens),
+            "provenance": dict(self.provenance),
+        }, ensure_ascii=False, indent=1) + "\n"}
+        if self.scheme in ("subword-nmt", "sennrich-paper"):
+            version = (0, 2) if self.scheme == "subword-nmt" else (0, 1)
+            files[bpe_codes.CODES_NAME] = bpe_codes.dump_codes(self.merge_pairs, version=version)
+        elif self.scheme in _BYTE_LEVEL:
+            files["merges.txt"] = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in self.merge_pairs)
+            files["vocab.json"] = gpt2.to_json({t: i for i, t in enumerate(self.tokens)})
+        else:  # rasbt's save_vocab_and_merges
+            files["vocab.json"] = json.dumps({str(i): t for i, t in enumerate(self.tokens)}, ensure_ascii=False,
+                                             indent=2)
+            files["bpe_merges.json"] = json.dumps(
+                [{"pair": [a, b], "new_id": n} for a, b, n in self.merges], ensure_ascii=False, indent=2)
+        return files
+
+    def save(self, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
+        """Write :meth:`files` into ``directory`` atomically; existing files are replaced only with ``force``."""
+        from ..formats import atomic
+
+        return atomic.write_files(directory, self.files(), force=force)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> ClassicModel:
+        """Load a model saved by :meth:`save`."""
+        path = Path(directory) / CLASSIC_NAME
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{os.fspath(directory)!r} holds no {CLASSIC_NAME}; train one with hf-bpe train --recipe NAME")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(data["scheme"], data["tokens"], [tuple(m) for m in data["merges"]],
+                   special_tokens=data.get("special_tokens", {}), provenance=data.get("provenance", {}))
