@@ -64,7 +64,7 @@ def test_classic_core_bad_options_raise_the_same_error() -> None:
             learn([0], [0, 1], [1], [b"a"], num_merges=-1)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(
     sequences=st.lists(st.lists(st.integers(0, 3), max_size=12), min_size=1, max_size=6),
     data=st.data(),
@@ -72,10 +72,14 @@ def test_classic_core_bad_options_raise_the_same_error() -> None:
     reuse=st.booleans(),
     num_merges=st.integers(0, 14),
     min_frequency=st.integers(0, 3),
+    strip_prefix=st.sampled_from([b"", b"b"]),
+    max_vocab=st.one_of(st.none(), st.integers(0, 12)),
 )
-def test_classic_core_equals_reference(sequences, data, tie_break, reuse, num_merges, min_frequency) -> None:
+def test_classic_core_equals_reference(sequences, data, tie_break, reuse, num_merges, min_frequency, strip_prefix,
+                                       max_vocab) -> None:
     counts = data.draw(st.lists(st.integers(0, 4), min_size=len(sequences), max_size=len(sequences)))
     vocab = [b"a", b"b", b"ab", b"ba"]  # texts that merges can spell again
     spec, compiled = both(sequences, counts, vocab, num_merges=num_merges, tie_break=tie_break,
-                          reuse_equal=reuse, min_frequency=min_frequency)
+                          reuse_equal=reuse, min_frequency=min_frequency, strip_prefix=strip_prefix,
+                          max_vocab=max_vocab)
     assert spec == compiled

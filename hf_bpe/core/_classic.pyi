@@ -14,5 +14,7 @@ def learn_merges(
     min_frequency: int = 0,
     tie_break: str = "first-seen",
     reuse_equal: bool = True,
+    strip_prefix: bytes = b"",
+    max_vocab: int | None = None,
     progress: Callable[[int], object] | None = None,
 ) -> tuple[list[bytes], list[tuple[int, int, int]]]: ...

@@ -23,15 +23,16 @@ cdef extern from "csrc/classic_merge.hpp" namespace "hfbpe_classic":
         int32_t id
 
     cdef cppclass Learner:
-        Learner(const int32_t*, int64_t, const int64_t*, int64_t, const int64_t*, vector[string], int, cbool) except +
+        Learner(const int32_t*, int64_t, const int64_t*, int64_t, const int64_t*, vector[string], int, cbool,
+                string, int64_t) except +
         vector[Merge] run(int64_t, int64_t) except + nogil
         vector[string] vocab()
 
 
 def learn_merges(symbols, starts, counts, vocab, *, num_merges, min_frequency=0, tie_break="first-seen",
-                 reuse_equal=True, progress=None):
+                 reuse_equal=True, strip_prefix=b"", max_vocab=None, progress=None):
     """Learn merges over flat symbol sequences; see ``hf_bpe.core._reference_classic.learn_merges``."""
-    check_learn_args(vocab, num_merges, min_frequency, tie_break)
+    check_learn_args(vocab, num_merges, min_frequency, tie_break, strip_prefix, max_vocab)
     cdef int32_t[::1] sym = np.ascontiguousarray(symbols, dtype=np.int32)
     cdef int64_t[::1] st = np.ascontiguousarray(starts, dtype=np.int64)
     cdef int64_t[::1] cnt = np.ascontiguousarray(counts, dtype=np.int64)
@@ -45,7 +46,8 @@ def learn_merges(symbols, starts, counts, vocab, *, num_merges, min_frequency=0,
     cdef int32_t dummy = 0
     cdef const int32_t* sym_ptr = &sym[0] if sym.shape[0] else &dummy
     cdef Learner* learner = new Learner(sym_ptr, sym.shape[0], &st[0], cnt.shape[0], &cnt[0] if cnt.shape[0] else <int64_t*>&st[0],
-                                        texts, TIE_BREAKS.index(tie_break), reuse_equal)
+                                        texts, TIE_BREAKS.index(tie_break), reuse_equal, strip_prefix,
+                                        2**62 if max_vocab is None else max_vocab)
     cdef vector[Merge] chunk
     cdef int64_t step
     cdef int64_t min_freq = min_frequency

@@ -31,7 +31,8 @@ __all__ = ["TIE_BREAKS", "check_learn_args", "learn_merges"]
 TIE_BREAKS = ("first-seen", "largest-pair", "smallest-ids")
 
 
-def check_learn_args(vocab: object, num_merges: object, min_frequency: object, tie_break: object) -> None:
+def check_learn_args(vocab: object, num_merges: object, min_frequency: object, tie_break: object,
+                     strip_prefix: object = b"", max_vocab: object = None) -> None:
     """Check the options of :func:`learn_merges` (shared with the compiled loop, so both raise the same errors).
 
     >>> check_learn_args([b"a"], 3, 0, "oldest")
@@ -45,6 +46,10 @@ def check_learn_args(vocab: object, num_merges: object, min_frequency: object, t
         raise ValueError(f"num_merges must be an int >= 0, got {num_merges!r}")
     if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 0:
         raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
+    if not isinstance(strip_prefix, bytes):
+        raise TypeError(f"strip_prefix must be bytes, got {strip_prefix!r}")
+    if max_vocab is not None and (not isinstance(max_vocab, int) or isinstance(max_vocab, bool) or max_vocab < 0):
+        raise ValueError(f"max_vocab must be None or an int >= 0, got {max_vocab!r}")
     if not isinstance(vocab, list) or not all(isinstance(token, bytes) for token in vocab):
         raise TypeError(f"vocab must be a list of bytes (the text of each symbol id), got {type(vocab).__name__}")
 
@@ -59,6 +64,8 @@ def learn_merges(
     min_frequency: int = 0,
     tie_break: str = "first-seen",
     reuse_equal: bool = True,
+    strip_prefix: bytes = b"",
+    max_vocab: int | None = None,
     progress: object = None,
 ) -> tuple[list[bytes], list[tuple[int, int, int]]]:
     """Learn up to ``num_merges`` merges over weighted symbol sequences.
@@ -73,18 +80,21 @@ def learn_merges(
         tie_break: ``"first-seen"``, ``"largest-pair"`` or ``"smallest-ids"`` (module docstring).
         reuse_equal: a merge spelling an existing symbol reuses its id (symbols are their text: the paper,
             subword-nmt, the HF course, `tokenizers`); otherwise every merge takes a new id (minbpe, rasbt).
+        strip_prefix: removed from the right symbol's text when it starts with it (WordPiece's ``##``); a symbol
+            that is just the prefix keeps it, so that every merge spells a longer text.
+        max_vocab: stop before a merge once the vocabulary holds this many symbols (`tokenizers`' vocab_size).
         progress: ignored (the compiled loop reports progress; the signature is shared).
 
     Returns:
         ``(vocab, merges)``: every symbol's text (initial ones first, then new ones in order) and the merges as
         ``(left id, right id, new id)`` in order.
     """
-    check_learn_args(vocab, num_merges, min_frequency, tie_break)
+    check_learn_args(vocab, num_merges, min_frequency, tie_break, strip_prefix, max_vocab)
     vocab = list(vocab)
     index = {token: i for i, token in enumerate(vocab)}
     sequences = [list(symbols[starts[i]:starts[i + 1]]) for i in range(len(counts))]
     merges: list[tuple[int, int, int]] = []
-    while len(merges) < num_merges:
+    while len(merges) < num_merges and (max_vocab is None or len(vocab) < max_vocab):
         # 1. Count every adjacent pair; the dict remembers the order in which pairs are first met.
         stats: dict[tuple[int, int], int] = {}
         for sequence, count in zip(sequences, counts):
@@ -97,14 +107,18 @@ def learn_merges(
         if tie_break == "first-seen":
             best = max(stats, key=stats.__getitem__)
         elif tie_break == "largest-pair":
-            best = max(stats, key=lambda pair: (stats[pair], vocab[pair[0]], vocab[pair[1]]))
+            # Equal texts under different ids (only without reuse_equal): the smallest ids.
+            best = max(stats, key=lambda pair: (stats[pair], vocab[pair[0]], vocab[pair[1]], -pair[0], -pair[1]))
         else:
             best = max(stats, key=lambda pair: (stats[pair], -pair[0], -pair[1]))
         if stats[best] < min_frequency:
             break
         # 3. The new symbol, then its occurrences replaced left to right.
         left, right = best
-        text = vocab[left] + vocab[right]
+        right_text = vocab[right]
+        if strip_prefix and right_text.startswith(strip_prefix) and len(right_text) > len(strip_prefix):
+            right_text = right_text[len(strip_prefix):]
+        text = vocab[left] + right_text
         new = index.get(text) if reuse_equal else None
         if new is None:
             new = len(vocab)

@@ -27,6 +27,7 @@ from .segment import (
     merge_greedy_passes,
     rasbt_pretokenize,
     rasbt_simple_pretokenize,
+    wordpiece_word,
 )
 
 __all__ = ["CLASSIC_NAME", "SCHEMES", "ClassicModel"]
@@ -41,6 +42,7 @@ SCHEMES: Mapping[str, str | None] = MappingProxyType({
     "minbpe-regex": "gpt4",
     "rasbt-simple": None,
     "rasbt": None,
+    "wordpiece": None,
 })
 _BYTE_LEVEL = ("hf-course", "minbpe-basic", "minbpe-regex")
 
@@ -120,6 +122,8 @@ class ClassicModel:
             raise InputError(f"a {self.scheme!r} model has no ids; segment(text) gives its '@@ ' segmentation")
         if self.scheme in ("rasbt", "rasbt-simple"):
             return self._encode_rasbt(text)
+        if self.scheme == "wordpiece":
+            return self._encode_wordpiece(text)
         from ..core.pretokenize import Pretokenizer
 
         out: list[int] = []
@@ -151,6 +155,18 @@ class ClassicModel:
             else:
                 out += merge_greedy_passes([self._id_of(c) for c in word], self._new)
         return out
+
+    def _encode_wordpiece(self, text: str) -> list[int]:
+        from tokenizers import normalizers, pre_tokenizers
+
+        if "[UNK]" not in self.special_tokens:
+            raise InputError("this wordpiece model has no '[UNK]' token to encode unknown words with")
+        lowercase = bool(self.provenance.get("lowercase", False))
+        normalized = normalizers.BertNormalizer(lowercase=lowercase).normalize_str(text)
+        vocab = {t: i for i, t in enumerate(self.tokens)}  # specials too, as WordPiece's vocab holds them
+        unk = self.special_tokens["[UNK]"]
+        return [i for word, _ in pre_tokenizers.BertPreTokenizer().pre_tokenize_str(normalized)
+                for i in wordpiece_word(word, vocab, unk)]
 
     def to_bpe_model(self) -> BPEModel:
         """Return the equal byte-level :class:`BPEModel` (minbpe schemes, whose ids are raw bytes then merges).
@@ -185,6 +201,8 @@ class ClassicModel:
         elif self.scheme in _BYTE_LEVEL:
             files["merges.txt"] = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in self.merge_pairs)
             files["vocab.json"] = gpt2.to_json({t: i for i, t in enumerate(self.tokens)})
+        elif self.scheme == "wordpiece":  # BERT's vocab.txt: one token per line, by id
+            files["vocab.txt"] = "".join(f"{token}\n" for token in self.tokens)
         else:  # rasbt's save_vocab_and_merges
             files["vocab.json"] = json.dumps({str(i): t for i, t in enumerate(self.tokens)}, ensure_ascii=False,
                                              indent=2)

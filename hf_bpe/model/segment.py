@@ -2,6 +2,7 @@
 
 - :class:`CodesSegmenter`: subword-nmt's ``apply-bpe`` (merge by rank, ``@@ `` between a word's pieces);
 - :func:`tokenize_longest_first`: the greedy longest-token-first segmentation tutorials pair with the paper;
+- :func:`wordpiece_word`: WordPiece's greedy longest match from the left, ``##`` inside words (BERT);
 - :func:`merge_by_rank`: lowest-ranked pair first, every occurrence left to right (minbpe, the HF course);
 - :func:`merge_greedy_passes` with :func:`rasbt_pretokenize` / :func:`rasbt_simple_pretokenize`: rasbt's
   ``BPETokenizerSimple`` encoder, which is not rank based (any known pair merges in left-to-right passes).
@@ -22,6 +23,7 @@ __all__ = [
     "rasbt_pretokenize",
     "rasbt_simple_pretokenize",
     "tokenize_longest_first",
+    "wordpiece_word",
 ]
 
 _EOW = "</w>"
@@ -222,3 +224,29 @@ def _longest_first(text: str, tokens: Sequence[str], unk_token: str) -> list[str
             begin = start + len(token)
         return out + _longest_first(text[begin:], tokens[i + 1:], unk_token)
     return [unk_token]
+
+
+def wordpiece_word(word: str, vocab: Mapping[str, int], unk_id: int, *, prefix: str = "##",
+                   max_chars: int = 100) -> list[int]:
+    """Encode one word as `tokenizers`' WordPiece model: longest vocabulary match from the left, ``##`` after the
+    first piece; a word with a part no token matches, or longer than ``max_chars`` characters, is ``[UNK]``.
+
+    >>> wordpiece_word("hugs", {"[UNK]": 0, "hug": 1, "##s": 2}, 0)
+    [1, 2]
+    >>> wordpiece_word("bugs", {"[UNK]": 0, "hug": 1, "##s": 2}, 0)
+    [0]
+    """
+    if len(word) > max_chars:
+        return [unk_id]
+    out: list[int] = []
+    start = 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            found = vocab.get((prefix if start else "") + word[start:end])
+            if found is not None:
+                out.append(found)
+                start = end
+                break
+        else:
+            return [unk_id]
+    return out

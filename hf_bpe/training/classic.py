@@ -161,6 +161,8 @@ def learn_ids(
     tie_break: str = "first-seen",
     min_frequency: int = 0,
     reuse_equal: bool = False,
+    strip_prefix: bytes = b"",
+    max_vocab: int | None = None,
     progress: Any = None,
 ) -> tuple[list[bytes], list[tuple[int, int, int]]]:
     """Learn merges over sequences of ids (minbpe's bytes, rasbt's characters); new ids follow ``vocab``.
@@ -173,5 +175,6 @@ def learn_ids(
     flat = np.concatenate([np.asarray(s, dtype=np.int32) for s in sequences]) if sequences else np.zeros(0, np.int32)
     return _classic.learn_merges(
         flat, starts, np.asarray(counts, dtype=np.int64), vocab, num_merges=num_merges,
-        min_frequency=min_frequency, tie_break=tie_break, reuse_equal=reuse_equal, progress=progress,
+        min_frequency=min_frequency, tie_break=tie_break, reuse_equal=reuse_equal, strip_prefix=strip_prefix,
+        max_vocab=max_vocab, progress=progress,
     )

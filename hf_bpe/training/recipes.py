@@ -13,6 +13,8 @@ recipe             reproduces
 ``minbpe-regex``   karpathy/minbpe ``RegexTokenizer``: the same over GPT-4 pre-tokens
 ``rasbt-simple``   rasbt/LLMs-from-scratch ``bpe-from-scratch-simple.ipynb``: the whole text, spaces as ``Ġ``
 ``rasbt``          rasbt/LLMs-from-scratch ``bpe-from-scratch.ipynb``: its pre-tokens, ids ``chr(0..255)``, ``Ġ``
+``wordpiece``      `tokenizers`' ``WordPieceTrainer`` in BERT's setup (``BertNormalizer``, ``BertPreTokenizer``,
+                   ``##``, ``[PAD] [UNK] [CLS] [SEP] [MASK]``); ``lowercase`` for uncased; ``vocab.txt``
 =================  ==================================================================================================
 
 Sizes are given as each system gives them: ``num_merges`` where it counts merges (subword-nmt's ``-s``, minbpe,
@@ -38,6 +40,7 @@ from ..errors import InputError
 from ..model.classic import ClassicModel
 from ..model.segment import rasbt_pretokenize
 from . import classic
+from .wordpiece import BERT_SPECIAL_TOKENS, bert_word_counts, train_wordpiece
 
 __all__ = ["RECIPES", "Recipe", "train_recipe"]
 
@@ -65,6 +68,8 @@ RECIPES: Mapping[str, Recipe] = {
                            default_specials=("<|endoftext|>",), takes_specials=True),
     "rasbt": Recipe("rasbt/LLMs-from-scratch ch02/05 bpe-from-scratch.ipynb", counts_merges=False,
                     default_specials=("<|endoftext|>",), takes_specials=True),
+    "wordpiece": Recipe("tokenizers WordPieceTrainer with BertNormalizer and BertPreTokenizer (BERT cased)",
+                        counts_merges=False, default_specials=BERT_SPECIAL_TOKENS, takes_specials=True),
 }
 
 
@@ -128,20 +133,34 @@ def train_recipe(
     spec = RECIPES[recipe]
     if num_merges is not None and not spec.counts_merges:
         raise InputError(f"recipe {recipe!r} is sized by vocab_size (--vocab-size), not num_merges")
-    if min_frequency is not None and recipe != "subword-nmt":
-        raise InputError(f"recipe {recipe!r} has no min_frequency; only subword-nmt has one (--min-frequency)")
+    if min_frequency is not None and recipe not in ("subword-nmt", "wordpiece"):
+        raise InputError(f"recipe {recipe!r} has no min_frequency; subword-nmt and wordpiece have one")
     if lowercase and recipe != "wordpiece":
         raise InputError(f"lowercase belongs to the wordpiece recipe (BERT uncased); recipe {recipe!r} keeps case")
     if special_tokens is not None and not spec.takes_specials:
         raise InputError(f"recipe {recipe!r} has no special tokens; drop special_tokens (--special-token)")
     specials = list(dict.fromkeys(spec.default_specials if special_tokens is None else special_tokens))
     min_freq = spec.min_frequency if min_frequency is None else min_frequency
+    if recipe == "wordpiece" and "[UNK]" not in specials:
+        raise InputError(f"the wordpiece recipe needs '[UNK]' among the special tokens (WordPiece encodes unknown "
+                         f"words as [UNK]); got {specials!r}; add it, e.g. --special-token '[UNK]'")
     whole = isinstance(corpus, Mapping)
-    if whole and recipe not in ("sennrich-paper", "subword-nmt", "hf-course"):
+    if whole and recipe not in ("sennrich-paper", "subword-nmt", "hf-course", "wordpiece"):
         raise InputError(f"recipe {recipe!r} trains on text, not word counts; pass texts or files")
     texts = corpus if whole else classic.iter_corpus_texts(
         corpus, text_column=text_column, whole_files=recipe.startswith(("minbpe", "rasbt")))
-    provenance = {"recipe": recipe, "source": spec.source}
+    provenance = {"recipe": recipe, "source": spec.source, "lowercase": lowercase}
+    if recipe == "wordpiece":
+        counted = dict(texts) if whole else bert_word_counts(texts, lowercase=lowercase)  # type: ignore[arg-type]
+        if not counted:
+            raise InputError("the corpus is empty: it yielded no word to learn from")
+        if vocab_size is None:
+            raise InputError("recipe 'wordpiece' needs a size: vocab_size (CLI --vocab-size)")
+        with _progress(show_progress, vocab_size) as bar:
+            tokens, merges = train_wordpiece(counted, vocab_size=vocab_size, special_tokens=specials,
+                                             min_frequency=min_freq, progress=bar.update)
+        return ClassicModel(recipe, tokens, merges, special_tokens={s: tokens.index(s) for s in specials},
+                            provenance=provenance)
 
     # 2. Symbols as the recipe sees them, then the merge loop.
     def run(words: list, counts: list[int], tie_break: str, initial: int) -> list[tuple[str, str]]:

@@ -36,8 +36,10 @@ class Learner {
     // symbols: all sequences one after the other; starts: n_sequences + 1 offsets into symbols; counts: one
     // weight per sequence; vocab: the text of every initial symbol id.
     Learner(const int32_t* symbols, int64_t n_symbols, const int64_t* starts, int64_t n_sequences,
-            const int64_t* counts, std::vector<std::string> vocab, int tie_break, bool reuse_equal)
-        : vocab_(std::move(vocab)), tie_(tie_break), reuse_(reuse_equal) {
+            const int64_t* counts, std::vector<std::string> vocab, int tie_break, bool reuse_equal,
+            std::string strip_prefix, int64_t max_vocab)
+        : vocab_(std::move(vocab)), tie_(tie_break), reuse_(reuse_equal), strip_(std::move(strip_prefix)),
+          max_vocab_(max_vocab) {
         if (n_symbols >= INT32_MAX) throw std::length_error("more than 2**31 - 1 symbols");
         sym_.assign(symbols, symbols + n_symbols);
         nxt_.resize(n_symbols);
@@ -69,13 +71,16 @@ class Learner {
     std::vector<Merge> run(int64_t max_merges, int64_t min_frequency) {
         std::vector<Merge> merges;
         std::vector<int32_t> live;
-        while ((int64_t)merges.size() < max_merges) {
+        while ((int64_t)merges.size() < max_merges && (int64_t)vocab_.size() < max_vocab_) {
             int32_t best = pop_best();
             if (best < 0 || pairs_[best].count < min_frequency) break;
             Pair& pair = pairs_[best];
             int32_t a = pair.a, b = pair.b;
             // 1. The new symbol: a fresh id, or the id of an equal existing one when symbols are their text.
-            std::string text = vocab_[a] + vocab_[b];
+            // WordPiece: "un" + "##able" is "unable" (the right part loses its continuing-subword prefix).
+            const std::string& right = vocab_[b];
+            bool strip = !strip_.empty() && right.size() > strip_.size() && right.compare(0, strip_.size(), strip_) == 0;
+            std::string text = vocab_[a] + (strip ? right.substr(strip_.size()) : right);
             int32_t id = -1;
             if (reuse_) {
                 auto found = index_.find(text);
@@ -140,6 +145,8 @@ class Learner {
     std::unordered_map<std::string, int32_t> index_;
     int tie_;
     bool reuse_;
+    std::string strip_;
+    int64_t max_vocab_;
     std::vector<int32_t> sym_, nxt_, prv_;
     std::vector<int64_t> starts_, counts_;
     std::vector<Pair> pairs_;
@@ -172,7 +179,9 @@ class Learner {
             case LARGEST_PAIR: {
                 int c = vocab_[px.a].compare(vocab_[py.a]);
                 if (c != 0) return c < 0;
-                return vocab_[px.b].compare(vocab_[py.b]) < 0;
+                c = vocab_[px.b].compare(vocab_[py.b]);
+                if (c != 0) return c < 0;
+                [[fallthrough]];  // equal texts under different ids (no reuse): the smallest ids
             }
             default:
                 if (px.a != py.a) return px.a > py.a;
