@@ -38,6 +38,29 @@ def same_as_run(texts: list[str], reference: list[str], vocab_size: int, *, lowe
     return tokens
 
 
+def tokenizers_word_counts(texts: list[str], *, lowercase: bool) -> dict[str, int]:
+    from tokenizers import normalizers, pre_tokenizers
+
+    normalizer = normalizers.BertNormalizer(lowercase=lowercase)
+    pretokenizer = pre_tokenizers.BertPreTokenizer()
+    counts: dict[str, int] = {}
+    for text in texts:
+        for word, _ in pretokenizer.pre_tokenize_str(normalizer.normalize_str(text)):
+            counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("lowercase", [False, True])
+def test_wordpiece_word_counts_equal_bert_pipeline(shared_data: Path, lowercase: bool) -> None:
+    # The UDHR in 388 languages (scripts, marks, punctuation, CJK), a Chinese novel's start, and control characters.
+    corpora = shared_data / "corpora"
+    texts = (corpora / "multi" / "udhr2_all_lang_tab_line.tsv").read_text(encoding="utf-8").split("\n")
+    texts += (corpora / "zh" / "zh_hongloumeng.txt").read_text(encoding="utf-8")[:200_000].split("\n")
+    texts += ["a\x00b\ufffdc\u200bd\te\u3000f\x85g\u037eh İstanbul Ångström naïve ½ ß \U0001F600!"]
+    assert bert_word_counts(texts, lowercase=lowercase) == tokenizers_word_counts(texts, lowercase=lowercase)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_wordpiece_equals_tokenizers_on_generated_ties(seed: int, tmp_path: Path) -> None:
     # Few letters and short words: most merges are ties, decided by the smallest ids.
