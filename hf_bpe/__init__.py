@@ -26,6 +26,7 @@ from .tools.compare import compare
 from .tools.verify import verify
 from .training.bpe_trainer import train
 from .training.recipes import RECIPES
+from .training.scheme import train_scheme
 
 if TYPE_CHECKING:
     from .integrations.hf_tokenizer import HFBPETokenizer
@@ -42,6 +43,7 @@ __all__ = [
     "Pretokenizer",
     "compare",
     "train",
+    "train_scheme",
     "verify",
     "__version__",
 ]

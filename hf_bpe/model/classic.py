@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -30,7 +30,7 @@ from .segment import (
     wordpiece_word,
 )
 
-__all__ = ["CLASSIC_NAME", "SCHEMES", "ClassicModel"]
+__all__ = ["CLASSIC_NAME", "SCHEMES", "ClassicModel", "scheme_symbols"]
 
 CLASSIC_NAME = "hf_bpe_classic.json"
 # scheme -> the pre-tokenizer pattern of its encoder (None: words on spaces, or the scheme's own splitter).
@@ -43,6 +43,7 @@ SCHEMES: Mapping[str, str | None] = MappingProxyType({
     "rasbt-simple": None,
     "rasbt": None,
     "wordpiece": None,
+    "custom": None,  # hf_bpe.training.scheme.train_scheme: the options are in provenance["options"]
 })
 _BYTE_LEVEL = ("hf-course", "minbpe-basic", "minbpe-regex")
 
@@ -124,6 +125,8 @@ class ClassicModel:
             return self._encode_rasbt(text)
         if self.scheme == "wordpiece":
             return self._encode_wordpiece(text)
+        if self.scheme == "custom":
+            return self._encode_custom(text)
         from ..core.pretokenize import Pretokenizer
 
         out: list[int] = []
@@ -154,6 +157,24 @@ class ClassicModel:
                 out.append(whole)
             else:
                 out += merge_greedy_passes([self._id_of(c) for c in word], self._new)
+        return out
+
+    def _encode_custom(self, text: str) -> list[int]:
+        from ..core.pretokenize import Pretokenizer
+
+        options = self.provenance["options"]
+        how = options["pretokenize"]
+        pieces = text.split() if how == "whitespace" else [text] if how == "none" else Pretokenizer(how).split(text)
+        unk = options.get("unk_token")
+        unk_id = self.special_tokens[unk] if unk else None
+        out: list[int] = []
+        for piece in pieces:
+            symbols = scheme_symbols(piece, self._ids.keys(), options, unknown="unk")
+            # A unit never seen in this position (e.g. "e</w>" when "e" never ended a word) is unknown too.
+            ids = [self._ids.get(s, unk_id) if s != unk else unk_id for s in symbols]
+            if None in ids:
+                self._id_of(symbols[ids.index(None)])  # raises, naming the symbol
+            out += merge_by_rank(ids, self._ranks, self._new)
         return out
 
     def _encode_wordpiece(self, text: str) -> list[int]:
@@ -226,3 +247,28 @@ class ClassicModel:
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls(data["scheme"], data["tokens"], [tuple(m) for m in data["merges"]],
                    special_tokens=data.get("special_tokens", {}), provenance=data.get("provenance", {}))
+
+
+def scheme_symbols(piece: str, alphabet: Collection[str], options: Mapping[str, Any], *,
+                   unknown: str = "drop") -> list[str]:
+    """Split a pre-token into a custom scheme's symbols: its units, ``##`` inside, the suffix on the last one.
+
+    Units outside ``alphabet`` are dropped (training, as `tokenizers` drops them) or, with ``unknown="unk"``,
+    become the ``unk_token`` (encoding).
+
+    >>> scheme_symbols("low", {"l", "o", "w"}, {"alphabet": "chars", "end_of_word_suffix": "</w>",
+    ...                                         "continuing_subword_prefix": "##", "unk_token": None})
+    ['l', '##o', '##w</w>']
+    """
+    units = list(piece) if options["alphabet"] == "chars" else [token_to_str(bytes([b])) for b in piece.encode()]
+    prefix, suffix = options["continuing_subword_prefix"], options["end_of_word_suffix"]
+    out: list[str] = []
+    for i, unit in enumerate(units):
+        if unit not in alphabet:
+            if unknown == "unk" and options.get("unk_token"):
+                out.append(options["unk_token"])
+            elif unknown == "unk":
+                raise InputError(f"{unit!r} is not in this model's alphabet and it has no unk_token")
+            continue
+        out.append((prefix if i else "") + unit + (suffix if i == len(units) - 1 else ""))
+    return out

@@ -20,6 +20,7 @@ Words keep the order in which the corpus first shows them: the first-seen tie-br
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from .corpus import is_paths, iter_texts
 
 __all__ = [
     "END_OF_WORD",
+    "progress_bar",
     "iter_corpus_texts",
     "learn",
     "learn_ids",
@@ -56,6 +58,13 @@ def iter_corpus_texts(corpus: Any, *, text_column: str = "text", whole_files: bo
             yield "".join(iter_texts(Path(path)))
         return
     yield from iter_texts(corpus, text_column=text_column)
+
+
+def progress_bar(show: bool, total: int | None) -> Any:
+    """A tqdm bar of merges on stderr (disabled unless ``show``)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(disable=not show, file=sys.stderr, total=total, desc="merges", dynamic_ncols=True)
 
 
 def _count(words: Iterable[str], counts: dict[str, int]) -> None:

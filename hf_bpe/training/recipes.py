@@ -28,7 +28,6 @@ the paper), ``vocab_size`` for all (the initial symbols, special tokens and merg
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -91,12 +90,6 @@ def _size(name: str, vocab_size: int | None, num_merges: int | None, initial: in
     return vocab_size - initial
 
 
-def _progress(show: bool, total: int) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(disable=not show, file=sys.stderr, total=total, desc="merges", dynamic_ncols=True)
-
-
 def train_recipe(
     corpus: Any,
     recipe: str,
@@ -156,7 +149,7 @@ def train_recipe(
             raise InputError("the corpus is empty: it yielded no word to learn from")
         if vocab_size is None:
             raise InputError("recipe 'wordpiece' needs a size: vocab_size (CLI --vocab-size)")
-        with _progress(show_progress, vocab_size) as bar:
+        with classic.progress_bar(show_progress, vocab_size) as bar:
             tokens, merges = train_wordpiece(counted, vocab_size=vocab_size, special_tokens=specials,
                                              min_frequency=min_freq, progress=bar.update)
         return ClassicModel(recipe, tokens, merges, special_tokens={s: tokens.index(s) for s in specials},
@@ -167,7 +160,7 @@ def train_recipe(
         if not words:
             raise InputError("the corpus is empty: it yielded no word to learn from")
         merges = _size(recipe, vocab_size, num_merges, initial)
-        with _progress(show_progress, merges) as bar:
+        with classic.progress_bar(show_progress, merges) as bar:
             return classic.learn(words, counts, num_merges=merges, tie_break=tie_break, min_frequency=min_freq,
                                  progress=bar.update)
 
@@ -237,7 +230,7 @@ def _train_ids(recipe: str, texts: list[str], specials: list[str], vocab_size: i
     if not any(len(s) for s in sequences):
         raise InputError("the corpus is empty: it yielded no text to learn from")
     merges_wanted = _size(recipe, vocab_size, num_merges, len(spell))
-    with _progress(show_progress, merges_wanted) as bar:
+    with classic.progress_bar(show_progress, merges_wanted) as bar:
         vocab, merges = classic.learn_ids(sequences, counts, tokens, num_merges=merges_wanted, progress=bar.update)
     if recipe.startswith("minbpe"):
         names = [token_to_str(t) for t in vocab]
