@@ -220,10 +220,15 @@ def _default_corpus(doing: str) -> Any:
 def _cmd_train_recipe(args: argparse.Namespace) -> int:
     from .training.bpe_trainer import train
 
+    from .model.classic import CLASSIC_NAME
+
+    out = Path(args.out)
+    # Refuse before training what the atomic write would refuse after it.
+    if (out / CLASSIC_NAME).exists() and not args.force:
+        raise InputError(f"{args.out!r} already holds a model ({CLASSIC_NAME}); pass --force to replace it")
     corpus = _corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         raise InputError(f"--recipe {args.recipe} needs a corpus: FILE arguments or --dataset")
-    out = Path(args.out)
     model = train(corpus, recipe=args.recipe, vocab_size=args.vocab_size, num_merges=args.num_merges,
                   min_frequency=args.min_frequency, special_tokens=args.special_token or None,
                   lowercase=args.lowercase, pattern=args.pattern, add_prefix_space=args.add_prefix_space,

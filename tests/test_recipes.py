@@ -50,6 +50,10 @@ def test_recipes_subword_nmt_reproduces_bpe_ref_and_apply(shared_data: Path, tmp
     assert main(["train", str(seeds / "corpus.en"), "--recipe", "subword-nmt", "--num-merges", "1000",
                  "--out", str(out), "--quiet"]) == 0
     assert (out / "bpe.codes").read_bytes() == (seeds / "bpe.ref").read_bytes()
+    # A second run into the same folder is refused before training unless --force.
+    assert main(["train", str(seeds / "corpus.en"), "--recipe", "subword-nmt", "--num-merges", "10",
+                 "--out", str(out), "--quiet"]) == 2
+    assert (out / "bpe.codes").read_bytes() == (seeds / "bpe.ref").read_bytes()
     model = ClassicModel.load(out)
     assert model.segment((seeds / "corpus.en").read_text(encoding="utf-8")) == (
         seeds / "corpus.bpe.ref.en").read_text(encoding="utf-8")
@@ -76,6 +80,19 @@ def test_recipes_subword_nmt_equals_pypi_package(shared_data: Path, tmp_path: Pa
     assert main(["apply", "--model", str(tmp_path / "m"), str(corpus)]) == 0
     bpe = apply_bpe.BPE(io.StringIO(expected.getvalue()))
     assert capsys.readouterr().out == "".join(bpe.process_line(line) for line in text.splitlines(keepends=True))
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_recipes_subword_nmt_vocab_size_is_total_symbols(shared_data: Path) -> None:
+    # --vocab-size N is subword-nmt's "-s N --total-symbols": N minus the distinct symbols before any merge.
+    learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
+    path = shared_data / "seeds" / "subword_nmt" / "corpus.en"
+    expected = io.StringIO()
+    with codecs.open(str(path), encoding="utf-8") as handle:
+        learn_bpe.learn_bpe(handle, expected, 1200, min_frequency=2, total_symbols=True)
+    model = train_recipe(path, "subword-nmt", vocab_size=1200, show_progress=False)
+    assert model.files()["bpe.codes"] == expected.getvalue()
 
 
 def test_recipes_hf_course_golden() -> None:
