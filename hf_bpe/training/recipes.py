@@ -211,7 +211,8 @@ def _train_ids(recipe: str, texts: list[str], specials: list[str], vocab_size: i
     else:
         # 2. rasbt: characters; chr(0..255), then other characters seen (sorted), then "Ġ", then specials.
         if recipe == "rasbt-simple":
-            pieces = ["".join("Ġ" if c == " " and i else c for i, c in enumerate(t) if c != " " or i) for t in texts]
+            # Every space becomes "Ġ", except one at position 0, which the notebook drops.
+            pieces = [t[1:].replace(" ", "Ġ") if t[:1] == " " else t.replace(" ", "Ġ") for t in texts]
         else:
             counted: dict[str, int] = {}
             for text in texts:
@@ -219,12 +220,12 @@ def _train_ids(recipe: str, texts: list[str], specials: list[str], vocab_size: i
                     counted[token] = counted.get(token, 0) + 1
             pieces = list(counted)
         spell = [chr(i) for i in range(256)]
-        spell += sorted({c for p in pieces for c in p} - set(spell))
+        spell += sorted(set().union(*map(set, pieces)) - set(spell))
         if "Ġ" not in spell:
             spell.append("Ġ")
         spell += [s for s in specials if s not in spell]
         index = {c: i for i, c in enumerate(spell)}
-        sequences = [np.fromiter((index[c] for c in p), np.int32, len(p)) for p in pieces]
+        sequences = [_char_ids(p, index) for p in pieces]
         counts = [1] * len(pieces) if recipe == "rasbt-simple" else list(counted.values())
         tokens = [s.encode("utf-8") for s in spell]
     if not any(len(s) for s in sequences):
@@ -238,3 +239,18 @@ def _train_ids(recipe: str, texts: list[str], specials: list[str], vocab_size: i
         names = [t.decode("utf-8") for t in vocab]
     return ClassicModel(recipe, names, merges, special_tokens={s: spell.index(s) for s in specials},
                         provenance=provenance)
+
+
+def _char_ids(text: str, index: dict[str, int]) -> np.ndarray:
+    """Map characters to ids: code points below 256 are their own id (rasbt's chr(0..255)), the few others looked up.
+
+    >>> _char_ids("aĠb", {"Ġ": 256}).tolist()
+    [97, 256, 98]
+    """
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int32)
+    high = codes >= 256
+    others = np.unique(codes[high])
+    table = np.array([index[chr(c)] for c in others.tolist()], dtype=np.int32)
+    ids = codes.copy()
+    ids[high] = table[np.searchsorted(others, codes[high])]
+    return ids
