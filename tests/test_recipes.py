@@ -95,7 +95,7 @@ def test_recipes_subword_nmt_vocab_size_is_total_symbols(shared_data: Path) -> N
     assert model.files()["bpe.codes"] == expected.getvalue()
 
 
-def test_recipes_hf_course_golden() -> None:
+def test_recipes_hf_course_golden(tmp_path: Path) -> None:
     model = train_recipe(COURSE, "hf-course", vocab_size=50, show_progress=False)
     assert model.merge_pairs == [
         ("Ġ", "t"), ("i", "s"), ("e", "r"), ("Ġ", "a"), ("Ġt", "o"), ("e", "n"), ("T", "h"), ("Th", "is"),
@@ -103,6 +103,14 @@ def test_recipes_hf_course_golden() -> None:
         ("i", "n"), ("Ġa", "b"), ("Ġtoken", "i")]
     assert model.tokens[:4] == ("<|endoftext|>", ",", ".", "C") and len(model.tokens) == 50
     assert model.tokenize("This is not a token.") == ["This", "Ġis", "Ġ", "n", "o", "t", "Ġa", "Ġtoken", "."]
+    # The same ids through BPEModel (the bytes the course never saw come after its 50 tokens).
+    bpe = model.to_bpe_model()
+    assert bpe.encode("This is not a token.") == model.encode("This is not a token.")
+    assert bpe.vocab_size == 50 + 256 - 30 and bpe.decode(bpe.encode("Quiz!")) == "Quiz!"
+    from transformers import PreTrainedTokenizerFast
+
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(bpe.save(tmp_path / "course") / "tokenizer.json"))
+    assert fast("This is not a token.")["input_ids"] == model.encode("This is not a token.")
     with pytest.raises(InputError, match="'Q' is not in this 'hf-course' vocabulary"):
         model.encode("Q")
 

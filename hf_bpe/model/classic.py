@@ -190,18 +190,25 @@ class ClassicModel:
                 for i in wordpiece_word(word, vocab, unk)]
 
     def to_bpe_model(self) -> BPEModel:
-        """Return the equal byte-level :class:`BPEModel` (minbpe schemes, whose ids are raw bytes then merges).
+        """Return the equal byte-level :class:`BPEModel`, for the byte-level schemes (minbpe, the HF course).
+
+        Ids are kept; the bytes the training text lacked (the HF course's alphabet is the characters seen) are
+        added after the last id, so that any text encodes, and text made of seen characters gets the same ids.
+        The model then goes wherever a BPEModel goes (``HFBPETokenizer``, tokenizer.json).
 
         Raises:
             InputError: for other schemes, or when two merges spell the same bytes (BPEModel keys by bytes).
         """
-        if self.scheme not in ("minbpe-basic", "minbpe-regex"):
-            raise InputError(f"only minbpe models convert to BPEModel exactly, not {self.scheme!r}")
-        vocab = {str_to_token(t): i for i, t in enumerate(self.tokens)}
-        if len(vocab) != len(self.tokens):
+        if self.scheme not in _BYTE_LEVEL:
+            raise InputError(f"only the byte-level schemes {_BYTE_LEVEL!r} convert to BPEModel, not {self.scheme!r}")
+        vocab = {str_to_token(t): i for i, t in enumerate(self.tokens) if t not in self.special_tokens}
+        if len(vocab) + len(self.special_tokens) != len(self.tokens):
             raise InputError("two merges spell the same bytes; BPEModel cannot give them two ids")
+        for byte in map(lambda b: bytes([b]), range(256)):
+            if byte not in vocab:
+                vocab[byte] = len(vocab) + len(self.special_tokens)
         pairs = [(str_to_token(a), str_to_token(b)) for a, b in self.merge_pairs]
-        return BPEModel(vocab, pairs, pattern=SCHEMES[self.scheme] or "gpt2")
+        return BPEModel(vocab, pairs, special_tokens=dict(self.special_tokens), pattern=SCHEMES[self.scheme] or "gpt2")
 
     # -- files -----------------------------------------------------------------------------------------------
 
