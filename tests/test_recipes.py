@@ -135,6 +135,41 @@ def test_recipes_minbpe_taylorswift_roundtrip(shared_data: Path, recipe: str) ->
     assert ids[:2000] == model.encode(text[:20000])[:2000]
 
 
+def _minbpe_by_hand(chunks: list[bytes], num_merges: int) -> list[tuple[int, int]]:
+    """minbpe's loop written out: recount over every chunk (repeats included), max keeps the first of ties."""
+    ids = [list(chunk) for chunk in chunks]
+    merges = []
+    for new in range(256, 256 + num_merges):
+        stats: dict[tuple[int, int], int] = {}
+        for chunk in ids:
+            for pair in zip(chunk, chunk[1:]):
+                stats[pair] = stats.get(pair, 0) + 1
+        best = max(stats, key=stats.__getitem__)
+        merges.append(best)
+        for k, chunk in enumerate(ids):
+            out, i = [], 0
+            while i < len(chunk):
+                if chunk[i:i + 2] == list(best):
+                    out.append(new)
+                    i += 2
+                else:
+                    out.append(chunk[i])
+                    i += 1
+            ids[k] = out
+    return merges
+
+
+@pytest.mark.shared_data
+def test_recipes_minbpe_regex_equals_its_loop_over_repeated_chunks(shared_data: Path) -> None:
+    # The recipe counts each distinct GPT-4 chunk once with its count; minbpe recounts every chunk in order.
+    from hf_bpe.core.pretokenize import Pretokenizer
+
+    text = (shared_data / "seeds" / "minbpe" / "taylorswift.txt").read_text(encoding="utf-8")[:30_000]
+    model = train_recipe([text], "minbpe-regex", num_merges=60, show_progress=False)
+    expected = _minbpe_by_hand(Pretokenizer("gpt4").split_bytes(text), 60)
+    assert [(a, b) for a, b, _ in model.merges] == expected
+
+
 @pytest.mark.shared_data
 @pytest.mark.parametrize("recipe, derived", [("rasbt-simple", "derived_merges_bpe-from-scratch-simple.json"),
                                              ("rasbt", "derived_merges_bpe-from-scratch.json")])
