@@ -218,9 +218,8 @@ def _default_corpus(doing: str) -> Any:
 
 
 def _cmd_train_recipe(args: argparse.Namespace) -> int:
-    from .training.bpe_trainer import train
-
     from .model.classic import CLASSIC_NAME
+    from .training.bpe_trainer import train
 
     out = Path(args.out)
     # Refuse before training what the atomic write would refuse after it.

@@ -140,7 +140,7 @@ def train(
     num_merges: int | None = None,
     lowercase: bool = False,
 ) -> BPEModel | ClassicModel:
-    """Train a byte-level BPE model on a corpus.
+    """Train a byte-level BPE model on a corpus (or, with ``recipe``, reproduce a published trainer).
 
     Args:
         corpus: an iterable of str, a ``datasets`` Dataset or IterableDataset, or path(s) (``pathlib.Path``) of
@@ -243,7 +243,7 @@ def train(
 
 def _train_recipe(corpus: Any, recipe: str | None, vocab_size: int | None, min_frequency: int | None,
                   special_tokens: Sequence[str] | None, text_column: str, show_progress: bool, *,
-                  num_merges: int | None, lowercase: bool, **byte_level: Any) -> Any:
+                  num_merges: int | None, lowercase: bool, **byte_level: Any) -> ClassicModel:
     """Hand a recipe to ``recipes.train_recipe``, refusing the byte-level options it would silently ignore."""
     from ..errors import InputError
     from .recipes import train_recipe
