@@ -210,3 +210,15 @@ def test_recipes_all_named_recipes_documented() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     for name in RECIPES:
         assert f"`{name}`" in readme
+
+
+def test_recipes_cli_apply_reads_stdin_and_refuses_other_schemes(tmp_path: Path, monkeypatch, capsys) -> None:
+    codes = train_recipe(PAPER_WORDS, "subword-nmt", num_merges=100, show_progress=False).save(tmp_path / "nmt")
+    monkeypatch.setattr("sys.stdin", io.StringIO("lowest newer\n  wider\n"))
+    assert main(["apply", "--model", str(codes)]) == 0
+    assert capsys.readouterr().out == "lo@@ west ne@@ wer\n  wid@@ e@@ r\n"  # as subword-nmt apply-bpe
+    course = train_recipe(COURSE, "hf-course", vocab_size=40, show_progress=False).save(tmp_path / "course")
+    assert main(["apply", "--model", str(course), str(tmp_path / "course" / "merges.txt")]) == 2
+    assert "segment() applies subword-nmt codes" in capsys.readouterr().err
+    assert main(["apply", "--model", str(tmp_path / "missing")]) == 2
+    assert "holds no hf_bpe_classic.json" in capsys.readouterr().err
