@@ -67,3 +67,18 @@ def test_scheme_bad_options() -> None:
         train_scheme(["a"], show_progress=False)
     with pytest.raises(InputError, match="limit_alphabet and unk_token belong to alphabet='chars'"):
         train_scheme(["a"], num_merges=1, alphabet="bytes", unk_token="[UNK]", show_progress=False)
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_scheme_bytes_equal_tokenizers_byte_level_without_initial_alphabet(shared_data: Path) -> None:
+    # BpeTrainer with the ByteLevel pre-tokenizer and no initial alphabet: the byte characters seen, sorted.
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    texts = (shared_data / "seeds" / "subword_nmt" / "corpus.en").read_text(encoding="utf-8").splitlines()
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=1200, show_progress=False))
+    model = train_scheme(texts, vocab_size=1200, alphabet="bytes", pretokenize="gpt2", tie_break="smallest-ids",
+                         show_progress=False)
+    assert dict(zip(model.tokens, range(len(model.tokens)))) == tokenizer.get_vocab()
