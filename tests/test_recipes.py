@@ -12,6 +12,7 @@ import pytest
 import hf_bpe
 from hf_bpe.cli import main
 from hf_bpe.errors import InputError
+from hf_bpe.model.bpe import BPEModel
 from hf_bpe.model.classic import ClassicModel
 from hf_bpe.model.segment import tokenize_longest_first
 from hf_bpe.training.recipes import RECIPES, train_recipe
@@ -125,8 +126,11 @@ def test_recipes_hf_course_golden(tmp_path: Path) -> None:
     assert bpe.vocab_size == 50 + 256 - 30 and bpe.decode(bpe.encode("Quiz!")) == "Quiz!"
     from transformers import PreTrainedTokenizerFast
 
-    fast = PreTrainedTokenizerFast(tokenizer_file=str(bpe.save(tmp_path / "course") / "tokenizer.json"))
+    folder = model.save(tmp_path / "course")  # the BPEModel folder beside hf_bpe_classic.json
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"))
     assert fast("This is not a token.")["input_ids"] == model.encode("This is not a token.")
+    assert BPEModel.load(folder) == bpe and ClassicModel.load(folder) == model
+    assert (folder / "merges.txt").read_text(encoding="utf-8").splitlines()[1:3] == ["Ġ t", "i s"]
     with pytest.raises(InputError, match="'Q' is not in this 'hf-course' vocabulary"):
         model.encode("Q")
 

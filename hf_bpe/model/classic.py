@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -212,11 +213,17 @@ class ClassicModel:
 
     # -- files -----------------------------------------------------------------------------------------------
 
-    def files(self) -> dict[str, str]:
-        """Return the files :meth:`save` writes: ``hf_bpe_classic.json`` and the scheme's native files."""
+    def files(self) -> dict[str, str | bytes]:
+        """Return the files :meth:`save` writes: ``hf_bpe_classic.json`` and the scheme's native files.
+
+        Byte-level schemes get the whole :class:`BPEModel` folder (GPT-2 ``vocab.json`` and ``merges.txt``,
+        ``tokenizer.json``, transformers configs), so that ``hf-bpe encode``, ``AutoTokenizer`` and
+        ``BPEModel.load`` read it; when two minbpe merges spell the same bytes (no BPEModel can hold that), only
+        ``merges.txt`` is written beside the json.
+        """
         from ..formats import bpe_codes, gpt2
 
-        files = {CLASSIC_NAME: json.dumps({
+        files: dict[str, str | bytes] = {CLASSIC_NAME: json.dumps({
             "scheme": self.scheme,
             "tokens": list(self.tokens),
             "merges": [list(m) for m in self.merges],
@@ -228,6 +235,16 @@ class ClassicModel:
             files[bpe_codes.CODES_NAME] = bpe_codes.dump_codes(self.merge_pairs, version=version)
         elif self.scheme in _BYTE_LEVEL:
             files["merges.txt"] = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in self.merge_pairs)
+            try:
+                bpe = self.to_bpe_model()
+            except InputError:
+                bpe = None
+            if bpe is not None:
+                with tempfile.TemporaryDirectory() as tmp:
+                    folder = bpe.save(Path(tmp) / "model")
+                    files.update({path.name: path.read_bytes() for path in folder.iterdir()})
+        elif self.scheme == "custom":
+            files["merges.txt"] = "".join(f"{a} {b}\n" for a, b in self.merge_pairs)
             files["vocab.json"] = gpt2.to_json({t: i for i, t in enumerate(self.tokens)})
         elif self.scheme == "wordpiece":  # BERT's vocab.txt: one token per line, by id
             files["vocab.txt"] = "".join(f"{token}\n" for token in self.tokens)
