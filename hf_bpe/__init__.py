@@ -25,16 +25,21 @@ if TYPE_CHECKING:
     from .formats.manifest import CorpusFingerprint
     from .integrations.hf_tokenizer import HFBPETokenizer
     from .model.bpe import BPEModel
+    from .model.classic import ClassicModel
     from .tools.compare import compare
     from .tools.verify import verify
     from .training.bpe_trainer import train, train_from_counts
     from .training.counts import WordCounts
+    from .training.recipes import RECIPES
+    from .training.scheme import train_scheme
 
 # The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
 # a few milliseconds and a child process that needs one submodule (e.g. compare's peer trainers, whose memory is
 # measured) does not load the compiled core, `regex` or `transformers`.
 _EXPORTS = {
     "BPEModel": ".model.bpe",
+    "ClassicModel": ".model.classic",
+    "RECIPES": ".training.recipes",
     "CorpusFingerprint": ".formats.manifest",
     "DisallowedSpecialTokenError": ".errors",
     "HFBPETokenizer": ".integrations.hf_tokenizer",
@@ -45,21 +50,25 @@ _EXPORTS = {
     "WordCounts": ".training.counts",
     "train": ".training.bpe_trainer",
     "train_from_counts": ".training.bpe_trainer",
+    "train_scheme": ".training.scheme",
     "verify": ".tools.verify",
 }
 
 __all__ = [
     "BPEModel",
+    "ClassicModel",
     "CorpusFingerprint",
     "DisallowedSpecialTokenError",
     "HFBPETokenizer",
     "InputError",
     "PATTERNS",
+    "RECIPES",
     "Pretokenizer",
     "WordCounts",
     "compare",
     "train",
     "train_from_counts",
+    "train_scheme",
     "verify",
     "__version__",
 ]

@@ -32,6 +32,8 @@ examples:
   hf-bpe compare corpus.txt --vocab-size 32000 --out report --against tokenizers,sentencepiece
   hf-bpe verify my-tok --corpus corpus.txt
   hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4
+  hf-bpe train corpus.en --recipe subword-nmt --num-merges 10000 --out nmt   # writes nmt/bpe.codes
+  hf-bpe apply --model nmt corpus.en > corpus.bpe.en                          # as subword-nmt apply-bpe
   hf-bpe decode --model my-tok 15496 995
 """
 
@@ -69,10 +71,10 @@ def _build_parser() -> argparse.ArgumentParser:
     train.add_argument("--counts", nargs="+", metavar="PARQUET", help="train from pre-token counts (files written by "
                        "hf-bpe count, added together) instead of a corpus")
     train.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    train.add_argument("--vocab-size", type=int, default=DEFAULT_VOCAB_SIZE, metavar="N",
+    train.add_argument("--vocab-size", type=int, default=None, metavar="N",
                        help=f"final vocabulary size, specials and 256 bytes included (default {DEFAULT_VOCAB_SIZE})")
-    train.add_argument("--min-frequency", type=int, default=0, metavar="N",
-                       help="smallest pair count still merged (default 0)")
+    train.add_argument("--min-frequency", type=int, default=None, metavar="N",
+                       help="smallest pair count still merged (default 0; subword-nmt recipe: 2)")
     train.add_argument("--special-token", action="append", default=[], metavar="T",
                        help="a special token (repeat for several); they get the first ids")
     train.add_argument("--pattern", default="gpt2", metavar="NAME",
@@ -84,6 +86,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="fingerprint the corpus as an ordered sequence (default) or an order-free multiset")
     train.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_recipe_arguments(train)
 
     count = commands.add_parser(
         "count", help="count a corpus's pre-tokens into a Parquet file (to add shards and train from the sum)",
@@ -110,10 +113,30 @@ def _build_parser() -> argparse.ArgumentParser:
     decode.add_argument("--model", required=True, metavar="DIR", help="a folder written by hf-bpe train")
     decode.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: stdin)")
 
+    _add_apply_parser(commands)
     _add_compare_parser(commands)
     _add_verify_parser(commands)
     _add_convert_parser(commands)
     return parser
+
+
+def _add_recipe_arguments(train: argparse.ArgumentParser) -> None:
+    from .training.recipes import RECIPES
+
+    train.add_argument("--recipe", default=None, metavar="NAME",
+                       help=f"reproduce a published trainer exactly: {', '.join(RECIPES)}")
+    train.add_argument("--num-merges", type=int, default=None, metavar="N",
+                       help="with --recipe: merges to learn, where the system counts merges (subword-nmt -s, minbpe)")
+    train.add_argument("--lowercase", action="store_true", help="with --recipe wordpiece: BERT's uncased setup")
+
+
+def _add_apply_parser(commands: Any) -> None:
+    apply = commands.add_parser(
+        "apply", help="segment text with a subword-nmt model (@@ marks), as subword-nmt apply-bpe does",
+        epilog=_EXAMPLES, formatter_class=_RAW,
+    )
+    apply.add_argument("--model", required=True, metavar="DIR", help="a folder written by hf-bpe train --recipe")
+    apply.add_argument("file", nargs="?", metavar="FILE", help="UTF-8 text to segment (default: stdin)")
 
 
 def _add_compare_parser(commands: Any) -> None:
@@ -211,10 +234,49 @@ def _default_corpus(doing: str) -> Any:
     return default_corpus()
 
 
+def _cmd_train_recipe(args: argparse.Namespace) -> int:
+    from .model.classic import CLASSIC_NAME
+    from .training.bpe_trainer import train
+
+    out = Path(args.out)
+    # Refuse before training what the atomic write would refuse after it.
+    if (out / CLASSIC_NAME).exists() and not args.force:
+        raise InputError(f"{args.out!r} already holds a model ({CLASSIC_NAME}); pass --force to replace it")
+    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    if corpus is None:
+        raise InputError(f"--recipe {args.recipe} needs a corpus: FILE arguments or --dataset")
+    model = train(corpus, recipe=args.recipe, vocab_size=args.vocab_size, num_merges=args.num_merges,
+                  min_frequency=args.min_frequency, special_tokens=args.special_token or None,
+                  lowercase=args.lowercase, pattern=args.pattern, add_prefix_space=args.add_prefix_space,
+                  max_token_length=args.max_token_length, workers=args.workers, corpus_order=args.corpus_order,
+                  text_column=args.text_column, show_progress=not args.quiet)
+    folder = model.save(out, force=args.force)
+    _log(f"wrote {args.recipe}: {len(model.tokens)} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
+    return 0
+
+
+def _cmd_apply(args: argparse.Namespace) -> int:
+    from .model.classic import ClassicModel
+
+    model = ClassicModel.load(args.model)
+    if args.file is None:
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(args.file).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{args.file!r} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    sys.stdout.write(model.segment(text))
+    return 0
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from .model.bpe import SAVED_FILES
-    from .training.bpe_trainer import train, train_from_counts
+    from .training.bpe_trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
+
+    if args.recipe is not None or args.num_merges is not None or args.lowercase:
+        return _cmd_train_recipe(args)
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -234,7 +296,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         counts = WordCounts.load_all(args.counts)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = train_from_counts(counts, vocab_size=args.vocab_size, min_frequency=args.min_frequency,
+            vocab_size = DEFAULT_VOCAB_SIZE if args.vocab_size is None else args.vocab_size
+            model = train_from_counts(counts, vocab_size=vocab_size, min_frequency=args.min_frequency or 0,
                                       special_tokens=args.special_token, max_token_length=args.max_token_length,
                                       show_progress=not args.quiet)
         return _finish_training(model, caught, out, args.force)
@@ -380,6 +443,7 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "train": _cmd_train,
     "count": _cmd_count,
+    "apply": _cmd_apply,
     "encode": _cmd_encode,
     "decode": _cmd_decode,
     "compare": _cmd_compare,

@@ -388,6 +388,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scale", default=None, metavar="K,K,...",
                         help="also train hf_bpe and tokenizers on the corpus concatenated K times, e.g. 1,2,4")
     parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    parser.add_argument("--recipes", default=None, metavar="NAMES",
+                        help="also time these named recipes ('all' or a comma list) against the implementations "
+                        "they reproduce, on the first --corpus file (default english_combined); bench_recipes.py")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -439,6 +442,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                        else "n/a: needs hf_bpe or tokenizers")
     out += ["", f"{'- ' if args.markdown else ''}load average (1/5/15 min) at end: {load_average()}"]
     print("\n".join(out))
+    if args.recipes:
+        import bench_recipes
+
+        print("\n# Named recipes against the implementations they reproduce\n")
+        bench_recipes.main(["--recipes", args.recipes, *(["--corpus", files[0]] if args.corpus else []),
+                            *(["--markdown"] if args.markdown else [])])
     return 0
 
 

@@ -30,6 +30,7 @@ from ..core.pretokenize import Pretokenizer
 from ..errors import InputError
 from ..formats.manifest import CorpusFingerprint
 from ..model.bpe import BPEModel
+from ..model.classic import ClassicModel
 from .corpus import iter_texts
 from .counts import (
     WordCounts,
@@ -48,9 +49,9 @@ DEFAULT_VOCAB_SIZE = 30000
 def train(
     corpus: Any,
     *,
-    vocab_size: int = DEFAULT_VOCAB_SIZE,
-    min_frequency: int = 0,
-    special_tokens: Sequence[str] = (),
+    vocab_size: int | None = None,
+    min_frequency: int | None = None,
+    special_tokens: Sequence[str] | None = None,
     pattern: str = "gpt2",
     add_prefix_space: bool = False,
     max_token_length: int | None = None,
@@ -58,8 +59,11 @@ def train(
     workers: int | None = None,
     corpus_order: Literal["sequence", "multiset"] = "sequence",
     show_progress: bool = True,
-) -> BPEModel:
-    """Train a byte-level BPE model on a corpus.
+    recipe: str | None = None,
+    num_merges: int | None = None,
+    lowercase: bool = False,
+) -> BPEModel | ClassicModel:
+    """Train a byte-level BPE model on a corpus (or, with ``recipe``, reproduce a published trainer).
 
     Args:
         corpus: an iterable of str, a ``datasets`` Dataset or IterableDataset, or path(s) (``pathlib.Path``) of
@@ -77,13 +81,26 @@ def train(
             ``"multiset"`` (order-free, for datasets whose rows come in any order). The model never depends on
             the order; only the fingerprint does.
         show_progress: progress bars on stderr.
+        recipe: train a published system exactly instead (``"subword-nmt"``, ``"hf-course"``, ``"wordpiece"``,
+            ...; :mod:`hf_bpe.training.recipes`); ``pattern``, ``add_prefix_space``, ``max_token_length``,
+            ``workers`` and ``corpus_order`` then do not apply.
+        num_merges: with a recipe that counts merges, how many to learn (instead of ``vocab_size``).
+        lowercase: with the ``wordpiece`` recipe, BERT's uncased setup.
 
     Returns:
-        The trained :class:`BPEModel`.
+        The trained :class:`BPEModel` (with a recipe, a :class:`hf_bpe.model.classic.ClassicModel`).
 
     Raises:
         TypeError, ValueError: for bad options or a bad corpus; see :func:`hf_bpe.training.corpus.iter_texts`.
     """
+    if recipe is not None or num_merges is not None or lowercase:
+        return _train_recipe(corpus, recipe, vocab_size, min_frequency, special_tokens, text_column, show_progress,
+                             num_merges=num_merges, lowercase=lowercase, pattern=pattern,
+                             add_prefix_space=add_prefix_space, max_token_length=max_token_length, workers=workers,
+                             corpus_order=corpus_order)
+    vocab_size = DEFAULT_VOCAB_SIZE if vocab_size is None else vocab_size
+    min_frequency = 0 if min_frequency is None else min_frequency
+    special_tokens = () if special_tokens is None else special_tokens
     # 1. Check every option before reading the corpus, so mistakes fail at once.
     specials = check_options(vocab_size, min_frequency, special_tokens, max_token_length, workers)
     pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
@@ -198,6 +215,26 @@ def _train_counts(
             stacklevel=3,
         )
     return model
+
+
+def _train_recipe(corpus: Any, recipe: str | None, vocab_size: int | None, min_frequency: int | None,
+                  special_tokens: Sequence[str] | None, text_column: str, show_progress: bool, *,
+                  num_merges: int | None, lowercase: bool, **byte_level: Any) -> ClassicModel:
+    """Hand a recipe to ``recipes.train_recipe``, refusing the byte-level options it would silently ignore."""
+    from ..errors import InputError
+    from .recipes import train_recipe
+
+    defaults = {"pattern": "gpt2", "add_prefix_space": False, "max_token_length": None, "workers": None,
+                "corpus_order": "sequence"}
+    if recipe is None:
+        raise InputError("num_merges and lowercase belong to the named recipes; pass recipe=NAME (CLI --recipe)")
+    contradicting = [f"{k}={v!r}" for k, v in byte_level.items() if v != defaults[k]]
+    if contradicting:
+        raise InputError(f"recipe {recipe!r} fixes its own pre-tokenization and training; drop "
+                         f"{', '.join(contradicting)}")
+    return train_recipe(corpus, recipe, vocab_size=vocab_size, num_merges=num_merges, min_frequency=min_frequency,
+                        special_tokens=special_tokens, lowercase=lowercase, text_column=text_column,
+                        show_progress=show_progress)
 
 
 def _build_model(

@@ -1,0 +1,41 @@
+"""subword-nmt's bpe.codes: written as learn-bpe writes it, read as apply-bpe reads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hf_bpe.errors import InputError
+from hf_bpe.formats.bpe_codes import dump_codes, load_codes, parse_codes
+
+
+def test_bpe_codes_roundtrip(tmp_path: Path) -> None:
+    merges = [("t", "h"), ("th", "e</w>"), ("ü", "ber</w>")]
+    path = tmp_path / "bpe.codes"
+    path.write_text(dump_codes(merges), encoding="utf-8")
+    assert load_codes(path) == ((0, 2), merges)
+    assert parse_codes(dump_codes(merges, version=(0, 1))) == ((0, 1), merges)
+
+
+def test_bpe_codes_versions() -> None:
+    assert parse_codes("a b\n")[0] == (0, 1)  # no header: version 0.1, as subword-nmt
+    assert parse_codes("#version: 0.2.0\na b\n")[0] == (0, 2)
+    with pytest.raises(InputError, match="unsupported codes version '#version: 0.3'"):
+        parse_codes("#version: 0.3\na b\n")
+
+
+def test_bpe_codes_bad_input() -> None:
+    with pytest.raises(InputError, match=r"bpe.codes line 3: expected two symbols separated by one space, got 'a b c'"):
+        parse_codes("#version: 0.2\na b\na b c\n")
+    with pytest.raises(InputError, match="cannot be written to a codes file"):
+        dump_codes([("a b", "c")])
+    with pytest.raises(ValueError, match="version must be one of"):
+        dump_codes([("a", "b")], version=(1, 0))
+
+
+def test_bpe_codes_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "bpe.codes"
+    path.write_bytes(b"#version: 0.2\n\xff b\n")
+    with pytest.raises(InputError, match="is not UTF-8"):
+        load_codes(path)

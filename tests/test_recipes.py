@@ -1,0 +1,244 @@
+"""The named recipes reproduce the published trainers: golden merges and ids, the PyPI subword-nmt, the CLI."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import hf_bpe
+from hf_bpe.cli import main
+from hf_bpe.errors import InputError
+from hf_bpe.model.bpe import BPEModel
+from hf_bpe.model.classic import ClassicModel
+from hf_bpe.model.segment import tokenize_longest_first
+from hf_bpe.training.recipes import RECIPES, train_recipe
+
+PAPER_WORDS = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+COURSE = [
+    "This is the Hugging Face Course.",
+    "This chapter is about tokenization.",
+    "This section shows several tokenizer algorithms.",
+    "Hopefully, you will be able to understand how they are trained and generate tokens.",
+]
+
+
+def test_recipes_sennrich_paper_golden() -> None:
+    model = hf_bpe.train(PAPER_WORDS, recipe="sennrich-paper", num_merges=15, show_progress=False)
+    assert [f"{a} {b}" for a, b in model.merge_pairs] == [
+        "e s", "es t", "est </w>", "l o", "lo w", "n e", "ne w", "new est</w>", "low </w>", "w i", "wi d",
+        "wid est</w>", "low e", "lowe r", "lower </w>"]
+    vocab = ["errrr</w>", "tain</w>", "moun", "est</w>", "high", "the</w>", "a</w>"]
+    pieces = [p for w in "the highest mountain".split() for p in tokenize_longest_first(w + "</w>", vocab)]
+    assert pieces == ["the</w>", "high", "est</w>", "moun", "tain</w>"]
+
+
+def test_recipes_subword_nmt_dictionary_golden() -> None:
+    # subword-nmt 0.3.8 on the paper's dictionary: 13 codes, then no pair reaches min frequency 2.
+    model = train_recipe(PAPER_WORDS, "subword-nmt", num_merges=100, show_progress=False)
+    assert [f"{a} {b}" for a, b in model.merge_pairs] == [
+        "s t</w>", "e st</w>", "l o", "w est</w>", "n e", "ne west</w>", "lo w</w>", "w i", "wi d", "wid est</w>",
+        "w e", "we r</w>", "lo wer</w>"]
+
+
+@pytest.mark.shared_data
+def test_recipes_subword_nmt_reproduces_bpe_ref_and_apply(shared_data: Path, tmp_path: Path) -> None:
+    seeds = shared_data / "seeds" / "subword_nmt"
+    out = tmp_path / "nmt"
+    assert main(["train", str(seeds / "corpus.en"), "--recipe", "subword-nmt", "--num-merges", "1000",
+                 "--out", str(out), "--quiet"]) == 0
+    assert (out / "bpe.codes").read_bytes() == (seeds / "bpe.ref").read_bytes()
+    # A second run into the same folder is refused before training unless --force.
+    assert main(["train", str(seeds / "corpus.en"), "--recipe", "subword-nmt", "--num-merges", "10",
+                 "--out", str(out), "--quiet"]) == 2
+    assert (out / "bpe.codes").read_bytes() == (seeds / "bpe.ref").read_bytes()
+    model = ClassicModel.load(out)
+    assert model.segment((seeds / "corpus.en").read_text(encoding="utf-8")) == (
+        seeds / "corpus.bpe.ref.en").read_text(encoding="utf-8")
+    assert model.segment("  iron cement  \n") == "  ir@@ on c@@ ement  \n"
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_recipes_subword_nmt_equals_pypi_package(shared_data: Path, tmp_path: Path, capsys) -> None:
+    learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
+    apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
+    # ~300 KB of other English: Shakespeare, news, reviews (not the corpus bpe.ref was learned on).
+    raw = (shared_data / "corpora" / "en" / "english_combined.txt").read_bytes()[5_000_000:5_300_000]
+    text = raw[raw.index(b"\n") + 1: raw.rindex(b"\n") + 1].decode("utf-8")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, encoding="utf-8")
+    expected = io.StringIO()
+    with codecs.open(str(corpus), encoding="utf-8") as handle:
+        learn_bpe.learn_bpe(handle, expected, 2000, min_frequency=2)
+    assert main(["train", str(corpus), "--recipe", "subword-nmt", "--num-merges", "2000", "--out",
+                 str(tmp_path / "m"), "--quiet"]) == 0
+    assert (tmp_path / "m" / "bpe.codes").read_text(encoding="utf-8") == expected.getvalue()
+    capsys.readouterr()
+    assert main(["apply", "--model", str(tmp_path / "m"), str(corpus)]) == 0
+    bpe = apply_bpe.BPE(io.StringIO(expected.getvalue()))
+    assert capsys.readouterr().out == "".join(bpe.process_line(line) for line in text.splitlines(keepends=True))
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_recipes_subword_nmt_vocab_size_is_total_symbols(shared_data: Path) -> None:
+    # --vocab-size N is subword-nmt's "-s N --total-symbols": N minus the distinct symbols before any merge.
+    learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
+    path = shared_data / "seeds" / "subword_nmt" / "corpus.en"
+    expected = io.StringIO()
+    with codecs.open(str(path), encoding="utf-8") as handle:
+        learn_bpe.learn_bpe(handle, expected, 1200, min_frequency=2, total_symbols=True)
+    model = train_recipe(path, "subword-nmt", vocab_size=1200, show_progress=False)
+    assert model.files()["bpe.codes"] == expected.getvalue()
+
+
+@pytest.mark.slow
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_recipes_subword_nmt_equals_pypi_on_10_mb(shared_data: Path, tmp_path: Path) -> None:
+    # Measured here: identical codes, hf_bpe ~1 s, subword-nmt ~16 s (english_combined whole: 2.1 s vs 30 s).
+    learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
+    raw = (shared_data / "corpora" / "en" / "english_combined.txt").read_bytes()[:10_000_000]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(raw[: raw.rindex(b"\n") + 1])
+    expected = io.StringIO()
+    with codecs.open(str(corpus), encoding="utf-8") as handle:
+        learn_bpe.learn_bpe(handle, expected, 10000, min_frequency=2)
+    model = train_recipe(corpus, "subword-nmt", num_merges=10000, show_progress=False)
+    assert model.files()["bpe.codes"] == expected.getvalue()
+
+
+def test_recipes_hf_course_golden(tmp_path: Path) -> None:
+    model = train_recipe(COURSE, "hf-course", vocab_size=50, show_progress=False)
+    assert model.merge_pairs == [
+        ("Ġ", "t"), ("i", "s"), ("e", "r"), ("Ġ", "a"), ("Ġt", "o"), ("e", "n"), ("T", "h"), ("Th", "is"),
+        ("o", "u"), ("s", "e"), ("Ġto", "k"), ("Ġtok", "en"), ("n", "d"), ("Ġ", "is"), ("Ġt", "h"), ("Ġth", "e"),
+        ("i", "n"), ("Ġa", "b"), ("Ġtoken", "i")]
+    assert model.tokens[:4] == ("<|endoftext|>", ",", ".", "C") and len(model.tokens) == 50
+    assert model.tokenize("This is not a token.") == ["This", "Ġis", "Ġ", "n", "o", "t", "Ġa", "Ġtoken", "."]
+    # The same ids through BPEModel (the bytes the course never saw come after its 50 tokens).
+    bpe = model.to_bpe_model()
+    assert bpe.encode("This is not a token.") == model.encode("This is not a token.")
+    assert bpe.vocab_size == 50 + 256 - 30 and bpe.decode(bpe.encode("Quiz!")) == "Quiz!"
+    from transformers import PreTrainedTokenizerFast
+
+    folder = model.save(tmp_path / "course")  # the BPEModel folder beside hf_bpe_classic.json
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"))
+    assert fast("This is not a token.")["input_ids"] == model.encode("This is not a token.")
+    assert BPEModel.load(folder) == bpe and ClassicModel.load(folder) == model
+    assert (folder / "merges.txt").read_text(encoding="utf-8").splitlines()[1:3] == ["Ġ t", "i s"]
+    with pytest.raises(InputError, match="'Q' is not in this 'hf-course' vocabulary"):
+        model.encode("Q")
+
+
+@pytest.mark.parametrize("recipe", ["minbpe-basic", "minbpe-regex"])
+def test_recipes_minbpe_wikipedia_example(recipe: str) -> None:
+    model = train_recipe(["aaabdaaabac"], recipe, num_merges=3, show_progress=False)
+    assert model.encode("aaabdaaabac") == [258, 100, 258, 97, 99]
+    assert model.to_bpe_model().encode("aaabdaaabac") == [258, 100, 258, 97, 99]
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("recipe", ["minbpe-basic", "minbpe-regex"])
+def test_recipes_minbpe_taylorswift_roundtrip(shared_data: Path, recipe: str) -> None:
+    # minbpe's test_save_load trains 64 merges on taylorswift.txt; encode and decode must be identity.
+    path = shared_data / "seeds" / "minbpe" / "taylorswift.txt"
+    text = path.read_text(encoding="utf-8")
+    model = train_recipe(path, recipe, vocab_size=256 + 64, show_progress=False)
+    bpe = model.to_bpe_model()
+    ids = bpe.encode(text)
+    assert bpe.decode(ids) == text
+    assert ids[:2000] == model.encode(text[:20000])[:2000]
+
+
+def _minbpe_by_hand(chunks: list[bytes], num_merges: int) -> list[tuple[int, int]]:
+    """minbpe's loop written out: recount over every chunk (repeats included), max keeps the first of ties."""
+    ids = [list(chunk) for chunk in chunks]
+    merges = []
+    for new in range(256, 256 + num_merges):
+        stats: dict[tuple[int, int], int] = {}
+        for chunk in ids:
+            for pair in zip(chunk, chunk[1:]):
+                stats[pair] = stats.get(pair, 0) + 1
+        best = max(stats, key=stats.__getitem__)
+        merges.append(best)
+        for k, chunk in enumerate(ids):
+            out, i = [], 0
+            while i < len(chunk):
+                if chunk[i:i + 2] == list(best):
+                    out.append(new)
+                    i += 2
+                else:
+                    out.append(chunk[i])
+                    i += 1
+            ids[k] = out
+    return merges
+
+
+@pytest.mark.shared_data
+def test_recipes_minbpe_regex_equals_its_loop_over_repeated_chunks(shared_data: Path) -> None:
+    # The recipe counts each distinct GPT-4 chunk once with its count; minbpe recounts every chunk in order.
+    from hf_bpe.core.pretokenize import Pretokenizer
+
+    text = (shared_data / "seeds" / "minbpe" / "taylorswift.txt").read_text(encoding="utf-8")[:30_000]
+    model = train_recipe([text], "minbpe-regex", num_merges=60, show_progress=False)
+    expected = _minbpe_by_hand(Pretokenizer("gpt4").split_bytes(text), 60)
+    assert [(a, b) for a, b, _ in model.merges] == expected
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("recipe, derived", [("rasbt-simple", "derived_merges_bpe-from-scratch-simple.json"),
+                                             ("rasbt", "derived_merges_bpe-from-scratch.json")])
+def test_recipes_rasbt_golden(shared_data: Path, tmp_path: Path, recipe: str, derived: str) -> None:
+    seeds = shared_data / "seeds" / "the_verdict"
+    reference = json.loads((seeds / derived).read_text(encoding="utf-8"))
+    model = train_recipe(seeds / "the-verdict.txt", recipe, vocab_size=1000, show_progress=False)
+    assert len(model.merges) == 742 and len(model.tokens) == 1000
+    assert [[model.tokens[a], model.tokens[b], n] for a, b, n in model.merges] == reference["merges_in_order"]
+    text = "Jack embraced beauty through art and life."
+    assert model.encode(text) == reference[f"encode({text!r})"]
+    model.save(tmp_path / "m")
+    assert ClassicModel.load(tmp_path / "m") == model
+
+
+def test_recipes_bad_input_is_refused_before_writing(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("low lower newest\n", encoding="utf-8")
+    with pytest.raises(InputError, match="unknown recipe 'nmt'; the recipes are: sennrich-paper, subword-nmt"):
+        hf_bpe.train([corpus], recipe="nmt", show_progress=False)
+    with pytest.raises(InputError, match="recipe 'hf-course' is sized by vocab_size"):
+        hf_bpe.train([corpus], recipe="hf-course", num_merges=3, show_progress=False)
+    with pytest.raises(InputError, match="drop pattern='gpt4'"):
+        hf_bpe.train([corpus], recipe="subword-nmt", num_merges=3, pattern="gpt4", show_progress=False)
+    with pytest.raises(InputError, match="lowercase belongs to the wordpiece recipe"):
+        hf_bpe.train([corpus], recipe="subword-nmt", num_merges=3, lowercase=True, show_progress=False)
+    with pytest.raises(InputError, match="give vocab_size >= 256"):
+        hf_bpe.train([corpus], recipe="minbpe-basic", vocab_size=100, show_progress=False)
+    with pytest.raises(InputError, match="needs a size"):
+        hf_bpe.train([corpus], recipe="subword-nmt", show_progress=False)
+    out = tmp_path / "out"
+    assert main(["train", str(corpus), "--recipe", "sennrich", "--out", str(out)]) == 2
+    assert main(["train", str(corpus), "--recipe", "rasbt", "--num-merges", "3", "--out", str(out)]) == 2
+    assert not out.exists()
+
+
+def test_recipes_all_named_recipes_documented() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for name in RECIPES:
+        assert f"`{name}`" in readme
+
+
+def test_recipes_cli_apply_reads_stdin_and_refuses_other_schemes(tmp_path: Path, monkeypatch, capsys) -> None:
+    codes = train_recipe(PAPER_WORDS, "subword-nmt", num_merges=100, show_progress=False).save(tmp_path / "nmt")
+    monkeypatch.setattr("sys.stdin", io.StringIO("lowest newer\n  wider\n"))
+    assert main(["apply", "--model", str(codes)]) == 0
+    assert capsys.readouterr().out == "lo@@ west ne@@ wer\n  wid@@ e@@ r\n"  # as subword-nmt apply-bpe
+    course = train_recipe(COURSE, "hf-course", vocab_size=40, show_progress=False).save(tmp_path / "course")
+    assert main(["apply", "--model", str(course), str(tmp_path / "course" / "merges.txt")]) == 2
+    assert "segment() applies subword-nmt codes" in capsys.readouterr().err
+    assert main(["apply", "--model", str(tmp_path / "missing")]) == 2
+    assert "holds no hf_bpe_classic.json" in capsys.readouterr().err
