@@ -43,109 +43,12 @@ cdef extern from "Python.h":
         PyUnicode_4BYTE_KIND
 
 
-cdef extern from *:
-    """
-    // Before 3.12 a str made by legacy C APIs may not be in PEP 393 form until PyUnicode_READY.
-    static inline int hfbpe_unicode_ready(PyObject* s) {
-    #if PY_VERSION_HEX < 0x030C0000
-        return PyUnicode_READY(s);
-    #else
-        (void)s;
-        return 0;
-    #endif
-    }
-    """
+cdef extern from "csrc/py_unicode.hpp":
     int hfbpe_unicode_ready(object s) except -1
 
 
-cdef extern from *:
-    """
-    #include <cstdint>
-    #include <string>
-    #include <stdexcept>
-    #include <vector>
-
-    #include <cstring>
-
-    // Count byte strings in first-seen order. Open addressing (linear probing, load <= 1/2) over 8-byte slots
-    // (32-bit hash tag | entry index + 1; 0 = empty), so probing a missing key touches one small slot; `entries`
-    // (first-seen order) hold the full hash, a 64-bit fingerprint `word` of the key (the packed key itself when
-    // it has <= 8 bytes: most pieces), the key's place in `arena` and the count. Amortised O(1) per piece.
-    struct HfbpePieceCounter {
-        struct Entry { uint64_t hash; uint64_t word; size_t off; size_t len; int64_t count; };
-        std::vector<uint64_t> slots;
-        std::vector<Entry> entries;
-        std::string arena;
-        size_t mask;
-        HfbpePieceCounter() : slots(1 << 12, 0), mask((1 << 12) - 1) {}
-
-        static inline uint64_t load64(const char* p) { uint64_t w; std::memcpy(&w, p, 8); return w; }
-        static inline uint64_t load32(const char* p) { uint32_t w; std::memcpy(&w, p, 4); return w; }
-        static inline uint64_t mix(uint64_t h) {   // murmur3's fmix64: every input bit reaches every output bit
-            h ^= h >> 33; h *= 0xff51afd7ed558ccdULL; h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ULL; h ^= h >> 33;
-            return h;
-        }
-        // A value that, together with n, determines the first min(n, 8) bytes; for n <= 8 the whole key.
-        // Overlapping fixed-size loads (never past p + n): no variable-size memcpy, no byte loop.
-        static inline uint64_t fingerprint(const char* p, size_t n) {
-            if (n >= 8) return load64(p);
-            if (n >= 4) return load32(p) | (load32(p + n - 4) << 32);
-            return (uint64_t)(unsigned char)p[0] | ((uint64_t)(unsigned char)p[n >> 1] << 8)
-                   | ((uint64_t)(unsigned char)p[n - 1] << 16);
-        }
-        static inline uint64_t hash_bytes(const char* p, size_t n, uint64_t w) {
-            uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xD6E8FEB86659FD93ULL) ^ w;
-            if (n > 8) {
-                for (size_t i = 8; i + 8 <= n; i += 8) {
-                    h = (h ^ load64(p + i)) * 0x9FB21C651E98DF25ULL;
-                    h ^= h >> 29;
-                }
-                h = (h ^ load64(p + n - 8)) * 0x9FB21C651E98DF25ULL;
-            }
-            return mix(h);
-        }
-        static inline uint64_t slot_of(uint64_t h, size_t k) { return (h & 0xFFFFFFFF00000000ULL) | (uint64_t)(k + 1); }
-        void grow() {
-            std::vector<uint64_t> bigger(slots.size() * 2, 0);
-            size_t m = bigger.size() - 1;
-            for (size_t k = 0; k < entries.size(); ++k) {
-                size_t i = entries[k].hash & m;
-                while (bigger[i]) i = (i + 1) & m;
-                bigger[i] = slot_of(entries[k].hash, k);
-            }
-            slots.swap(bigger);
-            mask = m;
-        }
-        void add(const char* p, size_t len) {
-            uint64_t w = fingerprint(p, len);
-            uint64_t h = hash_bytes(p, len, w);
-            uint64_t tag = h & 0xFFFFFFFF00000000ULL;
-            size_t i = h & mask;
-            for (;;) {
-                uint64_t s = slots[i];
-                if (!s) break;
-                if ((s & 0xFFFFFFFF00000000ULL) == tag) {
-                    Entry& e = entries[(s & 0xFFFFFFFFULL) - 1];
-                    if (e.word == w && e.len == len && (len <= 8 || std::memcmp(arena.data() + e.off, p, len) == 0)) {
-                        ++e.count;
-                        return;
-                    }
-                }
-                i = (i + 1) & mask;
-            }
-            if (entries.size() >= 0xFFFFFFF0u) throw std::length_error("more than 4e9 distinct pieces");
-            slots[i] = slot_of(h, entries.size());
-            entries.push_back(Entry{h, w, arena.size(), len, 1});
-            arena.append(p, len);
-            if (entries.size() * 2 > slots.size()) grow();
-        }
-        size_t size() const { return entries.size(); }
-        const char* key_data(size_t k) const { return arena.data() + entries[k].off; }
-        size_t key_size(size_t k) const { return entries[k].len; }
-        int64_t value(size_t k) const { return entries[k].count; }
-    };
-    """
-    cppclass HfbpePieceCounter:
+cdef extern from "csrc/piece_counter.hpp":
+    cppclass HfbpePieceCounter "hfbpe::HfbpePieceCounter":
         void add(const char* p, size_t n) except +
         size_t size()
         const char* key_data(size_t i)

@@ -204,7 +204,9 @@ class Learner {
         if (found == pair_ids_.end()) {
             i = (int32_t)pairs_.size();
             pair_ids_.emplace(key(a, b), i);
-            pairs_.push_back(Pair{a, b});
+            pairs_.emplace_back();  // value-initialised: count 0, no positions
+            pairs_.back().a = a;
+            pairs_.back().b = b;
         } else {
             i = found->second;
         }

@@ -1,0 +1,56 @@
+"""The compiled core's C++ headers (hf_bpe/core/csrc) stand on their own: each compiles alone, and the shared hash
+behaves as its callers assume (equal keys hash equally; a fingerprint and length determine a short key)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+CSRC = Path(__file__).resolve().parents[1] / "hf_bpe" / "core" / "csrc"
+HEADERS = sorted(p.name for p in CSRC.glob("*.hpp"))
+GXX = shutil.which("g++")
+pytestmark = pytest.mark.skipif(GXX is None, reason="g++ is not installed")
+
+
+@pytest.mark.parametrize("header", HEADERS)
+def test_csrc_header_compiles_on_its_own(tmp_path, header):
+    # Python.h first, as in the Cython modules that include the headers.
+    source = tmp_path / "one.cpp"
+    source.write_text(f'#include <Python.h>\n#include "{header}"\nint main() {{ return 0; }}\n', encoding="utf-8")
+    done = subprocess.run([GXX, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
+                           "-fsyntax-only", f"-I{CSRC}", f"-I{sysconfig.get_paths()['include']}", str(source)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_csrc_shared_hash_properties(tmp_path):
+    source = tmp_path / "hash.cpp"
+    source.write_text(r'''
+#include "hash.hpp"
+#include <cstdio>
+#include <string>
+int main() {
+    using namespace hfbpe;
+    const std::string keys[] = {"", "a", "ab", "abc", "abcd", "abcdefg", "abcdefgh", "abcdefghi", "x\0y"};
+    for (const auto& k : keys) {
+        std::string copy = k;  // another buffer, the same bytes
+        if (hash_bytes(k.data(), k.size()) != hash_bytes(copy.data(), copy.size())) return 1;
+        if (hash_bytes(k.data(), k.size()) != hash_bytes(k.data(), k.size(), fingerprint(k.data(), k.size()))) return 2;
+    }
+    // Keys of up to 8 bytes: equal (fingerprint, length) means equal bytes.
+    if (fingerprint("abc", 3) == fingerprint("abd", 3) || fingerprint("abcdefg", 7) == fingerprint("abcdefh", 7)) return 3;
+    if (hash_bytes("ab", 2) == hash_bytes("ba", 2) || mix64(1) == mix64(2)) return 4;
+    std::puts("ok");
+    return 0;
+}
+''', encoding="utf-8")
+    binary = tmp_path / "hash"
+    done = subprocess.run([GXX, "-std=c++17", "-O1", f"-I{CSRC}", str(source), "-o", str(binary)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout.strip()) == (0, "ok")
