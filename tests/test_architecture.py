@@ -60,14 +60,10 @@ def test_architecture_has_no_import_cycles():
     assert cycles == []
 
 
-# Still to split (issue 8); remove a name here when its module is split.
-_TOO_LONG_FOR_NOW = frozenset({"hf_bpe/integrations/hf_tokenizer.py"})
-
-
 def test_architecture_no_python_module_over_700_lines():
     long = {p.relative_to(ROOT).as_posix(): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700}
-    assert set(long) <= _TOO_LONG_FOR_NOW, long
+    assert long == {}
 
 
 def test_architecture_public_api_resolves_lazily():
