@@ -265,11 +265,11 @@ def test_pretokenize_count_on_real_text(shared_data: Path) -> None:
 def test_pretokenize_custom_regex() -> None:
     pre = Pretokenizer(r"(\d)+|[a-z]+|x*")  # a group and a pattern that can match empty
     assert pre.name is None and pre.regex == r"(\d)+|[a-z]+|x*"
-    assert pre.split("ab12 c") == ["ab", "12", "c"]  # whole matches, no group tuples, no empty pieces
-    assert pre.split_bytes("é12") == [b"12"]  # a regex need not cover the text
+    assert pre.split("ab12 c") == ["ab", "12", " ", "c"]  # whole matches and the gaps, no group tuples or empties
+    assert pre.split_bytes("é12") == ["é".encode(), b"12"]  # text outside the matches is kept as pieces
     assert pre.count(["ab12", "ab"]) == {b"ab": 2, b"12": 1}
     spaced = Pretokenizer(r"\S+", add_prefix_space=True)
-    assert spaced.split("a b") == ["a", "b"] and spaced.count(["é"]) == {"é".encode(): 1}
+    assert spaced.split("a b") == [" ", "a", " ", "b"] and spaced.count(["é"]) == {" ".encode(): 1, "é".encode(): 1}
     assert repr(pre) == "Pretokenizer('(\\\\d)+|[a-z]+|x*', add_prefix_space=False)"
 
 
@@ -378,3 +378,45 @@ def test_pretokenize_tokenizers_reads_gpt4_digits_differently() -> None:
     split = Split(Regex(PATTERNS["gpt4"]), behavior="isolated")
     assert [piece for piece, _ in split.pre_tokenize_str("x 12345")] == ["x", " ", "12345"]
     assert Pretokenizer("gpt4").split("x 12345") == ["x", " ", "123", "45"]
+
+
+# -- patterns that leave gaps: no text is ever lost (issue 13) ---------------------------------------------------
+
+
+
+class _NewerUnicode:
+    """Code points unassigned in this Python's Unicode (14.0): `regex` (17.0) and Oniguruma (16.0) may disagree."""
+
+    @staticmethod
+    def match(char: str) -> bool:
+        import unicodedata
+
+        return unicodedata.category(char) == "Cn"
+
+
+_NEWER_UNICODE = _NewerUnicode()
+GAP_PATTERNS = [r"\w+", r"\p{L}+|\p{N}+", r"[a-z]+", r"\d", r"(?i:hello)|\s", r"\w*", r"[\w']+", r"\W+"]
+
+
+@pytest.mark.parametrize("pattern", GAP_PATTERNS)
+@settings(deadline=None, derandomize=True, max_examples=150)
+@given(text=fragment_text)
+def test_pretokenize_gaps_become_pieces_as_tokenizers_split(pattern: str, text: str) -> None:
+    from tokenizers import Regex, pre_tokenizers
+
+    from hf_bpe.core.patterns import to_oniguruma
+
+    pre = Pretokenizer(pattern)
+    pieces = pre.split(text)
+    assert "".join(pieces) == text and all(pieces)
+    # The engines' Unicode versions differ on code points new in Unicode 17 (documented): compare the rest.
+    if any(_NEWER_UNICODE.match(c) for c in text):
+        return
+    split = pre_tokenizers.Split(Regex(to_oniguruma(pattern)), behavior="isolated", invert=False)
+    assert pieces == [piece for piece, _ in split.pre_tokenize_str(text)]
+    assert pre.split_bytes(text) == [p.encode("utf-8") for p in pieces]
+    assert pre.count([text]) == dict(Counter(p.encode("utf-8") for p in pieces))
+
+
+def test_pretokenize_gap_example_from_the_report() -> None:
+    assert Pretokenizer(r"\w+").split("Hello, world! 123") == ["Hello", ", ", "world", "! ", "123"]

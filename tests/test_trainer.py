@@ -243,3 +243,20 @@ def test_trainer_equals_tokenizers_on_chinese_16k(shared_data, tmp_path):
     ours = train(files, vocab_size=16000, show_progress=False)
     theirs = tokenizers_train(None, vocab_size=16000, files=files)
     assert_same_files(ours, theirs, tmp_path)
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("pattern", [r"\w+", r"\p{L}+|\p{N}+", r"[\w']+", r"[a-z]+"])
+def test_trainer_gap_patterns_equal_tokenizers_and_lose_no_text(tmp_path, pattern):
+    # A pattern that does not cover the text: the gaps are pieces too (tokenizers' Split "isolated"), so training
+    # equals tokenizers and encoding loses nothing; the saved folder encodes the same in the fast tokenizer.
+    from transformers import PreTrainedTokenizerFast
+
+    texts = mixed_corpus(5, 300) + ["Hello, world! 123\n", "x² ½ \u200d\u200c'tis\n"]
+    ours = hf_bpe.train(texts, vocab_size=420, pattern=pattern, show_progress=False)
+    assert_same_files(ours, tokenizers_train(texts, vocab_size=420, pattern=pattern), tmp_path)
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "ours" / "tokenizer.json"))
+    for text in texts + ["Hello, world! 123", "👩\u200d👩\u200d👧 x²\tnew text ¡!"]:
+        ids = ours.encode(text, disallowed_special=())
+        assert ours.decode(ids) == text
+        assert ids == fast.encode(text, add_special_tokens=False), text

@@ -78,11 +78,14 @@ def to_oniguruma(pattern: str) -> str:
     * ``X{n}?`` (exactly n in Python; optional in Ruby syntax) -> ``X{n}``;
     * ``^`` and ``$`` outside classes (line anchors in Ruby) -> ``\A`` and ``(?=\n?(?![\s\S]))``; ``\Z`` (end of text
       in Python, Ruby's is Python's ``$``) -> ``(?![\s\S])``.
+    * ``\w`` and ``\W`` (also inside classes) -> the class Python's `regex` means, spelled out
+      (``[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]``): Oniguruma's ``\w`` takes ``²³¹¼½¾`` and leaves out the
+      join controls (U+200C, U+200D). ``\b`` and ``\B`` still use Oniguruma's ``\w``.
 
     Inline flags other than ``i`` are refused (Ruby's ``m`` is Python's ``s``; ``x`` changes the parse).
     Not rewritten (measured over all code points, tokenizers 0.23.3): ``\s``, ``\S``, ``.`` agree exactly;
     ``\p{L}``/``\p{N}``/``\p{M}``/``\d`` differ only on ~4.7k characters that are new or recategorized in recent
-    Unicode versions (`regex` knows a newer Unicode than Oniguruma); Oniguruma's ``\w`` also takes ``²³¹¼½¾``.
+    Unicode versions (`regex` knows a newer Unicode than Oniguruma).
 
     Args:
         pattern: a pattern that compiles with the `regex` module.
@@ -122,10 +125,32 @@ def from_oniguruma(pattern: str) -> str:
     return _translate(pattern, to_onig=False)
 
 
+# Python `regex`'s \w is Unicode's (UTS #18): Alphabetic, marks, decimal digits, connector punctuation and join
+# controls. Oniguruma's \w differs (it takes every number, e.g. U+00B2, and no join control, e.g. U+200D), so the
+# class is spelled out for it; both engines then agree except on code points their Unicode versions disagree on.
+_WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}"
+_WORD_ESCAPES = {r"\w": f"[{_WORD}]", r"\W": f"[^{_WORD}]"}
+
+
+def _class_to_onig(text: str) -> str:
+    """Spell the \\w and \\W inside a character class for Oniguruma (nested sets are valid there)."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\":
+            end = _escape_end(text, i)
+            atom = text[i:end]
+            out.append(_WORD if atom == r"\w" else _WORD_ESCAPES.get(atom, atom))
+            i = end
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
 def _translate(pattern: str, *, to_onig: bool) -> str:
     """Rewrite the constructs that Python `regex` and Oniguruma (Ruby syntax) read differently, one direction."""
     anchors = {"^": r"\A", "$": _DOLLAR} if to_onig else {"^": "(?m:^)", "$": "(?m:$)"}
-    escapes = {r"\Z": _END} if to_onig else {r"\Z": _DOLLAR, r"\z": _END}
+    escapes = {r"\Z": _END, **_WORD_ESCAPES} if to_onig else {r"\Z": _DOLLAR, r"\z": _END}
     frames: list[list[str]] = [[]]  # items of the open groups; an item is an atom with its quantifiers
     openers: list[str] = []
     i, n = 0, len(pattern)
@@ -139,7 +164,7 @@ def _translate(pattern: str, *, to_onig: bool) -> str:
             i = end
         elif c == "[":
             end = _class_end(pattern, i)
-            items.append(pattern[i:end])
+            items.append(_class_to_onig(pattern[i:end]) if to_onig else pattern[i:end])
             i = end
         elif c == "(" and pattern.startswith(("(?m:^)", "(?m:$)"), i):
             # Python's line anchors (what from_oniguruma writes for Ruby's ^ and $); Ruby's (?m) is dotall,

@@ -15,7 +15,7 @@ The named patterns run on a compiled scanner (``hf_bpe.core._scanner``) that ret
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import regex
@@ -131,20 +131,37 @@ class Pretokenizer:
             return " " + text
         return text
 
-    def split(self, text: str) -> list[str]:
-        """Return the pieces of `text`, in order; they are never empty.
+    def _regex_pieces(self, text: str) -> Iterator[str]:
+        # tokenizers' Split(behavior="isolated"): every match is a piece, and so is every stretch of text between
+        # matches (a pattern need not cover the text: `\w+` leaves spaces and punctuation). Empty pieces are dropped.
+        # The pieces always concatenate to the text, so no text is ever lost.
+        end = 0
+        for match in self._compiled.finditer(text):
+            start, stop = match.span()
+            if start > end:
+                yield text[end:start]
+            if stop > start:
+                yield text[start:stop]
+            end = max(end, stop)
+        if end < len(text):
+            yield text[end:]
 
-        For a named pattern they concatenate to the (prefixed) text. For a custom regex they are the whole matches
-        of ``finditer`` (capture groups do not change them), empty matches dropped.
+    def split(self, text: str) -> list[str]:
+        """Return the pieces of `text`, in order; they are never empty and concatenate to the (prefixed) text.
+
+        For a custom regex they are the whole matches of ``finditer`` (capture groups do not change them) and the
+        text between matches, as `tokenizers`' ``Split(pattern, "isolated")`` gives them.
 
         >>> Pretokenizer("gpt2").split("a  b\\n")
         ['a', ' ', ' b', '\\n']
+        >>> Pretokenizer(r"\\w+").split("Hello, world!")
+        ['Hello', ', ', 'world', '!']
         """
         _check_text(text)
         text = self._prefixed(text)
         if self._scanner_id >= 0:
             return _scanner.split(text, self._scanner_id)
-        return [m for m in map(regex.Match.group, self._compiled.finditer(text)) if m]
+        return list(self._regex_pieces(text))
 
     def split_bytes(self, text: str) -> list[bytes]:
         """Return the pieces of `text` encoded as UTF-8.
@@ -160,7 +177,7 @@ class Pretokenizer:
         text = self._prefixed(text)
         if self._scanner_id >= 0:
             return _scanner.split_bytes(text, self._scanner_id)
-        return [m.encode("utf-8") for m in map(regex.Match.group, self._compiled.finditer(text)) if m]
+        return [piece.encode("utf-8") for piece in self._regex_pieces(text)]
 
     def count(self, texts: Iterable[str], counts: dict[bytes, int] | None = None) -> dict[bytes, int]:
         """Add how often each UTF-8 piece occurs in `texts` to `counts` and return it.
@@ -192,11 +209,10 @@ class Pretokenizer:
             return _scanner.count(texts, self._scanner_id, self._add_prefix_space, counts)
         # Custom regex: count str pieces, then encode each distinct piece once.
         pieces: Counter[str] = Counter()
-        finditer = self._compiled.finditer
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"texts[{i}] is {type(text).__name__} {text!r:.80}; expected str (decode bytes first)")
-            pieces.update(m for m in map(regex.Match.group, finditer(self._prefixed(text))) if m)
+            pieces.update(self._regex_pieces(self._prefixed(text)))
         for piece, n in pieces.items():
             key = piece.encode("utf-8")
             counts[key] = counts.get(key, 0) + n
