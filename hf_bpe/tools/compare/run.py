@@ -16,7 +16,6 @@ from types import MappingProxyType
 from typing import Any
 
 from ..peers import sentencepiece_options, tokenizers_description
-from . import child
 from .chart import render_chart
 from .evaluated import LOADERS, Evaluated, EvaluatedHFBPE, EvaluatedSentencePiece, EvaluatedTokenizers
 from .markdown import render_markdown
@@ -25,6 +24,9 @@ from .schema import MEMORY_MEASURE, PEERS, REPORT_SCHEMA_VERSION
 from .split import split_corpus
 
 __all__ = ["compare"]
+
+# Run with `python -m`; not imported here, so that runpy finds it unloaded when the package is imported first.
+_CHILD_MODULE = f"{__package__}.child"
 
 
 def train_in_child(peer: str, spec: dict[str, Any], folder: Path) -> dict[str, Any]:
@@ -38,7 +40,7 @@ def train_in_child(peer: str, spec: dict[str, Any], folder: Path) -> dict[str, A
     package_root = os.fspath(Path(__file__).resolve().parents[3])  # the folder holding hf_bpe/
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     # stdout belongs to the command's data: the child's stdout goes to stderr with its progress bars.
-    completed = subprocess.run([sys.executable, "-m", child.__name__, os.fspath(spec_path)], env=env,
+    completed = subprocess.run([sys.executable, "-m", _CHILD_MODULE, os.fspath(spec_path)], env=env,
                                stdout=subprocess.DEVNULL, check=False)
     if result_path.is_file():
         return json.loads(result_path.read_text(encoding="utf-8"))
