@@ -34,6 +34,7 @@ from hf_bpe.formats import hf_config
 from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer, register
 from hf_bpe.formats.manifest import MANIFEST_NAME
 from hf_bpe.model.bpe import BPEModel
+from hf_bpe.core.bytelevel import token_to_str
 from hf_bpe.core.patterns import PATTERNS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -1037,3 +1038,27 @@ def test_hf_tokenizer_register_is_idempotent():
     register()
     register()
     assert tokenizer_class_from_name("HFBPETokenizer") is HFBPETokenizer
+
+
+def test_hf_tokenizer_sparse_ids_load_in_memory_of_the_tokens(tmp_path):
+    # Issue 13: a vocab.json with an id of 2**31 - 2 once took a dense table of 2**31 entries (15.7 GB, 79 s).
+    vocab = {token_to_str(bytes([b])): b for b in range(256)}
+    vocab["<big>"] = 2**31 - 2
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
+    script = (
+        "import resource, sys, time\n"
+        "from hf_bpe import HFBPETokenizer\n"
+        "start = time.perf_counter()\n"
+        "tok = HFBPETokenizer.from_pretrained(sys.argv[1])\n"
+        "seconds = time.perf_counter() - start\n"
+        "assert tok.convert_ids_to_tokens([2**31 - 2, 65]) == ['<big>', 'A'], tok.convert_ids_to_tokens([2**31 - 2])\n"
+        "assert tok.convert_tokens_to_ids('<big>') == 2**31 - 2\n"
+        "print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seconds, peak_mb = map(float, done.stdout.split())
+    assert seconds < 1.0 and peak_mb < 200, (seconds, peak_mb)

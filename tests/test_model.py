@@ -162,3 +162,11 @@ def test_model_from_files_special_if_present_skips_absent_names(tmp_path):
     with pytest.raises(ValueError, match="added later"):
         BPEModel.from_files(tmp_path / "m" / "vocab.json", tmp_path / "m" / "merges.txt",
                             special_tokens=["<added later>"])
+
+
+def test_model_decode_refuses_negative_and_unknown_ids_clearly():
+    model = BPEModel.bytes_only()
+    for bad in ([-1], [104, -256], iter([40, 1000]), [1.5]):
+        with pytest.raises(ValueError, match="is not in the vocabulary"):
+            model.decode(bad)
+    assert model.decode(iter([104, 105])) == "hi"

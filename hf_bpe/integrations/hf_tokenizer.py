@@ -205,14 +205,19 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
 
     def _build_tables(self) -> None:
         # id -> byte-level string for every model id; the reverse for get_vocab and convert_tokens_to_ids.
+        # A list when the ids are dense (the usual case: fastest), a dict when they are sparse, so that memory
+        # follows the number of tokens, not the largest id (a vocab.json may hold an id of 2**31 - 2).
         model = self.bpe_model
-        decoder: list[str | None] = [None] * model.vocab_size
+        count = len(model.vocab) + len(model.special_tokens)
+        decoder: list[str | None] | dict[int, str]
+        decoder = [None] * model.vocab_size if model.vocab_size <= 2 * count + 1024 else {}
         for token, idx in model.vocab.items():
             decoder[idx] = token_to_str(token)
         for content, idx in model.special_tokens.items():
             decoder[idx] = content
         self._decoder = decoder
-        self._encoder = {token: idx for idx, token in enumerate(decoder) if token is not None}
+        pairs = decoder.items() if isinstance(decoder, dict) else enumerate(decoder)
+        self._encoder = {token: idx for idx, token in sorted(pairs, key=lambda pair: pair[0]) if token is not None}
 
     def __getstate__(self) -> dict[str, Any]:
         # The lookup tables are rebuilt from the model: pickles stay about the size of the vocabulary once.
@@ -249,7 +254,10 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
         return idx
 
     def _convert_id_to_token(self, index: int) -> str | None:
-        return self._decoder[index] if 0 <= index < len(self._decoder) else None
+        decoder = self._decoder
+        if isinstance(decoder, dict):
+            return decoder.get(index)
+        return decoder[index] if 0 <= index < len(decoder) else None
 
     def _update_total_vocab_size(self) -> None:
         # Called by the base class whenever added tokens change: the matchers must then be rebuilt.

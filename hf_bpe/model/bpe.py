@@ -340,15 +340,21 @@ class BPEModel:
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """Concatenate the bytes of token ids.
 
+        Raises:
+            ValueError: naming the first id outside the vocabulary (negative ids included).
+
         >>> BPEModel.bytes_only().decode_bytes([104, 105])
         b'hi'
         """
+        ids = ids if isinstance(ids, list | tuple) else list(ids)  # read an iterator once, for the error path too
         table = self._id_bytes
         try:
+            if ids and min(ids) < 0:  # a list would read table[-1] as its last entry
+                raise IndexError
             return b"".join([table[i] for i in ids])  # type: ignore[misc]
         except (IndexError, KeyError, TypeError):
             for i in ids:
-                self.id_to_bytes(i)
+                self.id_to_bytes(i)  # raises the ValueError that names the first bad id
             raise
 
     def token_bytes(self, ids: Iterable[int]) -> list[bytes]:
