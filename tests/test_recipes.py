@@ -242,3 +242,26 @@ def test_recipes_cli_apply_reads_stdin_and_refuses_other_schemes(tmp_path: Path,
     assert "segment() applies subword-nmt codes" in capsys.readouterr().err
     assert main(["apply", "--model", str(tmp_path / "missing")]) == 2
     assert "holds no hf_bpe_classic.json" in capsys.readouterr().err
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_recipes_minbpe_gpt4_tokenizer_expectations(shared_data: Path, openai_file) -> None:
+    # minbpe's GPT4Tokenizer (its cl100k_base replica) must equal tiktoken on these texts and on taylorswift.txt,
+    # and cl100k_base gives tiktoken's published ids (seeds/minbpe/SOURCE.txt). hf_bpe loads the same ranks.
+    tiktoken = pytest.importorskip("tiktoken")
+    from helpers import tiktoken_pat_str
+
+    from hf_bpe.formats.tiktoken import load_tiktoken
+    from hf_bpe.tools.convert import load_any
+
+    source = openai_file("cl100k_base")
+    model = load_any(source, pattern="cl100k", special_tokens={"<|endoftext|>": 100257})
+    encoding = tiktoken.Encoding("cl100k_base", pat_str=tiktoken_pat_str("cl100k_base"),
+                                 mergeable_ranks=load_tiktoken(source), special_tokens={"<|endoftext|>": 100257})
+    texts = ["", "?", "hello world!!!? (안녕하세요!) lol123 😉",
+             (shared_data / "seeds" / "minbpe" / "taylorswift.txt").read_text(encoding="utf-8")]
+    for text in texts:
+        assert model.encode_ordinary(text) == encoding.encode_ordinary(text)
+    assert model.encode("hello world") == [15339, 1917]
+    assert model.encode("hello <|endoftext|>", allowed_special="all") == [15339, 220, 100257]
