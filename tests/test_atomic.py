@@ -301,3 +301,137 @@ def test_atomic_contents_written_exactly(contents, tmp_path_factory) -> None:
             expected = data.encode("utf-8") if isinstance(data, str) else data
             assert (where / name).read_bytes() == expected
         assert _hidden(where) == []
+
+
+# -- replace_folder: a tokenizer folder swapped in as a set (issue 13) -------------------------------------------
+
+import json as _json
+import subprocess as _subprocess
+import sys as _sys
+import textwrap as _textwrap
+
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _model_files(seed: int) -> dict[str, str]:
+    import hf_bpe
+
+    texts = [f"low lower lowest {seed} newer newest {'x' * seed}"] * 20
+    return hf_bpe.train(texts, vocab_size=262 + seed, show_progress=False).files()
+
+
+def _version_of(folder: Path, versions: dict[str, dict[str, str]]) -> str:
+    """Name the version every hf_bpe file in `folder` belongs to; fail on a mix."""
+    candidates = set(versions)
+    for name in versions["old"]:
+        text = (folder / name).read_text(encoding="utf-8")
+        candidates &= {v for v, files in versions.items() if files[name] == text}  # (files may agree across versions)
+    assert candidates, f"mixed folder: no version has all of {sorted(versions['old'])} as they are"
+    return min(candidates)
+
+
+def test_atomic_replace_folder_keeps_other_entries(tmp_path):
+    from hf_bpe.formats.atomic import replace_folder
+
+    target = tmp_path / "tok"
+    replace_folder(target, {"vocab.json": "1"})
+    (target / "notes.txt").write_text("mine")
+    (target / "sub").mkdir()
+    (target / "sub" / "deep.txt").write_text("deep")
+    (target / "link").symlink_to("notes.txt")
+    with pytest.raises(FileExistsError, match="force=True"):
+        replace_folder(target, {"vocab.json": "2"})
+    replace_folder(target, {"vocab.json": "2", "merges.txt": "m"}, force=True)
+    assert (target / "vocab.json").read_text() == "2" and (target / "notes.txt").read_text() == "mine"
+    assert (target / "sub" / "deep.txt").read_text() == "deep" and os.readlink(target / "link") == "notes.txt"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "tok") == [".tok.hf_bpe-lock"]
+
+
+_KILLER = """
+import json, os, sys
+from pathlib import Path
+from hf_bpe.formats import atomic
+import shutil
+target, new, kill_at = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text()), int(sys.argv[3])
+calls = [0]
+
+def step(function):
+    def wrapped(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == kill_at:
+            os._exit(9)  # as SIGKILL: no cleanup, no finally
+        result = function(*args, **kwargs)
+        calls[0] += 1
+        if calls[0] == kill_at:
+            os._exit(9)
+        return result
+    return wrapped
+
+for name in ("_write_file", "_link_or_copy", "_exchange", "_fsync_directory"):
+    setattr(atomic, name, step(getattr(atomic, name)))
+atomic.shutil.rmtree = step(shutil.rmtree)
+atomic.os.rename = step(os.rename)
+atomic.replace_folder(target, new, force=True)
+print("steps", calls[0])
+"""
+
+
+def _run_killer(target: Path, new_file: Path, kill_at: int) -> _subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), os.environ.get("PYTHONPATH", "")])}
+    return _subprocess.run([_sys.executable, "-c", _KILLER, str(target), str(new_file), str(kill_at)], env=env,
+                           capture_output=True, text=True, timeout=120)
+
+
+def test_atomic_replace_folder_killed_at_every_step_leaves_old_or_new(tmp_path):
+    from hf_bpe.formats.atomic import replace_folder
+    from hf_bpe.tools.verify import verify
+
+    versions = {"old": _model_files(1), "new": _model_files(2)}
+    new_file = tmp_path / "new.json"
+    new_file.write_text(_json.dumps(versions["new"]))
+    target = tmp_path / "tok"
+    replace_folder(target, versions["old"])
+    (target / "notes.txt").write_text("mine")
+    done = _run_killer(target, new_file, 0)  # no kill: count the steps
+    assert done.returncode == 0, done.stderr
+    steps = int(done.stdout.split()[-1])
+    assert steps > 10
+    seen = set()
+    for kill_at in range(1, steps + 1):
+        replace_folder(target, versions["old"], force=True)  # also clears what the previous kill left
+        done = _run_killer(target, new_file, kill_at)
+        assert done.returncode == 9, (kill_at, done.stderr)
+        seen.add(_version_of(target, versions))
+        assert (target / "notes.txt").read_text() == "mine"
+        assert verify(target).ok, (kill_at, verify(target).format())
+    assert seen == {"old", "new"}  # some kills came before the swap, some after
+    replace_folder(target, versions["new"], force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.hf_bpe-lock", "new.json", "tok"]
+
+
+@pytest.mark.parametrize("writers", [2, 4])
+def test_atomic_replace_folder_concurrent_writers_never_mix(tmp_path, writers):
+    from hf_bpe.tools.verify import verify
+
+    versions = {f"v{i}": _model_files(i) for i in range(writers)}
+    versions["old"] = versions["v0"]
+    target = tmp_path / "tok"
+    script = _textwrap.dedent("""
+        import json, sys
+        from pathlib import Path
+        from hf_bpe.formats.atomic import replace_folder
+        files = json.loads(Path(sys.argv[2]).read_text())
+        for _ in range(5):
+            replace_folder(sys.argv[1], files, force=True)
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), os.environ.get("PYTHONPATH", "")])}
+    procs = []
+    for i in range(writers):
+        path = tmp_path / f"v{i}.json"
+        path.write_text(_json.dumps(versions[f"v{i}"]))
+        procs.append(_subprocess.Popen([_sys.executable, "-c", script, str(target), str(path)], env=env,
+                                       stderr=_subprocess.PIPE, text=True))
+    for proc in procs:
+        assert proc.wait(timeout=300) == 0, proc.stderr.read()
+    assert _version_of(target, versions) and verify(target).ok
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tok.hf_bpe-") and p.name != ".tok.hf_bpe-lock"]

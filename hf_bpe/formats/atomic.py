@@ -1,5 +1,8 @@
 """Write a set of files into a folder so that nothing is half-written, overwritten without consent, or lost.
 
+:func:`write_files` puts files into a folder (reports, counts files); :func:`replace_folder` replaces a tokenizer
+folder's files as one set (readers and killed writers never leave a mix of old and new files).
+
 >>> import tempfile, pathlib
 >>> out = pathlib.Path(tempfile.mkdtemp()) / "tok"
 >>> write_files(out, {"vocab.json": "{}", "merges.txt": b"#version: 0.2\\n"}).name
@@ -14,14 +17,17 @@ FileExistsError: ...vocab.json... pass force=True (CLI: --force) to replace them
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
 import os
 import secrets
 import shutil
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-__all__ = ["write_files"]
+__all__ = ["replace_folder", "write_files"]
 
 _ATTEMPTS = 100  # random temp names collide with probability ~2**-32 each; a few retries are plenty
 
@@ -274,3 +280,160 @@ def _undo(target: Path, temps: dict[str, Path], backups: dict[str, Path], replac
         kept = {name: os.fspath(backups[name]) for name in stuck if name in backups}
         error.add_note(f"hf_bpe.formats.atomic: could not restore {stuck!r} in {os.fspath(target)!r}; "
                        f"their previous contents are kept in {kept!r}")
+
+
+# -- a tokenizer folder replaced as a set -----------------------------------------------------------------------
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+def replace_folder(directory: str | os.PathLike[str], files: Mapping[str, bytes | str], *, force: bool = False) -> Path:
+    """Write a tokenizer folder's ``files`` so that readers see the old set or the new set, never a mix.
+
+    :func:`write_files` replaces files one rename at a time: a process killed between two renames leaves new and
+    old files side by side. Here the new folder is built complete beside the old one (a hidden sibling holding the
+    new files and hard links to every other entry of the old folder, so that nothing else in it is lost or
+    changed), then swapped in with one atomic ``renameat2(RENAME_EXCHANGE)``; the old folder is then removed.
+    Writers of the same folder take turns (an exclusive ``flock`` on a hidden lock file beside it), so concurrent
+    writers never interleave: the last one's set wins, whole. A killed run leaves at most a hidden ``.NAME.hf_bpe-*``
+    sibling, which the next write removes. Where the exchange is not available (not Linux, or a file system without
+    it) the swap is two renames, and a kill between them leaves the new folder under its hidden name.
+
+    Args, returns and errors as :func:`write_files`.
+
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "tok"
+    >>> _ = replace_folder(out, {"vocab.json": "{}", "merges.txt": "#version: 0.2\\n"})
+    >>> _ = (out / "README.md").write_text("mine")
+    >>> _ = replace_folder(out, {"vocab.json": '{"a":0}', "merges.txt": "#version: 0.2\\n"}, force=True)
+    >>> sorted(p.name for p in out.iterdir()), (out / "vocab.json").read_text(), (out / "README.md").read_text()
+    (['README.md', 'merges.txt', 'vocab.json'], '{"a":0}', 'mine')
+    """
+    # 1. Validate before touching anything.
+    if not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a str or os.PathLike, got {type(directory).__name__} {directory!r}")
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be a bool, got {type(force).__name__} {force!r}")
+    payload = _encode(files)
+    target = Path(os.path.abspath(directory))
+    if target.exists() and not target.is_dir():
+        raise NotADirectoryError(f"{os.fspath(directory)!r} exists and is not a folder; pass a folder path "
+                                 "(new or existing) to write the files into")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise NotADirectoryError(f"cannot create {os.fspath(target)!r}: {exc.filename!r} exists and is not a "
+                                 "folder") from None
+    # 2. One writer at a time; what a killed writer left behind is removed first.
+    with _folder_lock(target):
+        _remove_leftovers(target)
+        if not target.exists():
+            return _write_new_directory(target, payload)
+        return _swap_in(target, payload, force=force)
+
+
+def _prefix(target: Path) -> str:
+    return f".{target.name}.hf_bpe-"
+
+
+@contextlib.contextmanager
+def _folder_lock(target: Path) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock, the swap is still all-or-nothing
+        yield
+        return
+    fd = os.open(target.parent / f"{_prefix(target)}lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # waits for the writer holding it; released when the fd closes (or dies)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _remove_leftovers(target: Path) -> None:
+    # Under the lock, no live writer owns a staging folder: every one left is from a killed run.
+    prefix = _prefix(target)
+    for entry in target.parent.iterdir():
+        if entry.name.startswith(prefix) and entry.name != f"{prefix}lock" and entry.is_dir() \
+                and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+    for entry in target.parent.iterdir():  # write_new_directory's staging folders of this target, too
+        if entry.name.startswith(f".{target.name}.tmp-") and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _link_tree(source: Path, destination: Path) -> None:
+    """Recreate ``source`` (a file, link or folder) at ``destination`` with hard links: no copy, no change."""
+    if source.is_symlink():
+        os.symlink(os.readlink(source), destination)
+    elif source.is_dir():
+        shutil.copytree(source, destination, symlinks=True, copy_function=_link_or_copy)
+    else:
+        _link_or_copy(source, destination)
+
+
+def _link_or_copy(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, destination, follow_symlinks=False)
+
+
+def _swap_in(target: Path, payload: dict[str, bytes], *, force: bool) -> Path:
+    # 1. What would be replaced; refuse before writing anything.
+    existing = [name for name in payload if (target / name).exists() or (target / name).is_symlink()]
+    folders = [name for name in existing if (target / name).is_dir() and not (target / name).is_symlink()]
+    if folders:
+        raise IsADirectoryError(f"cannot write file(s) {folders!r} into {os.fspath(target)!r}: folder(s) with "
+                                "these names exist there; move them away first")
+    if existing and not force:
+        raise FileExistsError(f"{os.fspath(target)!r} already has {', '.join(sorted(existing))}; "
+                              "pass force=True (CLI: --force) to replace them")
+    staging = target.parent / f"{_prefix(target)}{secrets.token_hex(4)}"
+    os.mkdir(staging)
+    try:
+        # 2. The complete new folder: the new files (a replaced file keeps its mode), links to everything else.
+        os.chmod(staging, stat.S_IMODE(target.stat().st_mode))
+        kept = [entry for entry in target.iterdir() if entry.name not in payload]
+        for entry in kept:
+            _link_tree(entry, staging / entry.name)
+        for name, data in payload.items():
+            _write_file(staging / name, data)
+            if name in existing and not (target / name).is_symlink():
+                os.chmod(staging / name, stat.S_IMODE((target / name).stat().st_mode))
+        _fsync_directory(staging)
+        # 3. The swap: one atomic exchange; `staging` then holds the old folder.
+        _exchange(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    # 4. Anything another program put into the old folder after step 2 moves across; then the old one goes.
+    kept_names = {entry.name for entry in kept}
+    for entry in staging.iterdir():
+        if entry.name not in kept_names and entry.name not in payload and not (target / entry.name).exists():
+            with contextlib.suppress(OSError):
+                os.rename(entry, target / entry.name)
+    shutil.rmtree(staging, ignore_errors=True)
+    _fsync_directory(target.parent)
+    return target.resolve()
+
+
+def _exchange(new: Path, target: Path) -> None:
+    """Swap two folders atomically (Linux renameat2); else move ``target`` aside and ``new`` into its place."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) if os.name == "posix" else None
+    if renameat2 is not None:
+        if renameat2(_AT_FDCWD, os.fsencode(new), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE) == 0:
+            return
+        code = ctypes.get_errno()
+        if code not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise OSError(code, os.strerror(code), os.fspath(new), None, os.fspath(target))
+    aside = new.with_name(new.name + "-old")
+    os.rename(target, aside)
+    try:
+        os.rename(new, target)
+    except BaseException:
+        os.rename(aside, target)
+        raise
+    os.rename(aside, new)  # the caller removes `new`, which now holds the old folder

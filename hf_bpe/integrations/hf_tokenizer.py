@@ -469,7 +469,7 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
         prefix = f"{filename_prefix}-" if filename_prefix else ""
         files = self._model_files()
         names = {prefix + name: files[name] for name in VOCAB_FILES_NAMES.values()}
-        atomic.write_files(save_directory, names, force=True)
+        atomic.replace_folder(save_directory, names, force=True)
         return tuple(os.path.join(save_directory, name) for name in names)
 
     def _tokenizer_json(self, text: str) -> str:
@@ -558,7 +558,9 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
             folder, base = os.path.split(name)
             by_folder.setdefault(folder, {})[base] = text
         for folder, group in sorted(by_folder.items()):
-            atomic.write_files(os.path.join(os.fspath(save_directory), folder), group, force=True)
+            # The top-level set is swapped in whole (readers never see a mix); a sub-folder's files after it.
+            write = atomic.replace_folder if not folder else atomic.write_files
+            write(os.path.join(os.fspath(save_directory), folder), group, force=True)
         return tuple(os.path.join(os.fspath(save_directory), name) for name in sorted(files))
 
 

@@ -447,7 +447,7 @@ class BPEModel:
         """
         from ..formats import atomic
 
-        return atomic.write_files(directory, self.files(), force=force)
+        return atomic.replace_folder(directory, self.files(), force=force)
 
     @classmethod
     def from_files(

@@ -259,7 +259,7 @@ class ClassicModel:
         """Write :meth:`files` into ``directory`` atomically; existing files are replaced only with ``force``."""
         from ..formats import atomic
 
-        return atomic.write_files(directory, self.files(), force=force)
+        return atomic.replace_folder(directory, self.files(), force=force)
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> ClassicModel:

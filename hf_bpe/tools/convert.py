@@ -454,4 +454,4 @@ def convert(
         files = _tiktoken_files(model, _output_name(located, kind), repr(os.fspath(src)))
     else:
         files = {_TOKENIZER_JSON: model.files()[_TOKENIZER_JSON]}
-    return atomic.write_files(out_path, files, force=force)
+    return atomic.replace_folder(out_path, files, force=force)
