@@ -189,14 +189,7 @@ def _write_new_directory(target: Path, payload: dict[str, bytes]) -> Path:
 
 def _write_into_directory(target: Path, payload: dict[str, bytes], *, force: bool) -> Path:
     # 1. what would be replaced; refuse before writing anything.
-    existing = [name for name in payload if (target / name).exists() or (target / name).is_symlink()]
-    folders = [name for name in existing if (target / name).is_dir()]
-    if folders:
-        raise IsADirectoryError(f"cannot write file(s) {folders!r} into {os.fspath(target)!r}: folder(s) with "
-                                "these names exist there; move them away first")
-    if existing and not force:
-        raise FileExistsError(f"{os.fspath(target)!r} already has {', '.join(sorted(existing))}; "
-                              "pass force=True (CLI: --force) to replace them")
+    existing = _replaced_names(target, payload, force=force)
 
     temps: dict[str, Path] = {}
     backups: dict[str, Path] = {}
@@ -228,6 +221,19 @@ def _write_into_directory(target: Path, payload: dict[str, bytes], *, force: boo
         backup.unlink(missing_ok=True)
     _fsync_directory(target)
     return target.resolve()
+
+
+def _replaced_names(target: Path, payload: dict[str, bytes], *, force: bool) -> list[str]:
+    """Return the names of ``payload`` that exist in ``target``; refuse folders, and files without ``force``."""
+    existing = [name for name in payload if (target / name).exists() or (target / name).is_symlink()]
+    folders = [name for name in existing if (target / name).is_dir() and not (target / name).is_symlink()]
+    if folders:
+        raise IsADirectoryError(f"cannot write file(s) {folders!r} into {os.fspath(target)!r}: folder(s) with "
+                                "these names exist there; move them away first")
+    if existing and not force:
+        raise FileExistsError(f"{os.fspath(target)!r} already has {', '.join(sorted(existing))}; "
+                              "pass force=True (CLI: --force) to replace them")
+    return existing
 
 
 def _unique(folder: Path, base: str, kind: str) -> Path:
@@ -383,14 +389,7 @@ def _link_or_copy(source: str | os.PathLike[str], destination: str | os.PathLike
 
 def _swap_in(target: Path, payload: dict[str, bytes], *, force: bool) -> Path:
     # 1. What would be replaced; refuse before writing anything.
-    existing = [name for name in payload if (target / name).exists() or (target / name).is_symlink()]
-    folders = [name for name in existing if (target / name).is_dir() and not (target / name).is_symlink()]
-    if folders:
-        raise IsADirectoryError(f"cannot write file(s) {folders!r} into {os.fspath(target)!r}: folder(s) with "
-                                "these names exist there; move them away first")
-    if existing and not force:
-        raise FileExistsError(f"{os.fspath(target)!r} already has {', '.join(sorted(existing))}; "
-                              "pass force=True (CLI: --force) to replace them")
+    existing = _replaced_names(target, payload, force=force)
     staging = target.parent / f"{_prefix(target)}{secrets.token_hex(4)}"
     os.mkdir(staging)
     try:
