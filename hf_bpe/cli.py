@@ -213,6 +213,20 @@ def _add_convert_parser(commands: Any) -> None:
     convert.add_argument("--force", action="store_true", help="replace existing output files")
 
 
+def _check_out(value: str, what: str = "--out") -> Path:
+    """Refuse an --out that can never be written, before any long work: empty, or under a file."""
+    if not value.strip():
+        raise InputError(f"{what} is empty ({value!r}); give the path to write to, e.g. {what} my-tok")
+    out = Path(value)
+    for folder in out.parents:
+        if folder.exists() or folder.is_symlink():
+            if not folder.is_dir():
+                raise InputError(f"{what} {value!r}: {os.fspath(folder)!r} is a file, not a folder; choose a path "
+                                 "whose parent folders are folders")
+            break
+    return out
+
+
 def _corpus_of(args: argparse.Namespace, files: Sequence[str] | None, *, what: str) -> Any:
     """Return the corpus named by FILE arguments or --dataset, or None when neither is given."""
     from .training.corpus import load_dataset
@@ -278,7 +292,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.recipe is not None or args.num_merges is not None or args.lowercase:
         return _cmd_train_recipe(args)
 
-    out = Path(args.out)
+    out = _check_out(args.out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {args.out!r} exists and is not a folder")
     # Refuse early, before a long training, when the output would be refused at the end.
@@ -333,7 +347,7 @@ def _finish_training(model: Any, caught: list[warnings.WarningMessage], out: Pat
 def _cmd_count(args: argparse.Namespace) -> int:
     from .training.counts import WordCounts
 
-    out = Path(args.out)
+    out = _check_out(args.out)
     if out.exists() and not args.force:
         raise InputError(f"{args.out!r} already exists; pass --force to replace it")
     if out.is_dir():
@@ -364,10 +378,28 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         print(" ".join(map(str, model.encode(args.text, **options))))
         return 0
     out = sys.stdout
-    for line in sys.stdin:
+    for number, line in enumerate(_stdin_lines(), start=1):
         text = line[:-1] if line.endswith("\n") else line
-        out.write(" ".join(map(str, model.encode(text, **options))) + "\n")
+        try:
+            ids = model.encode(text, **options)
+        except UnicodeEncodeError:  # a lone surrogate from a text stdin
+            raise InputError(f"stdin line {number} is not valid UTF-8 text; fix or drop that line") from None
+        out.write(" ".join(map(str, ids)) + "\n")
     return 0
+
+
+def _stdin_lines() -> Any:
+    """Yield stdin's lines as str, decoding UTF-8 strictly and naming the line that is not."""
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:  # a text stream (tests, embedding programs)
+        yield from sys.stdin
+        return
+    for number, data in enumerate(raw, start=1):
+        try:
+            yield data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"stdin line {number} is not UTF-8: byte {data[exc.start]:#04x} at offset {exc.start} "
+                             f"({exc.reason}); hf-bpe encode reads UTF-8 text") from None
 
 
 def _parse_ids(words: Sequence[str], where: str) -> list[int]:
@@ -393,6 +425,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .tools.compare import compare, summary
 
+    _check_out(args.out)
     models = {}
     for item in args.model:
         name, sep, path = item.partition("=")
@@ -428,6 +461,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_convert(args: argparse.Namespace) -> int:
     from .tools.convert import convert
 
+    _check_out(args.out)
     folder = convert(args.src, to=args.to, out=args.out, pattern=args.pattern, force=args.force)
     _log(f"wrote {args.to} files to {os.fspath(folder)}")
     return 0
@@ -474,6 +508,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _COMMANDS[args.command](args)
     except USER_ERRORS as exc:
         print(f"hf-bpe: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the file system refused (full disk, read-only, ...): nothing was replaced
+        print(f"hf-bpe: error: cannot read or write {exc.filename!r}: {exc.strerror or exc}; nothing was written "
+              "(free space or choose another place)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("hf-bpe: interrupted", file=sys.stderr)

@@ -137,3 +137,56 @@ def test_cli_refuses_a_folder_holding_any_saved_file_before_training(tmp_path, c
     captured = capsys.readouterr()
     assert "tokenizer_config.json" in captured.err and "merges" not in captured.err  # refused before training
     assert sorted(p.name for p in out.iterdir()) == ["tokenizer_config.json"]
+
+
+def test_cli_refuses_impossible_out_before_training(tmp_path, capsys):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world\n" * 3, encoding="utf-8")
+    for out in ("", str(corpus / "sub")):
+        assert main(["train", str(corpus), "--out", out, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("hf-bpe: error:") and "Traceback" not in err
+    assert main(["count", str(corpus), "--out", str(corpus / "c.parquet"), "--quiet"]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_cli_os_errors_while_writing_are_one_line(tmp_path, capsys, monkeypatch):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world\n" * 3, encoding="utf-8")
+    from hf_bpe.formats import atomic
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(tmp_path / "out"))
+
+    monkeypatch.setattr(atomic, "_write_new_directory", full_disk)
+    assert main(["train", str(corpus), "--out", str(tmp_path / "out"), "--vocab-size", "260", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+def test_cli_encode_names_the_stdin_line_that_is_not_utf8(tmp_path, capsys, monkeypatch):
+    import io
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world\n" * 3, encoding="utf-8")
+    assert main(["train", str(corpus), "--out", str(tmp_path / "m"), "--vocab-size", "260", "--quiet"]) == 0
+
+    class Stdin(io.TextIOWrapper):
+        pass
+
+    monkeypatch.setattr(sys, "stdin", Stdin(io.BytesIO(b"hello\n\xff\xfe bad\n"), encoding="utf-8"))
+    assert main(["encode", "--model", str(tmp_path / "m")]) == 2
+    assert "stdin line 2 is not UTF-8: byte 0xff" in capsys.readouterr().err
+
+
+def test_cli_missing_dataset_path_fails_at_once(tmp_path, capsys):
+    assert main(["train", "--dataset", str(tmp_path / "absent"), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_split_of_a_single_saved_dataset_is_refused(tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
+    datasets.Dataset.from_dict({"text": ["hello world"] * 4}).save_to_disk(str(tmp_path / "ds"))
+    assert main(["train", "--dataset", str(tmp_path / "ds"), "--split", "validation", "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 2
+    assert "single saved Dataset" in capsys.readouterr().err and not (tmp_path / "o").exists()

@@ -213,6 +213,10 @@ def load_dataset(name: str, split: str) -> Any:
     import datasets
 
     path = Path(name)
+    if not path.exists() and (os.sep in name or "/" in name or name.startswith(".")):
+        # A path that is not there: say so now (datasets would first try the Hub, retrying for ~24 s offline).
+        raise InputError(f"dataset {name!r} does not exist; pass a folder saved with Dataset.save_to_disk or a local "
+                         "dataset folder")
     try:
         if path.is_dir() and ((path / "dataset_info.json").exists() or (path / "state.json").exists()
                               or (path / "dataset_dict.json").exists()):
@@ -221,6 +225,9 @@ def load_dataset(name: str, split: str) -> Any:
                 if split not in loaded:
                     raise InputError(f"dataset {name!r} has splits {list(loaded)!r}, not {split!r}; pass --split")
                 loaded = loaded[split]
+            elif split != "train":
+                raise InputError(f"dataset {name!r} is a single saved Dataset (no splits), so --split {split!r} "
+                                 "cannot apply; leave --split out, or save a DatasetDict")
             return loaded
         return datasets.load_dataset(name, split=split)
     except InputError:

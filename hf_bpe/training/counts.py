@@ -332,6 +332,14 @@ def progress_bar(enabled: bool, **kwargs: Any) -> Any:
     return tqdm(disable=not enabled, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
+def _ignore_interrupts() -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the pool and reports it once (exit 130); workers
+    # printing a KeyboardInterrupt traceback each would bury that message.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _count_batch(args: tuple[Pretokenizer, list[str]]) -> dict[bytes, int]:
     pretokenizer, texts = args
     return pretokenizer.count(texts)
@@ -386,7 +394,7 @@ def count_words(
             return counts, documents, characters
         # Forked workers inherit the compiled scanner's tables; imap keeps at most a few batches in flight.
         context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        with context.Pool(workers) as pool:
+        with context.Pool(workers, initializer=_ignore_interrupts) as pool:
             for partial in pool.imap_unordered(_count_batch, ((pretokenizer, b) for b in batches), chunksize=1):
                 for word, n in partial.items():
                     counts[word] = counts.get(word, 0) + n
