@@ -493,7 +493,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments after the program name (default: ``sys.argv[1:]``).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _build_parser()
+    try:
+        parser = _build_parser()
+    except KeyboardInterrupt:
+        print("hf-bpe: interrupted", file=sys.stderr)
+        return 130
     try:
         if argv and argv[0] in _COMMANDS:
             # Each command parses intermixed, so that FILE arguments may come before, between or after options

@@ -76,3 +76,10 @@ def test_corpus_default_is_the_standard_library():
     assert len(files) > 100
     assert all(f.suffix == ".py" and "test" not in f.parts for f in files)
     assert files == sorted(files)
+
+
+def test_corpus_warns_when_texts_are_file_names(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("hello\n", encoding="utf-8")
+    with pytest.warns(UserWarning, match="pass pathlib.Path"):
+        assert list(iter_texts([str(path)])) == [str(path)]

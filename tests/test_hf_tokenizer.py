@@ -1065,3 +1065,12 @@ def test_hf_tokenizer_sparse_ids_load_in_memory_of_the_tokens(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     _seconds, peak_mb = map(float, done.stdout.split())  # time is measured by scripts, not asserted (0.01 s here)
     assert peak_mb < 200, peak_mb
+
+
+def test_hf_tokenizer_decode_refuses_non_integer_and_negative_ids():
+    tok = HFBPETokenizer.from_model(BPEModel.bytes_only())
+    with pytest.raises(TypeError, match="must be integers, got 1.5"):
+        tok.decode([1.5])
+    with pytest.raises(ValueError, match="token id -1 is negative"):
+        tok.decode([104, -1])
+    assert tok.decode([np.int64(104), 105]) == "hi"

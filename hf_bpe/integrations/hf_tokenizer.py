@@ -40,6 +40,7 @@ outside the vocabulary are dropped, as the fast tokenizer does (models often pad
 from __future__ import annotations
 
 import json
+import operator
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -426,7 +427,12 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
         size = model.vocab_size
         parts: list[bytes] = []
         for raw_id in token_ids:
-            idx = int(raw_id)
+            try:
+                idx = operator.index(raw_id)  # ints, NumPy and torch integers; never a float's truncation
+            except TypeError:
+                raise TypeError(f"token ids must be integers, got {raw_id!r} ({type(raw_id).__name__})") from None
+            if idx < 0:  # the fast tokenizer raises too (its ids are unsigned)
+                raise ValueError(f"token id {idx} is negative; ids are 0..{size - 1}")
             if idx in skip:
                 continue
             token = added.get(idx)

@@ -14,6 +14,7 @@ Accepted corpora:
 from __future__ import annotations
 
 import os
+import warnings
 import sys
 import sysconfig
 from collections.abc import Iterable, Iterator
@@ -72,7 +73,18 @@ def iter_texts(corpus: Any, *, text_column: str = "text") -> Iterator[str]:
         raise TypeError(
             f"corpus must be an iterable of str, a datasets Dataset or path(s), got {type(corpus).__name__}"
         )
+    if isinstance(corpus, list | tuple) and 0 < len(corpus) <= 64 and all(_names_a_file(t) for t in corpus):
+        warnings.warn(
+            f"the corpus is {len(corpus)} str that name existing files ({corpus[0]!r}, ...): they are trained on as "
+            "text, not read; pass pathlib.Path objects to read the files, e.g. [Path(p) for p in paths]",
+            UserWarning,
+            stacklevel=3,
+        )
     return _iter_strings(corpus)
+
+
+def _names_a_file(text: object) -> bool:
+    return isinstance(text, str) and 0 < len(text) < 4096 and "\n" not in text and os.path.isfile(text)
 
 
 def _iter_strings(corpus: Iterable[Any]) -> Iterator[str]:
