@@ -77,7 +77,7 @@ def _lines(files: Sequence[str]) -> Iterator[str]:
 def _train_hf_bpe(spec: dict[str, Any]) -> dict[str, Any]:
     import hf_bpe
     import hf_bpe.core._core as core
-    import hf_bpe.training.bpe_trainer as trainer
+    import hf_bpe.training.counts as counting
 
     # Time the two phases inside the very run that is measured: wrap the two functions `train` calls.
     split = {"count": 0.0, "merge": 0.0, "count_calls": 0, "merge_calls": 0}
@@ -93,7 +93,7 @@ def _train_hf_bpe(spec: dict[str, Any]) -> dict[str, Any]:
 
         return wrapper
 
-    trainer.count_words = timing("count", trainer.count_words)
+    counting.count_words = timing("count", counting.count_words)
     core.train_merges = timing("merge", core.train_merges)
     files = [Path(f) for f in spec["files"]]
     start = time.perf_counter()

@@ -360,13 +360,10 @@ def _folder_lock(target: Path) -> Iterator[None]:
 
 def _remove_leftovers(target: Path) -> None:
     # Under the lock, no live writer owns a staging folder: every one left is from a killed run.
-    prefix = _prefix(target)
+    # The staging folders of both swap_in and write_new_directory (named by _hidden_name) for this target.
+    prefixes = (_prefix(target), f".{target.name}.tmp-")
     for entry in target.parent.iterdir():
-        if entry.name.startswith(prefix) and entry.name != f"{prefix}lock" and entry.is_dir() \
-                and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-    for entry in target.parent.iterdir():  # write_new_directory's staging folders of this target, too
-        if entry.name.startswith(f".{target.name}.tmp-") and entry.is_dir() and not entry.is_symlink():
+        if entry.name.startswith(prefixes) and entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
 
 

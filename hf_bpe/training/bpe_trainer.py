@@ -28,19 +28,16 @@ from ..core import _core
 from ..core._reference import saved_merges
 from ..core.pretokenize import Pretokenizer
 from ..errors import InputError
-from ..formats.manifest import CorpusFingerprint
 from ..model.bpe import BPEModel
 from ..model.classic import ClassicModel
-from .corpus import iter_texts
 from .counts import (
     WordCounts,
     choose_workers,
     corpus_chars_hint,
-    count_words,
     progress_bar,
 )
 
-__all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "count_words", "train", "train_from_counts"]
+__all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "train", "train_from_counts"]
 
 # tokenizers' BpeTrainer default.
 DEFAULT_VOCAB_SIZE = 30000
@@ -103,23 +100,15 @@ def train(
     special_tokens = () if special_tokens is None else special_tokens
     # 1. Check every option before reading the corpus, so mistakes fail at once.
     specials = check_options(vocab_size, min_frequency, special_tokens, max_token_length, workers)
-    pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
     if corpus_order not in ("sequence", "multiset"):
         raise ValueError(f"corpus_order must be 'sequence' or 'multiset', got {corpus_order!r}")
-    fingerprint = CorpusFingerprint(order=corpus_order)
-    texts = iter_texts(corpus, text_column=text_column)
-    if workers is None:
-        workers = choose_workers(pretokenizer, corpus_chars_hint(corpus))
+    if workers is None:  # resolved here: the manifest records the number used
+        workers = choose_workers(Pretokenizer(pattern, add_prefix_space=add_prefix_space), corpus_chars_hint(corpus))
 
-    # 2. Count pre-tokens (streaming; memory ~ distinct pre-tokens).
-    # The fingerprint sees every text in the order this process reads them (workers only count).
-    counts, documents, _ = count_words(
-        texts, pretokenizer, workers=workers, show_progress=show_progress, fingerprint=fingerprint
-    )
-    found = fingerprint.as_dict()
-    word_counts = WordCounts(counts, pattern=pattern, add_prefix_space=add_prefix_space, documents=documents,
-                             total_bytes=int(found["bytes"]), fingerprint=found)  # type: ignore[arg-type]
-    del counts
+    # 2. Count pre-tokens (streaming; memory ~ distinct pre-tokens); the fingerprint follows corpus_order.
+    word_counts = WordCounts.from_corpus(corpus, pattern=pattern, add_prefix_space=add_prefix_space,
+                                         text_column=text_column, workers=workers, corpus_order=corpus_order,
+                                         show_progress=show_progress)
 
     # 3. The merge loop; what BPEModel.save records in the manifest, so that `hf-bpe verify` can retrain.
     return _train_counts(word_counts, specials, vocab_size=vocab_size, min_frequency=min_frequency,

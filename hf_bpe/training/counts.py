@@ -87,15 +87,29 @@ class WordCounts(Mapping[bytes, int]):
             if isinstance(count, bool) or not isinstance(count, int) or not 0 < count <= MAX_COUNT:
                 raise ValueError(f"the count of {token!r} is {count!r}; counts must be ints in 1..2**63-1")
             checked[token] = count
-        self._pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
-        self._pattern = pattern
-        self._add_prefix_space = bool(add_prefix_space)
-        self._counts = checked
-        self._documents = documents
-        self._bytes = total_bytes
         if fingerprint is not None and (not isinstance(fingerprint, Mapping) or fingerprint.get("order") not in ORDERS):
             raise ValueError(f"fingerprint must be CorpusFingerprint(...).as_dict() or None, got {fingerprint!r}")
+        self._set(checked, Pretokenizer(pattern, add_prefix_space=add_prefix_space), pattern, documents, total_bytes,
+                  fingerprint)
+
+    def _set(self, counts: dict[bytes, int], pretokenizer: Pretokenizer, pattern: str, documents: int,
+             total_bytes: int, fingerprint: Mapping[str, object] | None) -> None:
+        self._counts = counts
+        self._pretokenizer = pretokenizer
+        self._pattern = pattern
+        self._add_prefix_space = pretokenizer.add_prefix_space
+        self._documents = documents
+        self._bytes = total_bytes
         self._fingerprint = None if fingerprint is None else MappingProxyType(dict(fingerprint))
+
+    @classmethod
+    def _trusted(cls, counts: dict[bytes, int], pretokenizer: Pretokenizer, pattern: str, documents: int,
+                 total_bytes: int, fingerprint: Mapping[str, object] | None) -> WordCounts:
+        # Counts this module made (counted, or summed with the overflow checked): valid by construction, so the
+        # O(pre-tokens) checks of __init__ (a million Python-level checks on Chinese) are skipped.
+        made = cls.__new__(cls)
+        made._set(counts, pretokenizer, pattern, documents, total_bytes, fingerprint)
+        return made
 
     # -- building ---------------------------------------------------------------------------------------------------
 
@@ -127,15 +141,17 @@ class WordCounts(Mapping[bytes, int]):
         """
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
             raise ValueError(f"workers must be None or an int >= 1, got {workers!r}")
+        # 1. Everything that can be wrong is found before the corpus is read.
         pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
         fingerprint = CorpusFingerprint(order=corpus_order)
+        texts = iter_texts(corpus, text_column=text_column)
         if workers is None:
             workers = choose_workers(pretokenizer, corpus_chars_hint(corpus))
-        counts, documents, _ = count_words(iter_texts(corpus, text_column=text_column), pretokenizer,
-                                           workers=workers, show_progress=show_progress, fingerprint=fingerprint)
+        # 2. Count (streaming; memory ~ distinct pre-tokens); the fingerprint sees every text in the order read.
+        counts, documents, _ = count_words(texts, pretokenizer, workers=workers, show_progress=show_progress,
+                                           fingerprint=fingerprint)
         found = fingerprint.as_dict()
-        return cls(counts, pattern=pattern, add_prefix_space=add_prefix_space, documents=documents,
-                   total_bytes=int(found["bytes"]), fingerprint=found)  # type: ignore[arg-type]
+        return cls._trusted(counts, pretokenizer, pattern, documents, int(found["bytes"]), found)  # type: ignore[arg-type]
 
     # -- reading ----------------------------------------------------------------------------------------------------
 
@@ -211,9 +227,8 @@ class WordCounts(Mapping[bytes, int]):
                                  "hf_bpe's counts are signed 64-bit")
             total[token] = new
         fingerprint = combine_fingerprints(self._fingerprint, other._fingerprint)
-        return WordCounts(total, pattern=self._pattern, add_prefix_space=self._add_prefix_space,
-                          documents=self._documents + other._documents, total_bytes=self._bytes + other._bytes,
-                          fingerprint=fingerprint)
+        return WordCounts._trusted(total, self._pretokenizer, self._pattern, self._documents + other._documents,
+                                   self._bytes + other._bytes, fingerprint)
 
     def __radd__(self, other: object) -> WordCounts:
         if other == 0:  # sum() starts from 0
