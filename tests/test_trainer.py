@@ -260,3 +260,57 @@ def test_trainer_gap_patterns_equal_tokenizers_and_lose_no_text(tmp_path, patter
         ids = ours.encode(text, disallowed_special=())
         assert ours.decode(ids) == text
         assert ids == fast.encode(text, add_special_tokens=False), text
+
+
+# Pieces of regexes that leave gaps in text, joined at random into alternations.
+_GAP_ATOMS = [r"\w+", r"\p{L}+", r"\p{N}", r"[a-z]+", r"[A-Z][a-z]*", r"\d{1,2}", r"'s", r" ?\p{L}+", r"\S", r"[^\s\p{L}]+",
+              r"\p{Han}", r"e+", r"\s+(?!\S)", r"[\u00e9\u0301]"]
+
+
+@pytest.mark.crossval
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    atoms=st.lists(st.sampled_from(_GAP_ATOMS), min_size=1, max_size=3, unique=True),
+    texts=st.lists(st.text(alphabet=st.sampled_from("ab AB\n'sé\u0301中😀12,.\t"), max_size=30), min_size=1, max_size=20),
+)
+def test_trainer_random_gap_patterns_equal_tokenizers_and_round_trip(tmp_path_factory, atoms, texts):
+    # Whatever the pattern leaves between its matches is a piece of its own, in training (merge for merge with
+    # tokenizers' Split "isolated") and in encoding (ids of the fast tokenizer on the saved folder, and no loss).
+    from transformers import PreTrainedTokenizerFast
+
+    if not "".join(texts):
+        return
+    pattern = "|".join(atoms)
+    tmp_path = tmp_path_factory.mktemp("gap")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = hf_bpe.train(texts, vocab_size=300, pattern=pattern, show_progress=False)
+    assert_same_files(ours, tokenizers_train(texts, vocab_size=300, pattern=pattern), tmp_path)
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "ours" / "tokenizer.json"))
+    for text in [*texts, "".join(texts), "Hello, World! 42 l'été 中文😀"]:
+        ids = ours.encode_ordinary(text)
+        assert ours.decode(ids) == text
+        assert ids == fast.encode(text, add_special_tokens=False), (pattern, text)
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("specials", [["!"], ["he", "ll"], ["<s>", "e", "</s>"]], ids=str)
+def test_trainer_special_token_spelling_a_byte_or_merge_equals_tokenizers(tmp_path, specials):
+    # tokenizers lets a special token spell a byte ("!") or a merge result ("he"): the special and the regular
+    # token share one id, the byte keeps encoding plain text, and every loader agrees with the fast tokenizer.
+    from transformers import PreTrainedTokenizerFast
+
+    texts = mixed_corpus(3) + ["hello shell! he'll tell!\n"]
+    ours = hf_bpe.train(texts, vocab_size=330, special_tokens=specials, show_progress=False)
+    theirs = tokenizers_train(texts, vocab_size=330, special_tokens=specials)
+    assert_same_files(ours, theirs, tmp_path)
+    folder = tmp_path / "ours"
+    loaded = hf_bpe.BPEModel.load(folder)
+    hf = hf_bpe.HFBPETokenizer.from_pretrained(folder)
+    fast = PreTrainedTokenizerFast.from_pretrained(folder)
+    for text in ["hello there! shell", "!!e<s>he", *texts[:20]]:
+        expected = theirs.encode(text).ids
+        assert loaded.encode(text, allowed_special="all") == expected
+        assert hf(text)["input_ids"] == fast(text)["input_ids"] == expected
+        assert loaded.decode(expected) == text
+        assert hf.decode(expected, skip_special_tokens=True) == fast.decode(expected, skip_special_tokens=True)

@@ -465,7 +465,7 @@ class BPEModel:
 
         Entries of the vocabulary that are not spelled in the byte-level alphabet (e.g. ``"<|im start|>"``) and
         the names in ``special_tokens`` become special tokens; a special lives only in :attr:`special_tokens`,
-        never also in :attr:`vocab`.
+        not also in :attr:`vocab`, unless it spells a byte or a part of a merge (then it is both, with one id).
 
         Args:
             vocab_file: the JSON vocabulary.
@@ -501,8 +501,14 @@ class BPEModel:
             idx = others.get(name, tokens.get(name.encode("utf-8")))
             if idx is not None:
                 specials[name] = idx
+        # A special that spells a byte or a merge's part (tokenizers lets `--special-token '!'` share id 0 with the
+        # byte) stays a regular token too: encoding plain text still needs it.
         special_ids = set(specials.values())
-        regular = {token: idx for token, idx in tokens.items() if idx not in special_ids}
+        shared = {token for token, idx in tokens.items() if idx in special_ids and len(token) == 1}
+        if len(shared) < len(special_ids & set(tokens.values())):
+            parts = {part for left, right in merges for part in (left, right, left + right)}
+            shared.update(token for token, idx in tokens.items() if idx in special_ids and token in parts)
+        regular = {token: idx for token, idx in tokens.items() if idx not in special_ids or token in shared}
         return cls(regular, merges, special_tokens=specials, pattern=pattern, add_prefix_space=add_prefix_space,
                    ignore_merges=ignore_merges)
 
