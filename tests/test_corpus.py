@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
 from hf_bpe.training.corpus import default_corpus_files, iter_batches, iter_texts
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_corpus_files_keep_newlines_and_split_only_on_lf(tmp_path):
@@ -83,3 +89,72 @@ def test_corpus_warns_when_texts_are_file_names(tmp_path):
     path.write_text("hello\n", encoding="utf-8")
     with pytest.warns(UserWarning, match="pass pathlib.Path"):
         assert list(iter_texts([str(path)])) == [str(path)]
+
+
+def test_corpus_long_lines_are_read_in_fragments_that_count_like_whole_lines(tmp_path, monkeypatch):
+    # Issue 13: a line without newlines was held whole (200 MB -> 1.0 GB peak). Read in parts cut where every
+    # named pattern ends a piece, it gives the same pieces, counts, document count and fingerprint.
+    import hf_bpe.training.counts as counts_module
+    from hf_bpe.core.fragment import Fragment
+    from hf_bpe.training.counts import WordCounts
+
+    rng = __import__("random").Random(5)
+    words = ["the", "café", "中文字", "😀😀", "x1", "42", "don't", "!!", "  ", "\t", "Ωmega", "a"]
+    long_line = " ".join(rng.choice(words) for _ in range(3000))
+    lines = ["short one\n", long_line + "\n", "\n", long_line, ]
+    path = tmp_path / "c.txt"
+    path.write_text("".join(lines), encoding="utf-8")
+    parts = list(iter_texts(path, max_line_bytes=97))
+    assert any(type(p) is Fragment for p in parts) and max(len(p.encode()) for p in parts) < 200
+    rebuilt, current = [], ""
+    for part in parts:
+        current += part
+        if type(part) is not Fragment or part.end:
+            rebuilt.append(current)
+            current = ""
+    assert rebuilt == lines
+    monkeypatch.setattr(counts_module, "_FRAGMENT_BYTES", 97)
+    for pattern in ("gpt2", "o200k"):
+        for order in ("sequence", "multiset"):
+            for workers in (1, 2):
+                from_file = WordCounts.from_corpus(path, pattern=pattern, corpus_order=order, workers=workers,
+                                                   show_progress=False)
+                in_memory = WordCounts.from_corpus(lines, pattern=pattern, corpus_order=order, show_progress=False)
+                assert dict(from_file.items()) == dict(in_memory.items())
+                assert from_file.fingerprint == in_memory.fingerprint
+                assert from_file.documents == 4
+
+
+def test_corpus_long_line_not_utf8_names_the_line(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"ok\n" + b"abc " * 100 + b"\xff" + b" tail" * 50 + b"\n")
+    with pytest.raises(ValueError, match=r"line 2 is not UTF-8 .* at byte 400"):
+        list(iter_texts(path, max_line_bytes=64))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs Linux's /proc/self/status (VmHWM)")
+def test_corpus_one_huge_line_trains_in_the_memory_of_many_lines(tmp_path):
+    # Issue 13 acceptance: a 200 MB single-line file peaks within 2x of the same text split into lines.
+    block = "".join(f"word{i % 977} café {i} 中文, x'{i % 7} ok!  " for i in range(40000))
+    with_lines = tmp_path / "lines.txt"
+    one_line = tmp_path / "one.txt"
+    with open(with_lines, "w", encoding="utf-8") as lines_file, open(one_line, "w", encoding="utf-8") as one_file:
+        while lines_file.tell() < 200_000_000:
+            lines_file.write(block.replace("!  ", "!\n"))
+            one_file.write(block)
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from hf_bpe import train\n"
+        "train([Path(sys.argv[1])], vocab_size=400, workers=1, show_progress=False)\n"
+        "print(next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:')) / 1024)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    peaks = []
+    for path in (with_lines, one_line):
+        done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
+                              timeout=600, env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        peaks.append(float(done.stdout.split()[-1]))
+    assert peaks[1] <= 2 * peaks[0], peaks

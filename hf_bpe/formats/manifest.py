@@ -54,6 +54,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core.fragment import Fragment
+
 __all__ = [
     "MANIFEST_NAME",
     "SCHEMA_VERSION",
@@ -101,7 +103,7 @@ class CorpusFingerprint:
     False
     """
 
-    __slots__ = ("_order", "_hash", "_sum", "_documents", "_bytes")
+    __slots__ = ("_order", "_hash", "_sum", "_documents", "_bytes", "_line")
 
     def __init__(self, *, order: Literal["sequence", "multiset"] = "sequence") -> None:
         if order not in ORDERS:
@@ -111,6 +113,7 @@ class CorpusFingerprint:
         self._sum = 0
         self._documents = 0
         self._bytes = 0
+        self._line = hashlib.sha256()
 
     @property
     def order(self) -> str:
@@ -133,8 +136,11 @@ class CorpusFingerprint:
         except AttributeError:
             bad = next(text for text in batch if not isinstance(text, str))
             raise TypeError(f"each text must be str, got {type(bad).__name__} {bad!r:.60}") from None
-        self._documents += len(datas)
         self._bytes += sum(map(len, datas))
+        if any(type(text) is Fragment for text in batch):
+            self._update_fragments(batch, datas)
+            return
+        self._documents += len(datas)
         if self._order == "sequence":
             # The same framing as _wrap (8-byte length, then the bytes), joined in C: one hash update per batch.
             parts: list[bytes] = [b""] * (2 * len(datas))
@@ -146,6 +152,26 @@ class CorpusFingerprint:
             for data in datas:
                 total += int.from_bytes(hashlib.sha256(data).digest(), "big")
             self._sum = total % _MODULUS
+
+    def _update_fragments(self, batch: list[str], datas: list[bytes]) -> None:
+        # A line read in parts (hf_bpe.core.fragment) hashes exactly like the whole line: framed by its full size
+        # in "sequence" order, one sha256 across its parts in "multiset" order.
+        for text, data in zip(batch, datas):
+            fragment = text if type(text) is Fragment else None
+            first = fragment is None or fragment.start
+            last = fragment is None or fragment.end
+            if first:
+                self._documents += 1
+                if self._order == "multiset":
+                    self._line = hashlib.sha256()
+            if self._order == "sequence":
+                self._hash.update((len(data) if fragment is None else fragment.line_bytes).to_bytes(8, "little")
+                                  if first else b"")
+                self._hash.update(data)
+                continue
+            self._line.update(data)
+            if last:
+                self._sum = (self._sum + int.from_bytes(self._line.digest(), "big")) % _MODULUS
 
     def wrap(self, texts: Iterable[str]) -> Iterator[str]:
         """Yield the texts unchanged while adding them to the fingerprint (fingerprint while training reads).

@@ -13,6 +13,7 @@ Accepted corpora:
 
 from __future__ import annotations
 
+import codecs
 import os
 import warnings
 import sys
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..core.fragment import Fragment, last_safe_cut
 from ..errors import InputError
 
 __all__ = ["iter_texts", "iter_batches", "is_paths", "default_corpus_files", "default_corpus", "describe_default_corpus", "load_dataset"]
@@ -41,12 +43,15 @@ def is_paths(corpus: object) -> bool:
     return isinstance(corpus, list | tuple) and bool(corpus) and all(isinstance(p, os.PathLike) for p in corpus)
 
 
-def iter_texts(corpus: Any, *, text_column: str = "text") -> Iterator[str]:
+def iter_texts(corpus: Any, *, text_column: str = "text", max_line_bytes: int | None = None) -> Iterator[str]:
     """Yield the sequences of a corpus, one ``str`` at a time.
 
     Args:
         corpus: an iterable of str, a ``datasets`` Dataset/IterableDataset, or path(s) to text files.
         text_column: the column that holds the text, for datasets.
+        max_line_bytes: for text files, yield a line of more than this many bytes as :class:`Fragment` parts cut
+            where every named pattern ends a piece (:mod:`hf_bpe.core.fragment`), so that a huge line is never
+            held whole; None (the default) yields whole lines.
 
     Raises:
         TypeError: for a single str (a common slip: wrap it in a list), a DatasetDict, or non-str items.
@@ -61,7 +66,7 @@ def iter_texts(corpus: Any, *, text_column: str = "text") -> Iterator[str]:
         )
     if is_paths(corpus):
         paths = [corpus] if isinstance(corpus, os.PathLike) else list(corpus)
-        return _iter_files([Path(p) for p in paths])
+        return _iter_files([Path(p) for p in paths], max_line_bytes)
     if _is_dataset(corpus):
         return _iter_dataset(corpus, text_column)
     if isinstance(corpus, dict):
@@ -129,7 +134,7 @@ def _iter_dataset(dataset: Any, text_column: str) -> Iterator[str]:
         yield text
 
 
-def _iter_files(paths: list[Path]) -> Iterator[str]:
+def _iter_files(paths: list[Path], max_line_bytes: int | None = None) -> Iterator[str]:
     # Check every path before reading any, so a typo in the last one fails at once, not after a long read.
     for path in paths:
         if not path.exists():
@@ -138,17 +143,58 @@ def _iter_files(paths: list[Path]) -> Iterator[str]:
             raise ValueError(f"corpus path {os.fspath(path)!r} is not a regular file")
         if not os.access(path, os.R_OK):
             raise PermissionError(f"corpus file {os.fspath(path)!r} is not readable")
+    limit = -1 if max_line_bytes is None else max_line_bytes
     for path in paths:
         with open(path, "rb") as handle:
-            # Binary iteration splits on b"\n" only and keeps it, exactly like tokenizers' line reader.
-            for number, line in enumerate(handle, start=1):
+            # Binary reading splits on b"\n" only and keeps it, exactly like tokenizers' line reader.
+            number = 0
+            while line := handle.readline(limit):
+                number += 1
+                if len(line) == limit and not line.endswith(b"\n"):
+                    yield from _iter_long_line(handle, line, limit, path, number)
+                    continue
                 try:
                     yield line.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise ValueError(
-                        f"{os.fspath(path)!r} line {number} is not UTF-8 ({exc.reason} at byte {exc.start}); "
-                        "convert the file to UTF-8 (e.g. iconv -t utf-8)"
-                    ) from None
+                    raise _not_utf8(path, number, exc) from None
+
+
+def _iter_long_line(handle: Any, head: bytes, limit: int, path: Path, number: int) -> Iterator[Fragment]:
+    """Yield one line that is longer than ``limit`` bytes as fragments; memory O(limit) unless no cut is found.
+
+    Phases: 1. find the line's size (a fingerprint frames a document with it) and go back to its start;
+    2. decode chunks incrementally, cutting each at its last safe cut and carrying the rest to the next.
+    """
+    # 1. The line's size.
+    start = handle.tell() - len(head)
+    size = len(head)
+    while more := handle.readline(limit):
+        size += len(more)
+        if more.endswith(b"\n") or len(more) < limit:
+            break
+    handle.seek(start)
+    # 2. Fragments; a chunk with no safe cut (one huge piece) is carried whole, as counting it needs it whole.
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    carry, first, left = "", True, size
+    while left:
+        chunk = handle.read(min(limit, left))
+        left -= len(chunk)
+        try:
+            text = carry + decoder.decode(chunk, final=not left)
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(path, number, exc, size - left - len(chunk)) from None
+        cut = len(text) if not left else last_safe_cut(text)
+        if cut or not left:
+            yield Fragment(text[:cut], start=first, end=not left, line_bytes=size)
+            first = False
+        carry = text[cut:]
+
+
+def _not_utf8(path: Path, number: int, exc: UnicodeDecodeError, offset: int = 0) -> ValueError:
+    return ValueError(
+        f"{os.fspath(path)!r} line {number} is not UTF-8 ({exc.reason} at byte {offset + exc.start}); "
+        "convert the file to UTF-8 (e.g. iconv -t utf-8)"
+    )
 
 
 def iter_batches(texts: Iterable[str], *, batch_chars: int = 1 << 22) -> Iterator[list[str]]:

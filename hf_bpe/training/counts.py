@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from .._version import __version__
+from ..core.fragment import CUTTABLE_PATTERNS, Fragment
 from ..core.pretokenize import Pretokenizer
 from ..errors import InputError
 from ..formats.manifest import ORDERS, CorpusFingerprint, combine_fingerprints
@@ -46,6 +47,8 @@ MAX_COUNT = 2**63 - 1
 _METADATA_KEY = b"hf_bpe.counts"
 # Below this many characters, worker processes cost more than they save.
 _PARALLEL_MIN_CHARS = 1 << 23
+# Lines longer than this are read in parts (hf_bpe.core.fragment): memory stays flat on a file without newlines.
+_FRAGMENT_BYTES = 1 << 20
 
 
 class WordCounts(Mapping[bytes, int]):
@@ -144,7 +147,9 @@ class WordCounts(Mapping[bytes, int]):
         # 1. Everything that can be wrong is found before the corpus is read.
         pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
         fingerprint = CorpusFingerprint(order=corpus_order)
-        texts = iter_texts(corpus, text_column=text_column)
+        # Named patterns can cut a huge line into parts that count the same (hf_bpe.core.fragment).
+        long_lines = _FRAGMENT_BYTES if pretokenizer.name in CUTTABLE_PATTERNS else None
+        texts = iter_texts(corpus, text_column=text_column, max_line_bytes=long_lines)
         if workers is None:
             workers = choose_workers(pretokenizer, corpus_chars_hint(corpus))
         # 2. Count (streaming; memory ~ distinct pre-tokens); the fingerprint sees every text in the order read.
@@ -394,7 +399,8 @@ def count_words(
         def account(batch: list[str]) -> list[str]:
             nonlocal documents, characters
             size = sum(map(len, batch))
-            documents += len(batch)
+            # A line read in parts (hf_bpe.core.fragment) is one document.
+            documents += len(batch) - sum(1 for text in batch if type(text) is Fragment and not text.start)
             characters += size
             bar.update(len(batch))
             bar.set_postfix_str(f"{characters / 1e6:.1f}M chars", refresh=False)

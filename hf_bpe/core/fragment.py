@@ -1,0 +1,82 @@
+"""Cut a line too long to hold at once into fragments that pre-tokenize exactly like the whole line.
+
+A 200 MB line without a newline is one sequence for `tokenizers`; counting it whole costs several times its size
+in memory. Read in chunks, it can be cut where every named pattern (``gpt2``, ``gpt4``, ``o200k``, ``llama3``,
+``qwen2``) is known to end a piece, and each fragment counted on its own gives the same pieces.
+
+Where the cut is safe: before a ``" "`` that follows a letter or a digit. Why, for all five named patterns:
+
+1. The piece holding the letter/digit at ``p - 1`` cannot hold the space at ``p``: in these patterns a space is
+   only ever the *first* character of a non-whitespace piece (`` ?\\p{L}+``, ``[^\\r\\n\\p{L}\\p{N}]?\\p{L}+``,
+   `` ?[^\\s\\p{L}\\p{N}]+``) or part of a whitespace piece, which cannot hold a letter or digit. So a piece ends at
+   ``p`` in the whole line, and the pieces from ``p`` on depend only on the text from ``p`` on.
+2. The pieces before ``p`` are the same when the text ends at ``p``: an alternative that reads past the
+   letter/digit at ``p - 1`` next asks whether ``p`` is a letter, mark, digit, apostrophe, punctuation, ``\\r``,
+   ``\\n`` or ``/`` (no to each, for a space and for the end alike) or applies ``(?!\\S)`` (true for both).
+3. A fragment after a cut starts with ``" "``, so ``add_prefix_space`` leaves it unchanged, as it leaves the
+   middle of the line.
+
+Custom patterns get no such guarantee and are never cut. ``tests/test_fragment.py`` checks the property for
+each named pattern with hypothesis, against the compiled scanner and the ``regex`` module.
+
+>>> text = "Hello world, 2024 was long"
+>>> cut = last_safe_cut(text)
+>>> text[:cut], text[cut:]
+('Hello world, 2024 was', ' long')
+>>> f = Fragment(text[cut:], start=False, end=True, line_bytes=len(text))
+>>> f, f.start, f.end
+(' long', False, True)
+"""
+
+from __future__ import annotations
+
+import regex
+
+__all__ = ["Fragment", "last_safe_cut", "CUTTABLE_PATTERNS"]
+
+# The patterns the rule above was checked for (names in hf_bpe.core.patterns.PATTERNS).
+CUTTABLE_PATTERNS = frozenset({"gpt2", "gpt4", "o200k", "llama3", "qwen2"})
+
+_SAFE_CUT = regex.compile(r"(?r)(?<=[\p{L}\p{N}]) ")
+
+
+class Fragment(str):
+    """A part of one line (document) of a corpus that was read in pieces.
+
+    Args:
+        text: the part's text.
+        start: it is the first part of its line.
+        end: it is the last part of its line.
+        line_bytes: the UTF-8 size of the whole line (what a fingerprint frames the document with).
+    """
+
+    start: bool
+    end: bool
+    line_bytes: int
+
+    def __new__(cls, text: str, *, start: bool, end: bool, line_bytes: int) -> Fragment:
+        self = super().__new__(cls, text)
+        self.start = start
+        self.end = end
+        self.line_bytes = line_bytes
+        return self
+
+    def __reduce__(self) -> tuple:
+        # Keep the flags across pickling (worker processes): str's own reduce would drop them.
+        return (_rebuild, (str(self), self.start, self.end, self.line_bytes))
+
+
+def _rebuild(text: str, start: bool, end: bool, line_bytes: int) -> Fragment:
+    return Fragment(text, start=start, end=end, line_bytes=line_bytes)
+
+
+def last_safe_cut(text: str) -> int:
+    """Return the last position where ``text`` may be cut (see the module docstring), or 0 if there is none.
+
+    O(distance from the end to the cut): the search runs backwards.
+
+    >>> last_safe_cut("a b c"), last_safe_cut("   "), last_safe_cut("中文 ")
+    (3, 0, 2)
+    """
+    match = _SAFE_CUT.search(text)
+    return 0 if match is None else match.start()
