@@ -23,7 +23,7 @@ __all__ = ["main"]
 _EXAMPLES = """\
 examples:
   hf-bpe train --out my-tok                         # embedded default corpus (Python stdlib)
-  hf-bpe train corpus.txt --vocab-size 32000 --out my-tok --special-token '<|endoftext|>'
+  hf-bpe train corpus.txt --vocab-size 32000 --out my-tok --eos-token '<|endoftext|>'
   hf-bpe train --dataset ./my_dataset --split train --text-column text --out my-tok --force
   hf-bpe count shard1.txt --out shard1.parquet      # count shards anywhere, then train from their sum:
   hf-bpe train --counts shard*.parquet --vocab-size 32000 --out my-tok
@@ -77,6 +77,9 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="smallest pair count still merged (default 0; subword-nmt recipe: 2)")
     train.add_argument("--special-token", action="append", default=[], metavar="T",
                        help="a special token (repeat for several); they get the first ids")
+    for role in ("bos", "eos", "unk", "pad"):
+        train.add_argument(f"--{role}-token", default=None, metavar="T",
+                           help=f"give special token T the {role} role for transformers (added if not listed)")
     train.add_argument("--pattern", default="gpt2", metavar="NAME",
                        help="pre-tokenizer: gpt2 (default), gpt4, o200k, llama3, qwen2, or a regex")
     train.add_argument("--add-prefix-space", action="store_true", help="prepend a space to each sequence")
@@ -263,7 +266,7 @@ def _cmd_train_recipe(args: argparse.Namespace) -> int:
                   min_frequency=args.min_frequency, special_tokens=args.special_token or None,
                   lowercase=args.lowercase, pattern=args.pattern, add_prefix_space=args.add_prefix_space,
                   max_token_length=args.max_token_length, workers=args.workers, corpus_order=args.corpus_order,
-                  text_column=args.text_column, show_progress=not args.quiet)
+                  text_column=args.text_column, show_progress=not args.quiet, **_roles(args))
     folder = model.save(out, force=args.force)
     _log(f"wrote {args.recipe}: {len(model.tokens)} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
     return 0
@@ -282,6 +285,10 @@ def _cmd_apply(args: argparse.Namespace) -> int:
             raise InputError(f"{args.file!r} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     sys.stdout.write(model.segment(text))
     return 0
+
+
+def _roles(args: argparse.Namespace) -> dict[str, str | None]:
+    return {f"{role}_token": getattr(args, f"{role}_token") for role in ("bos", "eos", "unk", "pad")}
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -313,7 +320,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             vocab_size = DEFAULT_VOCAB_SIZE if args.vocab_size is None else args.vocab_size
             model = train_from_counts(counts, vocab_size=vocab_size, min_frequency=args.min_frequency or 0,
                                       special_tokens=args.special_token, max_token_length=args.max_token_length,
-                                      show_progress=not args.quiet)
+                                      show_progress=not args.quiet, **_roles(args))
         return _finish_training(model, caught, out, args.force)
     corpus = _corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
@@ -332,6 +339,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             workers=args.workers,
             corpus_order=args.corpus_order,
             show_progress=not args.quiet,
+            **_roles(args),
         )
     return _finish_training(model, caught, out, args.force)
 

@@ -71,7 +71,7 @@ def test_cli_refuses_existing_output_without_force(trained, corpus, capsys):
         (["train", "{latin1}", "--out", "{out}"], "is not UTF-8"),
         (["train", "{empty}", "--out", "{out}"], "corpus is empty"),
         (["decode", "--model", "{out}", "12", "x"], "is not a token id"),
-        (["encode", "--model", "{missing}", "hi"], "is not a folder"),
+        (["encode", "--model", "{missing}", "hi"], "missing' does not exist; expected a tokenizer folder"),
     ],
 )
 def test_cli_user_errors_exit_2_without_traceback(tmp_path, corpus, trained, capsys, argv, message):

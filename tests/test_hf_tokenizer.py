@@ -791,7 +791,7 @@ def test_hf_tokenizer_from_model_saves_like_model_save(plain, tmp_path):
     assert HFBPETokenizer.from_pretrained(tmp_path / "model").bpe_model == model
     with pytest.raises(ValueError, match="add_prefix_space"):
         HFBPETokenizer(bpe_model=model, add_prefix_space=False, pattern="o200k")
-    with pytest.raises(TypeError, match="vocab_file and merges_file"):
+    with pytest.raises(TypeError, match=r"needs a vocabulary: vocab_file \+ merges_file, tokenizer_file"):
         HFBPETokenizer()
 
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import hf_bpe
 from hf_bpe.formats.manifest import MANIFEST_NAME
 from hf_bpe.model.bpe import SAVED_FILES, BPEModel
 from hf_bpe.errors import DisallowedSpecialTokenError
@@ -113,10 +114,54 @@ def test_model_rejects_inconsistent_vocabularies(vocab, merges, specials, error,
 
 
 def test_model_load_reports_missing_files(tmp_path):
-    with pytest.raises(FileNotFoundError, match="is not a folder"):
+    with pytest.raises(FileNotFoundError, match="missing' does not exist; expected a tokenizer folder"):
         BPEModel.load(tmp_path / "missing")
-    with pytest.raises(FileNotFoundError, match="neither vocab.json"):
+    with pytest.raises(FileNotFoundError, match="holds no tokenizer: .* but it is empty"):
         BPEModel.load(tmp_path)
+    BPEModel.bytes_only().save(tmp_path / "tok")
+    (tmp_path / "tok" / "merges.txt").unlink()
+    (tmp_path / "tok" / "tokenizer.json").unlink()
+    with pytest.raises(FileNotFoundError, match="has vocab.json but not merges.txt; GPT-2 files come in pairs"):
+        BPEModel.load(tmp_path / "tok")
+
+
+def test_model_load_refuses_truncated_merges_and_non_object_configs(tmp_path):
+    # Issue 13: a header-only merges.txt loaded with 0 merges beside 50k merged tokens; a config holding [] gave an
+    # AttributeError.
+    model = hf_bpe.train(["hello world, hello there"] * 5, vocab_size=270, special_tokens=["<|end|>"],
+                         show_progress=False)
+    model.save(tmp_path / "tok")
+    (tmp_path / "tok" / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
+    (tmp_path / "tok" / "tokenizer.json").unlink()
+    with pytest.raises(ValueError, match=r"merges.txt' has no merges, but the vocabulary has 13 tokens of several "
+                                         r"bytes \(first: b'"):
+        BPEModel.load(tmp_path / "tok")
+    BPEModel.bytes_only(special_tokens={"<|end|>": 256}).save(tmp_path / "bytes")  # no merges needed: loads
+    assert BPEModel.load(tmp_path / "bytes").special_tokens == {"<|end|>": 256}
+    (tmp_path / "bytes" / "tokenizer_config.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"tokenizer_config.json' must hold a JSON object .*got list \[\]"):
+        BPEModel.load(tmp_path / "bytes")
+
+
+def test_model_load_reads_every_folder_form(tmp_path):
+    # Issue 11: a tokenizer.json alone (what transformers 5 saves), GPT-2 files whose specials only tokenizer.json
+    # declares (GPT-2's own folder), and both: the same model each time.
+    model = hf_bpe.train(["hello world, hello there <|end|>"] * 5, vocab_size=270, special_tokens=["<|end|>"],
+                         pattern="gpt4", show_progress=False)
+    model.save(tmp_path / "full")
+    forms = {"json-only": ["tokenizer.json"], "gpt2-only": ["vocab.json", "merges.txt"],
+             "gpt2+json": ["vocab.json", "merges.txt", "tokenizer.json"]}
+    for form, names in forms.items():
+        (tmp_path / form).mkdir()
+        for name in names:
+            (tmp_path / form / name).write_bytes((tmp_path / "full" / name).read_bytes())
+    text = "hello there<|end|> world"
+    for form in ("json-only", "gpt2+json"):
+        loaded = BPEModel.load(tmp_path / form)
+        assert (loaded.pattern, loaded.special_tokens) == ("gpt4", {"<|end|>": 0}), form
+        assert loaded.encode(text, allowed_special="all") == model.encode(text, allowed_special="all")
+    # GPT-2 files alone say nothing of the pattern or the specials: <|end|> is an (unreachable) vocabulary entry.
+    assert BPEModel.load(tmp_path / "gpt2-only").special_tokens == {}
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)

@@ -30,6 +30,9 @@ from typing import Any
 from ..core.specials import check_special_ids
 
 __all__ = [
+    "check_roles",
+    "load_tokenizer_config",
+    "read_tokenizer_config_all",
     "ROLES",
     "TOKENIZER_CLASS",
     "TOKENIZER_CONFIG_FILE",
@@ -100,16 +103,7 @@ def tokenizer_config(
         raise TypeError(f"pattern must be a non-empty str (a hf_bpe.PATTERNS name or a regex), got {pattern!r}")
     if not isinstance(add_prefix_space, bool) or not isinstance(ignore_merges, bool):
         raise TypeError(f"add_prefix_space and ignore_merges must be bool, got {add_prefix_space!r}, {ignore_merges!r}")
-    if not isinstance(roles, Mapping):
-        raise TypeError(f"roles must be a mapping like {{'eos_token': '<|endoftext|>'}}, got {roles!r}")
-    for role, token in roles.items():
-        if role not in ROLES:
-            raise ValueError(f"unknown special-token role {role!r}; expected one of {list(ROLES)!r}")
-        if token not in special_tokens:
-            raise ValueError(
-                f"role {role!r} names {token!r}, which is not one of the special tokens {sorted(special_tokens)!r}; "
-                "add it to special_tokens first"
-            )
+    check_roles(roles, special_tokens)
     by_id = sorted(special_tokens.items(), key=lambda item: item[1])
     config: dict[str, Any] = {
         "add_prefix_space": add_prefix_space,
@@ -126,6 +120,29 @@ def tokenizer_config(
     if extra:
         config["extra_special_tokens"] = extra
     return config
+
+
+def check_roles(roles: object, special_tokens: Mapping[str, int]) -> dict[str, str]:
+    """Check roles (``{"eos_token": "<|endoftext|>"}``) against the special tokens; return them as a dict.
+
+    Raises:
+        TypeError: when ``roles`` is not a mapping.
+        ValueError: on an unknown role or a role naming a token that is not a special token.
+
+    >>> check_roles({"eos_token": "</s>"}, {"</s>": 2})
+    {'eos_token': '</s>'}
+    """
+    if not isinstance(roles, Mapping):
+        raise TypeError(f"roles must be a mapping like {{'eos_token': '<|endoftext|>'}}, got {roles!r:.80}")
+    for role, token in roles.items():
+        if role not in ROLES:
+            raise ValueError(f"unknown special-token role {role!r}; expected one of {list(ROLES)!r}")
+        if token not in special_tokens:
+            raise ValueError(
+                f"role {role!r} names {token!r}, which is not one of the special tokens {sorted(special_tokens)!r}; "
+                "add it to special_tokens first"
+            )
+    return dict(roles)
 
 
 def special_tokens_map(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -212,6 +229,32 @@ def read_tokenizer_config(path: str | os.PathLike[str]) -> tuple[dict[str, Any],
     >>> read_tokenizer_config(p)
     ({'pattern': 'gpt4'}, {'<s>': 7})
     """
+    return read_tokenizer_config_all(path)[1:]
+
+
+def read_tokenizer_config_all(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, int]]:
+    """Read a ``tokenizer_config.json``: ``(the whole object, options, specials)`` (see :func:`read_tokenizer_config`).
+
+    Raises:
+        ValueError: as :func:`read_tokenizer_config`.
+    """
+    config = load_tokenizer_config(path)
+    name = os.fspath(path)
+    options = {key: config[key] for key in PRETOKENIZER_KEYS if key in config}
+    decoder = config.get("added_tokens_decoder") or {}
+    try:
+        specials = {entry["content"]: int(idx) for idx, entry in decoder.items()}
+    except (AttributeError, TypeError, KeyError, ValueError):
+        raise ValueError(f"{name!r}: added_tokens_decoder must map ids to {{'content': ...}} entries") from None
+    return config, options, specials
+
+
+def load_tokenizer_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a ``tokenizer_config.json`` and check that it holds a JSON object.
+
+    Raises:
+        ValueError: naming the file, when it is not UTF-8, not JSON, or not an object (``[]``, ``null``, ...).
+    """
     name = os.fspath(path)
     try:
         config = json.loads(Path(name).read_text(encoding="utf-8"))
@@ -220,11 +263,6 @@ def read_tokenizer_config(path: str | os.PathLike[str]) -> tuple[dict[str, Any],
     except json.JSONDecodeError as exc:
         raise ValueError(f"{name!r} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     if not isinstance(config, dict):
-        raise ValueError(f"{name!r} must hold a JSON object, got {type(config).__name__}")
-    options = {key: config[key] for key in PRETOKENIZER_KEYS if key in config}
-    decoder = config.get("added_tokens_decoder") or {}
-    try:
-        specials = {entry["content"]: int(idx) for idx, entry in decoder.items()}
-    except (AttributeError, TypeError, KeyError, ValueError):
-        raise ValueError(f"{name!r}: added_tokens_decoder must map ids to {{'content': ...}} entries") from None
-    return options, specials
+        raise ValueError(f"{name!r} must hold a JSON object ({{...}}), got {type(config).__name__} {config!r:.60}; "
+                         "fix or delete the file")
+    return config

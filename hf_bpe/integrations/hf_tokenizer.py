@@ -43,7 +43,7 @@ import json
 import operator
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ from ..formats import manifest
 from ..core.bytelevel import str_to_token, token_to_str
 from ..model.bpe import BPEModel
 from .added_tokens import AddedTokenMatcher
+from .hf_loading import as_added_token, check_pretrained_folder, load_model
 from .fast_batch import FAST_PATH_METHODS, FastBatchMixin
 
 __all__ = ["HFBPETokenizer", "HFBPEConfig", "register"]
@@ -119,11 +120,13 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
         vocab_file: str | os.PathLike[str] | None = None,
         merges_file: str | os.PathLike[str] | None = None,
         *,
-        pattern: str = "gpt2",
-        add_prefix_space: bool = False,
-        ignore_merges: bool = False,
+        pattern: str | None = None,
+        add_prefix_space: bool | None = None,
+        ignore_merges: bool | None = None,
         errors: str = "replace",
         bpe_model: BPEModel | None = None,
+        add_bos_token: bool = False,
+        add_eos_token: bool = False,
         **kwargs: Any,
     ) -> None:
         # 1. The model, loaded before the base class's __init__, which calls get_vocab().
@@ -131,20 +134,15 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
         # few small, constant entries (datasets hashes __dict__, so it must not change when the tokenizer is used).
         self._training_record: dict[str, Any] | None = None
         if bpe_model is None:
-            if vocab_file is None or merges_file is None:
-                raise TypeError(
-                    f"HFBPETokenizer needs vocab_file and merges_file (got {vocab_file!r}, {merges_file!r}) or "
-                    "bpe_model=; to load a folder use HFBPETokenizer.from_pretrained(folder)"
-                )
-            self._training_record = _folder_training_record(vocab_file, merges_file)
-            bpe_model = BPEModel.from_files(vocab_file, merges_file, special_if_present=_named_specials(kwargs),
-                                            pattern=pattern, add_prefix_space=add_prefix_space,
-                                            ignore_merges=ignore_merges)
+            bpe_model, self._training_record = load_model(vocab_file, merges_file, kwargs, pattern=pattern,
+                                                          add_prefix_space=add_prefix_space,
+                                                          ignore_merges=ignore_merges)
         elif not isinstance(bpe_model, BPEModel):
             raise TypeError(f"bpe_model must be an hf_bpe.BPEModel, got {type(bpe_model).__name__}: {bpe_model!r:.80}")
-        elif (pattern, add_prefix_space, ignore_merges) not in (
-            ("gpt2", False, False), (bpe_model.pattern, bpe_model.add_prefix_space, bpe_model.ignore_merges)
-        ):
+        elif any(given is not None and given != actual for given, actual in (
+            (pattern, bpe_model.pattern), (add_prefix_space, bpe_model.add_prefix_space),
+            (ignore_merges, bpe_model.ignore_merges),
+        )):
             raise ValueError(
                 f"bpe_model has pattern={bpe_model.pattern!r}, add_prefix_space={bpe_model.add_prefix_space}, "
                 f"ignore_merges={bpe_model.ignore_merges} but the call asks for pattern={pattern!r}, "
@@ -153,6 +151,11 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
             )
         if not isinstance(errors, str):
             raise TypeError(f"errors must be a str such as 'replace' or 'strict', got {errors!r}")
+        if not isinstance(add_bos_token, bool) or not isinstance(add_eos_token, bool):
+            raise TypeError(f"add_bos_token and add_eos_token must be bool, got {add_bos_token!r}, {add_eos_token!r}")
+        # As GPT2TokenizerFast: each sequence becomes [bos] ids [eos] (pairs: both, in turn).
+        self.add_bos_token = add_bos_token
+        self.add_eos_token = add_eos_token
         self.bpe_model = bpe_model
         self.pattern = bpe_model.pattern
         self.add_prefix_space = bpe_model.add_prefix_space
@@ -165,7 +168,7 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
 
         # 2. Special tokens of the model become added tokens (what the folder's config says about them wins).
         configured = kwargs.pop("added_tokens_decoder", None) or {}
-        added = {int(idx): _as_added_token(token) for idx, token in configured.items()}
+        added = {int(idx): as_added_token(token) for idx, token in configured.items()}
         known = {token.content for token in added.values()}
         for content, idx in sorted(bpe_model.special_tokens.items(), key=lambda item: item[1]):
             if content not in known:
@@ -179,12 +182,18 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
         for role in hf_config.ROLES:
             # Saved as null when unset, so GPT2TokenizerFast does not default them to <|endoftext|>.
             kwargs.setdefault(role, None)
-        for key in _LOADER_KEYS - {"backend"}:
+        # "backend" too: a config saved by the fast tokenizer says "tokenizers", but this class is transformers'
+        # Python backend ("custom"), and code that branches on it must not call fast-only APIs.
+        for key in _LOADER_KEYS:
             kwargs.pop(key, None)
 
         # 3. The base class: added tokens, roles, padding and truncation options.
         super().__init__(pattern=self.pattern, add_prefix_space=self.add_prefix_space,
                          ignore_merges=self.ignore_merges, errors=errors, **kwargs)
+        for flag, role in ((add_bos_token, "bos_token"), (add_eos_token, "eos_token")):
+            if flag and getattr(self, role) is None:
+                raise ValueError(f"add_{role} = True but {role} = None: name the token, e.g. "
+                                 f"{role}='<|endoftext|>'")
 
     # -- construction ---------------------------------------------------------------------------------------------
 
@@ -201,8 +210,25 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
         256
         """
         options = {"pattern": model.pattern, "add_prefix_space": model.add_prefix_space,
-                   "ignore_merges": model.ignore_merges, **kwargs}
+                   "ignore_merges": model.ignore_merges, **model.roles, **kwargs}
         return cls(bpe_model=model, **options)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> HFBPETokenizer:
+        """Load a folder (or Hub id) as transformers does; a local folder is checked first.
+
+        Accepted folders: GPT-2 files (``vocab.json`` + ``merges.txt``), a ``tokenizer.json`` alone (what
+        transformers 5 saves), or both. A local folder whose ``tokenizer_config.json`` is not a JSON object, or
+        that lacks a file, is refused naming the file (transformers itself fails with an ``AttributeError``).
+
+        >>> import tempfile
+        >>> from hf_bpe.model import BPEModel
+        >>> folder = BPEModel.bytes_only(special_tokens={"<|end|>": 256}).save(tempfile.mkdtemp() + "/tok")
+        >>> HFBPETokenizer.from_pretrained(folder)("hi<|end|>")["input_ids"]
+        [104, 105, 256]
+        """
+        check_pretrained_folder(pretrained_model_name_or_path)
+        return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
 
     def _build_tables(self) -> None:
         # id -> byte-level string for every model id; the reverse for get_vocab and convert_tokens_to_ids.
@@ -348,6 +374,31 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
         return all(getattr(cls, name) is _FAST_PATH_IMPLEMENTATIONS[name] and name not in instance
                    for name in FAST_PATH_METHODS)
 
+
+    def build_inputs_with_special_tokens(self, token_ids_0: list[int],
+                                         token_ids_1: list[int] | None = None) -> list[int]:
+        """Add bos/eos around each sequence when ``add_bos_token``/``add_eos_token`` say so, as GPT2TokenizerFast.
+
+        >>> from hf_bpe.model import BPEModel
+        >>> tok = HFBPETokenizer.from_model(BPEModel.bytes_only(special_tokens={"<e>": 256}), eos_token="<e>",
+        ...                                 add_eos_token=True)
+        >>> tok("a", "b")["input_ids"]
+        [97, 256, 98, 256]
+        """
+        bos = [self.bos_token_id] if self.add_bos_token else []
+        eos = [self.eos_token_id] if self.add_eos_token else []
+        ids = bos + token_ids_0 + eos
+        return ids if token_ids_1 is None else ids + bos + token_ids_1 + eos
+
+    def get_special_tokens_mask(self, token_ids_0: list[int], token_ids_1: list[int] | None = None,
+                                already_has_special_tokens: bool = False) -> list[int]:
+        """Mark the ids :meth:`build_inputs_with_special_tokens` adds (1) and the sequences' own (0)."""
+        if already_has_special_tokens:
+            return super().get_special_tokens_mask(token_ids_0, token_ids_1, already_has_special_tokens=True)
+        bos = [1] if self.add_bos_token else []
+        eos = [1] if self.add_eos_token else []
+        mask = bos + [0] * len(token_ids_0) + eos
+        return mask if token_ids_1 is None else mask + bos + [0] * len(token_ids_1) + eos
 
     def _encode_without_added_tokens(self, text: str) -> list[int]:
         return self.bpe_model.encode_ordinary(text)
@@ -573,53 +624,6 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
 # The implementations _encode_batch_fast was written against (a subclass or a later patch changing one of them
 # sends batches down the general path).
 _FAST_PATH_IMPLEMENTATIONS = {name: getattr(HFBPETokenizer, name) for name in FAST_PATH_METHODS}
-
-
-def _folder_training_record(
-    vocab_file: str | os.PathLike[str], merges_file: str | os.PathLike[str]
-) -> dict[str, Any] | None:
-    """Return the training record of the manifest beside ``vocab.json`` + ``merges.txt``, or None.
-
-    Only a folder holding both files under their standard names counts: a manifest describes those names.
-    An unreadable manifest is logged and ignored (it must not stop the tokenizer from loading).
-    """
-    vocab_path, merges_path = Path(vocab_file), Path(merges_file)
-    if (vocab_path.name, merges_path.name) != (VOCAB_FILES_NAMES["vocab_file"], VOCAB_FILES_NAMES["merges_file"]):
-        return None
-    folder = vocab_path.parent
-    if merges_path.parent != folder or not (folder / manifest.MANIFEST_NAME).is_file():
-        return None
-    try:
-        return manifest.training_record(manifest.load_manifest(folder))
-    except (OSError, ValueError) as exc:
-        logger.warning(f"ignoring the unreadable {manifest.MANIFEST_NAME} in {os.fspath(folder)!r}: {exc}")
-        return None
-
-
-def _named_specials(kwargs: Mapping[str, Any]) -> set[str]:
-    """Name the special tokens the config gives (roles, added tokens flagged special).
-
-    ``BPEModel.from_files`` makes vocabulary entries not spelled in the byte-level alphabet special by itself;
-    byte-level spelled ones such as ``<|endoftext|>`` are special only when named. A named token the file lacks
-    (one added later, saved in ``added_tokens.json``) is skipped there (``special_if_present``).
-    """
-    names = {str(token) for role in hf_config.ROLES if (token := kwargs.get(role)) is not None}
-    for token in (kwargs.get("added_tokens_decoder") or {}).values():
-        token = _as_added_token(token)
-        if token.special:
-            names.add(token.content)
-    return names
-
-
-def _as_added_token(token: Any) -> AddedToken:
-    if isinstance(token, AddedToken):
-        return token
-    if isinstance(token, str):
-        return AddedToken(token, special=True, normalized=False)
-    if isinstance(token, Mapping):
-        fields = {k: v for k, v in token.items() if k != "__type"}
-        return AddedToken(**fields)
-    raise TypeError(f"added_tokens_decoder values must be AddedToken, str or dict, got {token!r}")
 
 
 def register() -> None:

@@ -28,6 +28,7 @@ import regex
 from ..core import _core
 from ..core.pretokenize import Pretokenizer
 from ..core.specials import check_special_ids, special_tokens_regex
+from ..formats.hf_config import check_roles
 from ..errors import DisallowedSpecialTokenError
 
 __all__ = ["BPEModel", "DisallowedSpecialTokenError", "IncrementalDecoder", "SAVED_FILES"]
@@ -65,6 +66,9 @@ class BPEModel:
         ignore_merges: a pre-token that is itself in the vocabulary becomes that one token (Llama 3).
         provenance: ``{"options": ..., "corpus": ...}``, how a trainer made the model; :meth:`save` records it in
             the manifest so that ``hf-bpe verify`` can retrain and compare.
+        roles: special tokens' roles for transformers, e.g. ``{"eos_token": "<|endoftext|>"}`` (keys:
+            ``bos_token``, ``eos_token``, ``unk_token``, ``pad_token``, ...); each names one of ``special_tokens``.
+            Written to ``tokenizer_config.json``; encoding does not use them.
 
     Raises:
         TypeError: on arguments of the wrong type.
@@ -81,6 +85,7 @@ class BPEModel:
         add_prefix_space: bool = False,
         ignore_merges: bool = False,
         provenance: Mapping[str, object] | None = None,
+        roles: Mapping[str, str] = MappingProxyType({}),
     ) -> None:
         # 1. Validate the vocabulary and the specials, and build the id -> bytes table.
         if not isinstance(vocab, Mapping):
@@ -149,6 +154,7 @@ class BPEModel:
         if provenance is not None and not isinstance(provenance, Mapping):
             raise TypeError(f"provenance must be a mapping with 'options' and 'corpus', or None, got {provenance!r}")
         self._provenance: Mapping[str, object] = MappingProxyType(dict(provenance or {}))
+        self._roles = MappingProxyType(check_roles(roles, specials))
 
     # -- properties ---------------------------------------------------------------------------------------------
 
@@ -166,6 +172,11 @@ class BPEModel:
     def merges(self) -> tuple[tuple[bytes, bytes], ...]:
         """Merge rules in rank order."""
         return self._merges
+
+    @property
+    def roles(self) -> Mapping[str, str]:
+        """Roles of special tokens for transformers (``{"eos_token": "<|endoftext|>"}``)."""
+        return self._roles
 
     @property
     def pattern(self) -> str:
@@ -211,13 +222,14 @@ class BPEModel:
             and self._specials == other._specials
             and self._pretokenizer == other._pretokenizer
             and self._ignore_merges == other._ignore_merges
+            and self._roles == other._roles
         )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self):
         return (_rebuild, (self._vocab, self._merges, self._specials, self._pattern, self.add_prefix_space,
-                           self._ignore_merges))
+                           self._ignore_merges, dict(self._roles)))
 
     # -- lookups --------------------------------------------------------------------------------------------------
 
@@ -423,6 +435,7 @@ class BPEModel:
                 pattern=self._pattern,
                 add_prefix_space=self.add_prefix_space,
                 ignore_merges=self._ignore_merges,
+                roles=self._roles,
             ),
         }
         # The manifest covers every other file; a trained model also records its options and corpus fingerprint.
@@ -478,7 +491,7 @@ class BPEModel:
             add_prefix_space: see :class:`BPEModel`.
             ignore_merges: see :class:`BPEModel`.
         """
-        from ..formats import gpt2
+        from ..formats import folder, gpt2
 
         if isinstance(special_tokens, str):
             raise TypeError(
@@ -501,46 +514,49 @@ class BPEModel:
             idx = others.get(name, tokens.get(name.encode("utf-8")))
             if idx is not None:
                 specials[name] = idx
-        # A special that spells a byte or a merge's part (tokenizers lets `--special-token '!'` share id 0 with the
-        # byte) stays a regular token too: encoding plain text still needs it.
-        special_ids = set(specials.values())
-        shared = {token for token, idx in tokens.items() if idx in special_ids and len(token) == 1}
-        if len(shared) < len(special_ids & set(tokens.values())):
-            parts = {part for left, right in merges for part in (left, right, left + right)}
-            shared.update(token for token, idx in tokens.items() if idx in special_ids and token in parts)
-        regular = {token: idx for token, idx in tokens.items() if idx not in special_ids or token in shared}
-        return cls(regular, merges, special_tokens=specials, pattern=pattern, add_prefix_space=add_prefix_space,
-                   ignore_merges=ignore_merges)
+        folder.check_merges_present(merges_file, merges, tokens, specials)
+        return cls(regular_tokens(tokens, merges, specials), merges, special_tokens=specials, pattern=pattern,
+                   add_prefix_space=add_prefix_space, ignore_merges=ignore_merges)
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> BPEModel:
-        """Load a folder written by :meth:`save` (or any GPT-2 format folder with ``vocab.json`` + ``merges.txt``).
+        """Load a tokenizer folder: one written by :meth:`save`, GPT-2 files, or a ``tokenizer.json`` alone.
 
         ``tokenizer_config.json``, when present, gives the pattern, ``add_prefix_space``, ``ignore_merges`` and
-        the special tokens (``added_tokens_decoder``).
+        the special tokens (``added_tokens_decoder``); what it does not say comes from a ``tokenizer.json`` in the
+        folder (GPT-2's own folder declares ``<|endoftext|>`` only there). See :mod:`hf_bpe.formats.folder`.
 
         Raises:
-            FileNotFoundError: when the folder has no vocabulary/merges pair.
+            FileNotFoundError: when the folder does not exist or holds no tokenizer (the message says what is
+                missing).
+            ValueError: naming the file when one is malformed.
         """
-        folder = Path(directory)
-        if not folder.is_dir():
-            raise FileNotFoundError(f"{os.fspath(directory)!r} is not a folder; expected a folder written by "
-                                    "hf_bpe (vocab.json + merges.txt)")
-        for vocab_name, merges_name in (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")):
-            if (folder / vocab_name).is_file() and (folder / merges_name).is_file():
-                break
-        else:
-            raise FileNotFoundError(
-                f"{os.fspath(directory)!r} has neither vocab.json + merges.txt nor encoder.json + vocab.bpe"
-            )
-        from ..formats import hf_config
+        from ..formats import folder
 
-        options: dict = {}
-        specials: dict[str, int] = {}
-        config_path = folder / hf_config.TOKENIZER_CONFIG_FILE
-        if config_path.is_file():
-            options, specials = hf_config.read_tokenizer_config(config_path)
-        return cls.from_files(folder / vocab_name, folder / merges_name, special_tokens=specials, **options)
+        contents = folder.read_folder(directory)
+        try:
+            return cls(regular_tokens(contents.tokens, contents.merges, contents.specials), contents.merges,
+                       special_tokens=contents.specials, roles=contents.roles, **contents.options)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{os.fspath(directory)!r}: {exc}") from None
+
+
+def regular_tokens(tokens: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]],
+                   specials: Mapping[str, int]) -> dict[bytes, int]:
+    """Return the entries of a file's vocabulary that are regular tokens, given the specials it declares.
+
+    A special lives only in ``special_tokens``, unless it spells a byte or a part of a merge: `tokenizers` lets
+    ``special_tokens=["!"]`` share id 0 with the byte ``!``, and encoding plain text still needs that byte.
+
+    >>> regular_tokens({b"!": 0, b"<s>": 1, b"a": 2}, [], {"!": 0, "<s>": 1})
+    {b'!': 0, b'a': 2}
+    """
+    special_ids = set(specials.values())
+    shared = {token for token, idx in tokens.items() if idx in special_ids and len(token) == 1}
+    if len(shared) < len(special_ids & set(tokens.values())):
+        parts = {part for left, right in merges for part in (left, right, left + right)}
+        shared.update(token for token, idx in tokens.items() if idx in special_ids and token in parts)
+    return {token: idx for token, idx in tokens.items() if idx not in special_ids or token in shared}
 
 
 class IncrementalDecoder:
@@ -569,6 +585,6 @@ class IncrementalDecoder:
         self._decoder.reset()
 
 
-def _rebuild(vocab, merges, specials, pattern, add_prefix_space, ignore_merges) -> BPEModel:
+def _rebuild(vocab, merges, specials, pattern, add_prefix_space, ignore_merges, roles=None) -> BPEModel:
     return BPEModel(vocab, merges, special_tokens=specials, pattern=pattern, add_prefix_space=add_prefix_space,
-                    ignore_merges=ignore_merges)
+                    ignore_merges=ignore_merges, roles=roles or {})

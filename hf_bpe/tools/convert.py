@@ -43,10 +43,10 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..formats import atomic
-from ..formats import hf_config, tokenizer_json
+from ..formats import tokenizer_json
 from ..formats import tiktoken as tiktoken_format
-from ..model.bpe import BPEModel
-from ..core import patterns
+from ..formats import folder
+from ..model.bpe import BPEModel, regular_tokens
 from ..core.specials import check_special_ids
 from ..core.patterns import PATTERNS
 from ..core.pretokenize import Pretokenizer
@@ -57,9 +57,8 @@ Format = Literal["tiktoken", "gpt2", "tokenizers"]
 FORMATS: tuple[str, ...] = ("tiktoken", "gpt2", "tokenizers")
 SPECIAL_TOKENS_FILE = "special_tokens.json"
 
-_GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
+_GPT2_PAIRS = folder.GPT2_PAIRS
 _TOKENIZER_JSON = "tokenizer.json"
-_CONFIG_JSON = "tokenizer_config.json"
 # A .tiktoken line: base64 (or Whisper's lone '=' for the empty token), one space, decimal rank.
 _TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]*={0,2} [0-9]+\r?$")
 
@@ -178,17 +177,6 @@ def detect_format(src: str | os.PathLike[str]) -> Format:
 # Loading
 # ----------------------------------------------------------------------------------------------------------------
 
-def _pattern_name(pattern_regex: str | None) -> str:
-    """Map a tokenizer.json Split regex (as read by tokenizer_json) back to a PATTERNS name when it is one's spelling."""
-    if pattern_regex is None:  # ByteLevel(use_regex=true): GPT-2's pattern
-        return "gpt2"
-    for name, source in PATTERNS.items():
-        spellings = {source, patterns.from_oniguruma(patterns.to_oniguruma(source))}
-        if pattern_regex in spellings:
-            return name
-    return pattern_regex
-
-
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -242,36 +230,21 @@ def _load_tiktoken(path: Path, pattern: str | None, extra: Mapping[str, int]) ->
         raise ValueError(f"{os.fspath(path)!r}: {exc}") from None
 
 
-def _gpt2_options(folder: Path) -> dict[str, Any]:
-    """Collect what the files beside a GPT-2 pair say: tokenizer_config.json first, then tokenizer.json."""
-    options: dict[str, Any] = {}
-    specials: dict[str, int] = {}
-    config_path = folder / _CONFIG_JSON
-    if config_path.is_file():
-        options, specials = hf_config.read_tokenizer_config(config_path)
-    tokenizer_file = folder / _TOKENIZER_JSON
-    if tokenizer_file.is_file() and not set(hf_config.PRETOKENIZER_KEYS) <= options.keys():
-        # transformers' folders (Llama 3, Qwen2, GPT-2 on the Hub) keep the pre-tokenizer only in tokenizer.json.
-        info = tokenizer_json.load_tokenizer_json(tokenizer_file)
-        options.setdefault("pattern", _pattern_name(info["pattern_regex"]))
-        options.setdefault("add_prefix_space", info["add_prefix_space"])
-        options.setdefault("ignore_merges", info["ignore_merges"])
-        if not config_path.is_file():
-            specials = {entry["content"]: entry["id"] for entry in info["added_tokens"]}
-    options["special_tokens"] = specials
-    return options
-
-
 def _load_gpt2(vocab_file: Path, pattern: str | None, extra: Mapping[str, int]) -> BPEModel:
+    # The folder's options and specials (tokenizer_config.json, then tokenizer.json), read as every loader reads them.
     merges_file = vocab_file.parent / dict(_GPT2_PAIRS)[vocab_file.name]
-    options = _gpt2_options(vocab_file.parent)
-    specials = {**options.pop("special_tokens"), **extra}
+    contents = folder.read_folder(vocab_file.parent)
+    options = dict(contents.options)
+    specials = {**contents.specials, **extra}
     where = f"the files in {os.fspath(vocab_file.parent)!r}"
     options["pattern"] = _resolve_pattern(options.get("pattern"), pattern, where, "gpt2")
     for key in ("add_prefix_space", "ignore_merges"):
         if not isinstance(options.get(key, False), bool):
             raise ValueError(f"{where}: {key} is {options[key]!r}; expected true or false")
     try:
+        if contents.files.get("vocab") == vocab_file:
+            return BPEModel(regular_tokens(contents.tokens, contents.merges, specials), contents.merges,
+                            special_tokens=specials, **options)
         return BPEModel.from_files(vocab_file, merges_file, special_tokens=specials, **options)
     except ValueError as exc:
         if os.fspath(vocab_file.parent) in str(exc):  # the readers' messages already name the file and line
@@ -286,9 +259,8 @@ def _load_tokenizer_json(path: Path, pattern: str | None, extra: Mapping[str, in
     specials = dict(info["others"])
     specials.update({entry["content"]: entry["id"] for entry in info["added_tokens"]})
     specials.update(extra)
-    special_ids = set(specials.values())
-    tokens = {token: idx for token, idx in info["tokens"].items() if idx not in special_ids}
-    chosen = _resolve_pattern(_pattern_name(info["pattern_regex"]), pattern, repr(os.fspath(path)), None)
+    tokens = regular_tokens(info["tokens"], info["merges"], specials)
+    chosen = _resolve_pattern(folder.pattern_name(info["pattern_regex"]), pattern, repr(os.fspath(path)), None)
     try:
         return BPEModel(tokens, info["merges"], special_tokens=specials, pattern=chosen,
                         add_prefix_space=info["add_prefix_space"], ignore_merges=info["ignore_merges"])

@@ -59,6 +59,10 @@ def train(
     recipe: str | None = None,
     num_merges: int | None = None,
     lowercase: bool = False,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    unk_token: str | None = None,
+    pad_token: str | None = None,
 ) -> BPEModel | ClassicModel:
     """Train a byte-level BPE model on a corpus (or, with ``recipe``, reproduce a published trainer).
 
@@ -83,6 +87,9 @@ def train(
             ``workers`` and ``corpus_order`` then do not apply.
         num_merges: with a recipe that counts merges, how many to learn (instead of ``vocab_size``).
         lowercase: with the ``wordpiece`` recipe, BERT's uncased setup.
+        bos_token, eos_token, unk_token, pad_token: give a special token a role for transformers (written to
+            ``tokenizer_config.json``, so ``tok.eos_token`` is set); a token not in ``special_tokens`` is added
+            after them.
 
     Returns:
         The trained :class:`BPEModel` (with a recipe, a :class:`hf_bpe.model.classic.ClassicModel`).
@@ -90,7 +97,11 @@ def train(
     Raises:
         TypeError, ValueError: for bad options or a bad corpus; see :func:`hf_bpe.training.corpus.iter_texts`.
     """
+    given_roles = {"bos_token": bos_token, "eos_token": eos_token, "unk_token": unk_token, "pad_token": pad_token}
     if recipe is not None or num_merges is not None or lowercase:
+        if any(token is not None for token in given_roles.values()):
+            raise InputError("bos_token/eos_token/unk_token/pad_token apply to byte-level training; a recipe keeps "
+                             "its own special tokens (special_tokens=...)")
         return _train_recipe(corpus, recipe, vocab_size, min_frequency, special_tokens, text_column, show_progress,
                              num_merges=num_merges, lowercase=lowercase, pattern=pattern,
                              add_prefix_space=add_prefix_space, max_token_length=max_token_length, workers=workers,
@@ -99,6 +110,7 @@ def train(
     min_frequency = 0 if min_frequency is None else min_frequency
     special_tokens = () if special_tokens is None else special_tokens
     # 1. Check every option before reading the corpus, so mistakes fail at once.
+    special_tokens, roles = with_roles(special_tokens, given_roles)
     specials = check_options(vocab_size, min_frequency, special_tokens, max_token_length, workers)
     if corpus_order not in ("sequence", "multiset"):
         raise ValueError(f"corpus_order must be 'sequence' or 'multiset', got {corpus_order!r}")
@@ -113,7 +125,7 @@ def train(
     # 3. The merge loop; what BPEModel.save records in the manifest, so that `hf-bpe verify` can retrain.
     return _train_counts(word_counts, specials, vocab_size=vocab_size, min_frequency=min_frequency,
                          max_token_length=max_token_length, show_progress=show_progress,
-                         recorded={"text_column": text_column, "workers": workers})
+                         recorded={"text_column": text_column, "workers": workers, **roles})
 
 
 def train_from_counts(
@@ -124,6 +136,10 @@ def train_from_counts(
     special_tokens: Sequence[str] = (),
     max_token_length: int | None = None,
     show_progress: bool = True,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    unk_token: str | None = None,
+    pad_token: str | None = None,
 ) -> BPEModel:
     """Train a byte-level BPE model from pre-token counts (e.g. the sum of shards counted apart).
 
@@ -135,6 +151,7 @@ def train_from_counts(
     Args:
         counts: the pre-token counts (:class:`~hf_bpe.training.counts.WordCounts`).
         vocab_size, min_frequency, special_tokens, max_token_length, show_progress: as :func:`train`.
+        bos_token, eos_token, unk_token, pad_token: as :func:`train`.
 
     Raises:
         TypeError, ValueError: for bad options; InputError when the counts are empty.
@@ -146,9 +163,11 @@ def train_from_counts(
     if not isinstance(counts, WordCounts):
         raise TypeError(f"counts must be a WordCounts (WordCounts.from_corpus or WordCounts.load), got "
                         f"{type(counts).__name__}")
+    special_tokens, roles = with_roles(special_tokens, {"bos_token": bos_token, "eos_token": eos_token,
+                                                        "unk_token": unk_token, "pad_token": pad_token})
     specials = check_options(vocab_size, min_frequency, special_tokens, max_token_length, None)
     return _train_counts(counts, specials, vocab_size=vocab_size, min_frequency=min_frequency,
-                         max_token_length=max_token_length, show_progress=show_progress, recorded={})
+                         max_token_length=max_token_length, show_progress=show_progress, recorded=roles)
 
 
 def _train_counts(
@@ -196,7 +215,8 @@ def _train_counts(
         },
         "corpus": None if counts.fingerprint is None else dict(counts.fingerprint),
     }
-    model = _build_model(vocab, merges, specials, counts.pattern, counts.add_prefix_space, provenance)
+    roles = {role: recorded[role] for role in ROLE_OPTIONS if role in recorded}
+    model = _build_model(vocab, merges, specials, counts.pattern, counts.add_prefix_space, provenance, roles)
     if len(vocab) < vocab_size:
         warnings.warn(
             f"the corpus ran out of mergeable pairs (min_frequency={min_frequency}): the vocabulary has "
@@ -233,6 +253,7 @@ def _build_model(
     pattern: str,
     add_prefix_space: bool,
     provenance: dict[str, Any],
+    roles: dict[str, str],
 ) -> BPEModel:
     special_ids = {token: i for i, token in enumerate(specials)}
     # A special token that spells a byte (or a merge result) shares its id with that regular token, as in
@@ -241,8 +262,32 @@ def _build_model(
     shared.update(i for triple in merges for i in triple if i < len(specials))
     regular = {token: i for i, token in enumerate(vocab) if i >= len(specials) or i in shared}
     # The merges as tokenizers saves them (a pair merged twice keeps its last rank), so the files are byte-identical.
-    return BPEModel(regular, saved_merges(vocab, merges), special_tokens=special_ids, pattern=pattern, add_prefix_space=add_prefix_space,
-                    provenance=provenance)
+    return BPEModel(regular, saved_merges(vocab, merges), special_tokens=special_ids, pattern=pattern,
+                    add_prefix_space=add_prefix_space, provenance=provenance, roles=roles)
+
+
+ROLE_OPTIONS = ("bos_token", "eos_token", "unk_token", "pad_token")
+
+
+def with_roles(special_tokens: object, roles: dict[str, object]) -> tuple[list[str], dict[str, str]]:
+    """Add the tokens given roles to the special tokens (after them, if absent); return both.
+
+    >>> with_roles(["<s>"], {"bos_token": "<s>", "eos_token": "</s>", "pad_token": None})
+    (['<s>', '</s>'], {'bos_token': '<s>', 'eos_token': '</s>'})
+    """
+    if isinstance(special_tokens, str) or not isinstance(special_tokens, Sequence):
+        return special_tokens, {}  # type: ignore[return-value]  # check_options says what is wrong
+    specials = list(special_tokens)
+    chosen: dict[str, str] = {}
+    for role, token in roles.items():
+        if token is None:
+            continue
+        if not isinstance(token, str) or not token:
+            raise TypeError(f"{role} must be a non-empty str or None, got {token!r}")
+        if token not in specials:
+            specials.append(token)
+        chosen[role] = token
+    return specials, chosen
 
 
 def check_options(

@@ -1,0 +1,127 @@
+"""How HFBPETokenizer (and BPEModel) load every folder form transformers writes, with GPT2TokenizerFast's roles."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from transformers import GPT2TokenizerFast, PreTrainedTokenizerFast
+
+import hf_bpe
+from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
+from hf_bpe.model.bpe import BPEModel
+
+_TEXTS = ["Hello world<|endoftext|>", "  x'll 42 café\n", "", "<|endoftext|><|endoftext|>a"]
+
+
+def _small_model(**roles):
+    corpus = ["hello world, hello there 42 café"] * 4
+    return hf_bpe.train(corpus, vocab_size=280, special_tokens=["<|endoftext|>"], pattern="gpt4",
+                        show_progress=False, **roles)
+
+
+@pytest.mark.shared_data
+def test_hf_loading_gpt2_folder_gets_gpt2_roles_and_specials(shared_data):
+    # Issue 11: GPT-2's own folder has no tokenizer_config.json; GPT2TokenizerFast makes <|endoftext|> bos, eos and
+    # unk, so `tok.pad_token = tok.eos_token` works. HFBPETokenizer and BPEModel.load now agree.
+    folder = shared_data / "vocabs" / "gpt2"
+    fast = GPT2TokenizerFast.from_pretrained(folder)
+    ours = HFBPETokenizer.from_pretrained(folder)
+    for role in ("bos_token", "eos_token", "unk_token", "pad_token"):
+        assert getattr(ours, role) == getattr(fast, role), role
+    ours.pad_token = ours.eos_token
+    assert ours.pad_token_id == 50256
+    model = BPEModel.load(folder)
+    assert model.special_tokens == {"<|endoftext|>": 50256}
+    assert model.roles == {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}
+    for text in _TEXTS:
+        assert ours(text)["input_ids"] == fast(text)["input_ids"] == model.encode(text, allowed_special="all")
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("flags", [{"add_bos_token": True}, {"add_eos_token": True},
+                                   {"add_bos_token": True, "add_eos_token": True}], ids=str)
+def test_hf_loading_add_bos_and_eos_tokens_as_the_fast_tokenizer(shared_data, flags):
+    folder = shared_data / "vocabs" / "gpt2"
+    fast = GPT2TokenizerFast.from_pretrained(folder, **flags)
+    ours = HFBPETokenizer.from_pretrained(folder, **flags)
+    for args in [("hi",), ("hi", "yo"), (["hi", "a b", ""],), (["hi", "a b"], ["x", "y z"])]:
+        expected = fast(*args, return_special_tokens_mask=True)
+        got = ours(*args, return_special_tokens_mask=True)
+        assert got["input_ids"] == expected["input_ids"], args
+        assert got["special_tokens_mask"] == expected["special_tokens_mask"], args
+
+
+def test_hf_loading_add_bos_without_a_bos_token_is_refused():
+    with pytest.raises(ValueError, match="add_bos_token = True but bos_token = None"):
+        HFBPETokenizer.from_model(BPEModel.bytes_only(), add_bos_token=True)
+
+
+def test_hf_loading_reads_a_folder_transformers_5_saved(tmp_path):
+    # Issue 11: transformers 5 saves tokenizer.json + tokenizer_config.json only; that folder must load.
+    _small_model(eos_token="<|endoftext|>").save(tmp_path / "ours")
+    fast = PreTrainedTokenizerFast.from_pretrained(tmp_path / "ours")
+    fast.save_pretrained(tmp_path / "saved")
+    assert not (tmp_path / "saved" / "vocab.json").exists()
+    loaded = HFBPETokenizer.from_pretrained(tmp_path / "saved")
+    assert loaded.pattern == "gpt4" and loaded.eos_token == "<|endoftext|>"
+    model = BPEModel.load(tmp_path / "saved")
+    assert model.pattern == "gpt4" and model.special_tokens == {"<|endoftext|>": 0}
+    for text in _TEXTS:
+        assert loaded(text)["input_ids"] == fast(text)["input_ids"] == model.encode(text, allowed_special="all")
+    assert loaded.backend == "custom"  # what the class is, not the "tokenizers" of a loaded config
+
+
+@pytest.mark.shared_data
+def test_hf_loading_in_memory_constructor_equals_gpt2_tokenizer(shared_data):
+    # transformers 5's GPT2Tokenizer(vocab=..., merges=...): a dict and a list, no files.
+    folder = shared_data / "vocabs" / "gpt2"
+    vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    merges = (folder / "merges.txt").read_text(encoding="utf-8").splitlines()[1:]
+    ours = HFBPETokenizer(vocab=vocab, merges=merges)
+    theirs = GPT2TokenizerFast.from_pretrained(folder)
+    assert ours.eos_token == "<|endoftext|>"
+    for text in _TEXTS:
+        assert ours(text)["input_ids"] == theirs(text)["input_ids"]
+    pairs = HFBPETokenizer(vocab=vocab, merges=[tuple(m.split(" ")) for m in merges])
+    assert pairs.bpe_model == ours.bpe_model
+    with pytest.raises(TypeError, match="vocab= must be a dict"):
+        HFBPETokenizer(vocab=["a"], merges=[])
+    with pytest.raises(ValueError, match=r"merges\[0\] is 'a'"):
+        HFBPETokenizer(vocab=vocab, merges=["a"])
+
+
+def test_hf_loading_bad_folders_are_refused_naming_the_file(tmp_path):
+    # Issue 13: a tokenizer_config.json holding [] gave transformers' AttributeError; a folder missing merges.txt
+    # said "use from_pretrained" to a from_pretrained call.
+    BPEModel.bytes_only().save(tmp_path / "tok")
+    (tmp_path / "tok" / "tokenizer_config.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"tokenizer_config.json' must hold a JSON object"):
+        HFBPETokenizer.from_pretrained(tmp_path / "tok")
+    (tmp_path / "tok" / "tokenizer_config.json").unlink()
+    (tmp_path / "tok" / "merges.txt").unlink()
+    (tmp_path / "tok" / "tokenizer.json").unlink()
+    with pytest.raises(FileNotFoundError, match="has vocab.json but not merges.txt"):
+        HFBPETokenizer.from_pretrained(tmp_path / "tok")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="holds no tokenizer"):
+        HFBPETokenizer.from_pretrained(tmp_path / "empty")
+
+
+def test_hf_loading_roles_from_training_reach_every_loader(tmp_path):
+    # Issue 11: roles in train() and `hf-bpe train --eos-token`, written to the config, read by all loaders.
+    from hf_bpe.cli import main
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world, hello there 42 café\n" * 4, encoding="utf-8")
+    assert main(["train", str(corpus), "--vocab-size", "280", "--out", str(tmp_path / "cli"), "--quiet",
+                 "--special-token", "<s>", "--eos-token", "</s>", "--pad-token", "<s>"]) == 0
+    model = BPEModel.load(tmp_path / "cli")
+    assert model.special_tokens == {"<s>": 0, "</s>": 1}
+    assert model.roles == {"eos_token": "</s>", "pad_token": "<s>"}
+    for tok in (HFBPETokenizer.from_pretrained(tmp_path / "cli"), PreTrainedTokenizerFast.from_pretrained(tmp_path / "cli")):
+        assert (tok.eos_token, tok.pad_token, tok.bos_token) == ("</s>", "<s>", None)
+    assert hf_bpe.verify(tmp_path / "cli", corpus=[corpus]).ok
+    with pytest.raises(ValueError, match="role .eos_token. names .x., which is not one of the special tokens"):
+        BPEModel.bytes_only(special_tokens={"<s>": 256}).__class__(
+            {bytes([b]): b for b in range(256)}, [], special_tokens={"<s>": 256}, roles={"eos_token": "x"})
