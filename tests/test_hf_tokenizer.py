@@ -1074,3 +1074,25 @@ def test_hf_tokenizer_decode_refuses_non_integer_and_negative_ids():
     with pytest.raises(ValueError, match="token id -1 is negative"):
         tok.decode([104, -1])
     assert tok.decode([np.int64(104), 105]) == "hi"
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_hf_tokenizer_train_new_from_iterator_equals_the_fast_tokenizer(shared_data):
+    # Issue 11: the course's way to train "a tokenizer like this one" raised AttributeError.
+    folder = shared_data / "vocabs" / "gpt2"
+    lines = (shared_data / "corpora" / "en" / "english_combined.txt").read_text(encoding="utf-8").splitlines()[:5000]
+    batches = [lines[i:i + 500] for i in range(0, len(lines), 500)]
+    fast = GPT2TokenizerFast.from_pretrained(folder).train_new_from_iterator(batches, 1500, new_special_tokens=["<pad>"])
+    ours = HFBPETokenizer.from_pretrained(folder).train_new_from_iterator(iter(batches), 1500, show_progress=False,
+                                                                          new_special_tokens=["<pad>"])
+    theirs = json.loads(fast.backend_tokenizer.to_str())["model"]
+    assert ours.get_vocab() == theirs["vocab"]
+    assert [f"{token_to_str(a)} {token_to_str(b)}" for a, b in ours.bpe_model.merges] == [
+        " ".join(m) if isinstance(m, list) else m for m in theirs["merges"]]
+    assert (ours.eos_token, ours.bos_token, ours.all_special_tokens) == (fast.eos_token, fast.bos_token,
+                                                                        fast.all_special_tokens)
+    for line in lines[:300] + ["<pad>x<|endoftext|>"]:
+        assert ours(line)["input_ids"] == fast(line)["input_ids"]
+    with pytest.raises(TypeError, match=r"does not support \['limit_alphabet'\]"):
+        ours.train_new_from_iterator(["a"], 300, limit_alphabet=10)

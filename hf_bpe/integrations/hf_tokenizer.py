@@ -213,6 +213,60 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
                    "ignore_merges": model.ignore_merges, **model.roles, **kwargs}
         return cls(bpe_model=model, **options)
 
+    def train_new_from_iterator(
+        self,
+        text_iterator: Iterable[str | list[str]],
+        vocab_size: int,
+        length: int | None = None,
+        new_special_tokens: list[str | AddedToken] | None = None,
+        special_tokens_map: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> HFBPETokenizer:
+        """Train a tokenizer like this one (pattern, specials, roles, options) on new text, with hf_bpe's trainer.
+
+        The model equals what ``GPT2TokenizerFast.train_new_from_iterator`` trains on the same folder and texts
+        (tokenizers' ``BpeTrainer``: this tokenizer's special tokens first, in id order, then ``new_special_tokens``,
+        then the 256 bytes, then merges).
+
+        Args:
+            text_iterator: texts, or batches (lists) of texts.
+            vocab_size: the new vocabulary's size.
+            length: ignored (a progress-bar hint in transformers).
+            new_special_tokens: special tokens to add after the current ones.
+            special_tokens_map: renames of current special tokens (old -> new).
+            **kwargs: ``min_frequency``, ``max_token_length``, ``show_progress``; other trainer options are refused.
+
+        >>> from hf_bpe.model import BPEModel
+        >>> tok = HFBPETokenizer.from_model(BPEModel.bytes_only(special_tokens={"<e>": 256}), eos_token="<e>")
+        >>> new = tok.train_new_from_iterator([["low lower lowest"] * 3], 262, show_progress=False)
+        >>> new.eos_token, new.convert_ids_to_tokens(new("lowest")["input_ids"])
+        ('<e>', ['low', 'e', 'st'])
+        """
+        from ..training.bpe_trainer import train
+
+        unknown = sorted(set(kwargs) - {"min_frequency", "max_token_length", "show_progress"})
+        if unknown:
+            raise TypeError(f"train_new_from_iterator does not support {unknown}; hf_bpe's trainer takes "
+                            "min_frequency, max_token_length and show_progress")
+        rename = dict(special_tokens_map or {})
+        specials = [rename.get(t.content, t.content) for _, t in sorted(self._added_tokens_decoder.items()) if t.special]
+        specials += [str(token) for token in new_special_tokens or ()]
+
+        def texts() -> Iterable[str]:
+            for item in text_iterator:
+                yield from [item] if isinstance(item, str) else item
+
+        model = train(texts(), vocab_size=vocab_size, special_tokens=specials, pattern=self.pattern,
+                      add_prefix_space=self.add_prefix_space, min_frequency=kwargs.get("min_frequency"),
+                      max_token_length=kwargs.get("max_token_length"), show_progress=kwargs.get("show_progress", True))
+        options: dict[str, Any] = {role: rename.get(str(value), str(value)) for role in hf_config.ROLES
+                                   if (value := getattr(self, role)) is not None}
+        for key in ("model_max_length", "padding_side", "truncation_side", "clean_up_tokenization_spaces",
+                    "split_special_tokens", "add_bos_token", "add_eos_token", "errors", "chat_template"):
+            if key in self.init_kwargs or hasattr(self, key):
+                options[key] = getattr(self, key, self.init_kwargs.get(key))
+        return type(self).from_model(model, **options)
+
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> HFBPETokenizer:
         """Load a folder (or Hub id) as transformers does; a local folder is checked first.
