@@ -28,7 +28,7 @@ from tokenizers.models import BPE
 from tokenizers.trainers import BpeTrainer
 from transformers import AutoTokenizer, GPT2TokenizerFast, PreTrainedTokenizerFast
 from transformers.tokenization_python import PreTrainedTokenizer
-from transformers.tokenization_utils_base import VERY_LARGE_INTEGER, AddedToken, BatchEncoding
+from transformers.tokenization_utils_base import VERY_LARGE_INTEGER, AddedToken, BatchEncoding, TruncationStrategy
 
 from hf_bpe.formats import hf_config
 from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer, register
@@ -374,7 +374,8 @@ def test_hf_tokenizer_call_padding_truncation_pairs_match_fast(pair):
             b = fast(texts[3], truncation=True, max_length=6, stride=2, return_overflowing_tokens=True)
         finally:
             ours.truncation_side = fast.truncation_side = "right"
-        assert a["input_ids"] == b["input_ids"][0] and a["overflowing_tokens"]
+        # One row per window, as the fast tokenizer (issue 11: the windows were lost).
+        assert dict(a) == dict(b) and len(a["input_ids"]) > 1
     assert ours.encode("hello world") == fast.encode("hello world")
     assert ours("")["input_ids"] == fast("")["input_ids"] == []
 
@@ -547,6 +548,14 @@ _OPTIONS = {
 }
 
 
+def _truncates(tok, options) -> bool:
+    """Whether transformers resolves these options to a truncation strategy."""
+    _, truncation, _, _ = tok._get_padding_truncation_strategies(
+        padding=options.get("padding", False), truncation=options.get("truncation"),
+        max_length=options.get("max_length"), verbose=False)
+    return truncation != TruncationStrategy.DO_NOT_TRUNCATE
+
+
 @pytest.mark.filterwarnings("ignore:`max_length` is ignored")
 @settings(deadline=None, derandomize=True, max_examples=300)
 @given(
@@ -560,6 +569,8 @@ def test_hf_tokenizer_batch_fast_path_equals_general_path(fast_and_general, setu
     fast, general = fast_and_general[setup]
     pairs = list(reversed(texts)) if with_pairs else None
     call = dict(text=texts, text_pair=pairs, **options)
+    if with_pairs and _truncates(fast, options):
+        return  # truncated pairs follow the fast tokenizer, not the base class: test_encoding.py holds them to it
     if target:
         call["text_target"] = [t.upper() for t in texts]
     _assert_same_outcome(_outcome(lambda: fast(**call)), _outcome(lambda: general(**call)), call)
@@ -575,7 +586,7 @@ def test_hf_tokenizer_batch_fast_path_equals_general_path(fast_and_general, setu
     dict(text=[["hello", "world"], ["a", "b"]], is_split_into_words=True),
     dict(text=["hello world", "a b c d e f g h"], truncation=True, max_length=4, stride=1,
          return_overflowing_tokens=True),
-    dict(text=["hello world", "a"], return_offsets_mapping=True),  # accepted and ignored, as by the base class
+    dict(text=["hello world", "a"], return_offsets_mapping=True),  # the fast tokenizer's offsets (test_encoding.py)
     dict(text=["hello", "a"], text_pair="x"),  # a single pair for a batch: the base class's ValueError
     dict(text=["hello", "a"], text_pair=["x"]),
     dict(text=["hello", 3]),
@@ -594,9 +605,7 @@ def test_hf_tokenizer_batch_fast_path_equals_general_path(fast_and_general, setu
     dict(text=["hello world", "a"], truncation=True, max_length=4, pad_to_multiple_of=0),
     dict(text=["hello world", "a"], padding=True, pad_to_multiple_of=0),
     dict(text=["a b c d e f", "a"], padding="max_length", max_length=3),  # longer rows stay as they are
-    dict(text=["a b c d e f", "a"], text_pair=["x y z", "w"], truncation="only_second", max_length=4),
-    dict(text=["a b c d e f", "a"], text_pair=["x y z", "w"], truncation="only_first", max_length=4,
-         return_token_type_ids=True, return_special_tokens_mask=True),
+    # Truncated pairs follow the fast tokenizer (it raises where the base class overshoots): test_encoding.py.
 ])
 def test_hf_tokenizer_batch_edge_calls_behave_as_general(fast_and_general, call):
     for setup in ("specials", "post_processor_cls_sep"):

@@ -61,6 +61,8 @@ from ..formats import manifest
 from ..core.bytelevel import str_to_token, token_to_str
 from ..model.bpe import BPEModel
 from .added_tokens import AddedTokenMatcher
+from .aligned_batch import AlignedBatchMixin
+from .encoding import longest_first_lengths
 from .hf_loading import as_added_token, check_pretrained_folder, load_model
 from .fast_batch import FAST_PATH_METHODS, FastBatchMixin
 
@@ -85,7 +87,7 @@ class HFBPEConfig(PreTrainedConfig):
     model_type = "hf_bpe"
 
 
-class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
+class HFBPETokenizer(AlignedBatchMixin, FastBatchMixin, PreTrainedTokenizer):
     """A byte-level BPE tokenizer for `transformers` backed by hf_bpe's ``BPEModel``.
 
     Args:
@@ -405,6 +407,19 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
         return [decoder[i] for i in self.bpe_model.encode_ordinary(text)]  # type: ignore[misc]
 
     def _encode_plus(self, text: Any, text_pair: Any = None, **kwargs: Any):
+        # Offsets, overflowing windows and truncated pairs: the fast tokenizer's pipeline (aligned_batch.py), which
+        # also gives the Encoding objects behind word_ids(); other calls get those lazily.
+        truncated_pair = text_pair is not None and kwargs.get("truncation_strategy") not in (
+            None, TruncationStrategy.DO_NOT_TRUNCATE)
+        if kwargs.get("return_offsets_mapping") or kwargs.get("return_overflowing_tokens"):
+            self._check_aligned_path()
+            return self._encode_aligned_call(text, text_pair, kwargs)
+        if (truncated_pair and self._batch_fast_path and self._aligned_path_applies()
+                and not kwargs.get("is_split_into_words")):
+            return self._encode_aligned_call(text, text_pair, kwargs)
+        return self._attach_lazy_encodings(self._encode_plus_ids(text, text_pair, kwargs), text, text_pair, kwargs)
+
+    def _encode_plus_ids(self, text: Any, text_pair: Any, kwargs: dict[str, Any]) -> Any:
         # Batches of strings: ids from the compiled core, the rest of the pipeline done per batch (see
         # _encode_batch_fast); None means the call is one it does not cover, handled below as before.
         if self._batch_fast_path and isinstance(text, (list, tuple)) and text:
@@ -476,16 +491,7 @@ class HFBPETokenizer(FastBatchMixin, PreTrainedTokenizer):
         if num_tokens_to_remove <= 0 or pair_ids is None or strategy != TruncationStrategy.LONGEST_FIRST:
             return super().truncate_sequences(ids, pair_ids, num_tokens_to_remove, truncation_strategy, stride)
         limit = max(len(ids) + len(pair_ids) - num_tokens_to_remove, 0)
-        n1, n2 = len(ids), len(pair_ids)
-        swap = n1 > n2
-        if swap:
-            n1, n2 = n2, n1
-        n2 = n1 if n1 > limit else max(n1, limit - n1)
-        if n1 + n2 > limit:
-            n1 = limit // 2
-            n2 = n1 + limit % 2
-        if swap:
-            n1, n2 = n2, n1
+        n1, n2 = longest_first_lengths(len(ids), len(pair_ids), limit)
         if self.truncation_side == "left":
             return ids[len(ids) - n1:], pair_ids[len(pair_ids) - n2:], []
         return ids[:n1], pair_ids[:n2], []

@@ -263,6 +263,18 @@ class BPEModel:
             raise TypeError(f"text must be str, got {type(text).__name__}: {text!r:.80}")
         return self._encoder.encode_words(self._pretokenizer.split_bytes(text))
 
+    def encode_word(self, word: bytes) -> list[int]:
+        """Encode one pre-token, given as its UTF-8 bytes, with the merges (no pre-tokenization).
+
+        >>> BPEModel.bytes_only().encode_word(b"hi")
+        [104, 105]
+        """
+        return self._encoder.encode_word(word)
+
+    def token_length(self, token_id: int) -> int:
+        """Return the number of bytes of a token (a special token's UTF-8 length)."""
+        return len(self.id_to_bytes(token_id))
+
     def encode_ordinary_batch(self, texts: Sequence[str]) -> list[list[int]]:
         """Encode each text with :meth:`encode_ordinary`."""
         if isinstance(texts, str):
