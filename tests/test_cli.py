@@ -190,3 +190,29 @@ def test_cli_split_of_a_single_saved_dataset_is_refused(tmp_path, capsys):
     assert main(["train", "--dataset", str(tmp_path / "ds"), "--split", "validation", "--out", str(tmp_path / "o"),
                  "--quiet"]) == 2
     assert "single saved Dataset" in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay", [0.05, 0.4, 2.0])
+def test_cli_interrupt_exits_130_without_traceback_workers_included(tmp_path, delay):
+    # Issue 13: Ctrl-C in the first moments (imports) and in counting workers printed tracebacks. Ctrl-C reaches
+    # the whole process group, so the signal goes to the group, workers included; nothing may be left behind.
+    import os
+    import signal
+    import subprocess
+    import time
+
+    corpus = tmp_path / "big.txt"
+    corpus.write_text("the quick brown fox, jumps over 12 lazy dogs; l'été\n" * 300_000, encoding="utf-8")
+    out = tmp_path / "tok"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hf_bpe.cli", "train", str(corpus), "--out", str(out), "--pattern", r"\w+|\W",
+         "--workers", "2", "--vocab-size", "2000", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(delay)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr.decode()
+    assert "Traceback" not in stderr.decode()
+    assert stderr.decode().strip().endswith("hf-bpe: interrupted") or delay < 0.2, stderr.decode()
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name not in ("big.txt",)]
