@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from .core.pretokenize import Pretokenizer
     from .errors import DisallowedSpecialTokenError, InputError
     from .formats.manifest import CorpusFingerprint
+    from .formats.token_file import read_token_file
     from .integrations.hf_tokenizer import HFBPETokenizer
+    from .integrations.preprocess import save_tokenized, tokenize_dataset
     from .model.bpe import BPEModel
     from .model.classic import ClassicModel
     from .tools.compare import compare
@@ -47,6 +49,9 @@ _EXPORTS = {
     "PATTERNS": ".core.patterns",
     "Pretokenizer": ".core.pretokenize",
     "compare": ".tools.compare",
+    "read_token_file": ".formats.token_file",
+    "save_tokenized": ".integrations.preprocess",
+    "tokenize_dataset": ".integrations.preprocess",
     "WordCounts": ".training.counts",
     "train": ".training.bpe_trainer",
     "train_from_counts": ".training.bpe_trainer",
@@ -66,6 +71,9 @@ __all__ = [
     "Pretokenizer",
     "WordCounts",
     "compare",
+    "read_token_file",
+    "save_tokenized",
+    "tokenize_dataset",
     "train",
     "train_from_counts",
     "train_scheme",

@@ -29,6 +29,8 @@ examples:
   hf-bpe train --counts shard*.parquet --vocab-size 32000 --out my-tok
   hf-bpe encode --model my-tok 'Hello world'
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
+  hf-bpe tokenize --model my-tok corpus.txt --out ids --block-size 1024   # a datasets folder of packed blocks
+  hf-bpe tokenize --model my-tok corpus.txt --out ids-bin --format bin    # tokens.bin for numpy.memmap
   hf-bpe compare corpus.txt --vocab-size 32000 --out report --against tokenizers,sentencepiece
   hf-bpe verify my-tok --corpus corpus.txt
   hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4
@@ -117,6 +119,7 @@ def _build_parser() -> argparse.ArgumentParser:
     decode.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: stdin)")
 
     _add_apply_parser(commands)
+    _add_tokenize_parser(commands)
     _add_compare_parser(commands)
     _add_verify_parser(commands)
     _add_convert_parser(commands)
@@ -131,6 +134,35 @@ def _add_recipe_arguments(train: argparse.ArgumentParser) -> None:
     train.add_argument("--num-merges", type=int, default=None, metavar="N",
                        help="with --recipe: merges to learn, where the system counts merges (subword-nmt -s, minbpe)")
     train.add_argument("--lowercase", action="store_true", help="with --recipe wordpiece: BERT's uncased setup")
+
+
+def _add_tokenize_parser(commands: Any) -> None:
+    tokenize = commands.add_parser(
+        "tokenize", help="tokenize a corpus for training: a datasets folder (arrow) or a flat token file (bin)",
+        description="Tokenize every document (each line of FILE, or each row of --dataset) with the tokenizer in "
+        "--model, EOS after each, and write OUT whole: --format arrow, a datasets folder (load_from_disk) of "
+        "input_ids/attention_mask rows, one per document or --block-size packed blocks; --format bin, "
+        "OUT/tokens.bin (uint16 or uint32 ids, end to end, for numpy.memmap) and OUT/tokens.json (document offsets, "
+        "the tokenizer's sha256). The tokenizing is cached by datasets: a rerun reuses it.",
+        epilog="examples:\n  hf-bpe tokenize --model my-tok corpus.txt --out corpus-ids --block-size 1024\n"
+        "  hf-bpe tokenize --model my-tok --dataset ./my_dataset --split train --out train-bin --format bin\n"
+        "  python -c \"import numpy; print(numpy.memmap('train-bin/tokens.bin', dtype='uint16', mode='r')[:10])\"",
+        formatter_class=_RAW,
+    )
+    tokenize.add_argument("--model", required=True, metavar="DIR", help="a tokenizer folder")
+    _add_corpus_arguments(tokenize, files_help="UTF-8 text files; each line is one document")
+    tokenize.add_argument("--out", required=True, metavar="OUT", help="output folder (created whole)")
+    tokenize.add_argument("--format", choices=("arrow", "bin"), default="arrow", help="output format (default arrow)")
+    tokenize.add_argument("--block-size", type=int, default=None, metavar="N",
+                          help="arrow: pack documents into rows of exactly N ids (the last partial block is dropped)")
+    tokenize.add_argument("--pad-last", action="store_true", help="pad the last partial block instead of dropping it")
+    tokenize.add_argument("--labels", action="store_true", help="arrow: add labels equal to input_ids")
+    tokenize.add_argument("--no-eos", action="store_true", help="do not append the EOS id to each document")
+    tokenize.add_argument("--dtype", choices=("uint16", "uint32"), default=None,
+                          help="bin: id type (default: uint16 when every id fits, else uint32)")
+    tokenize.add_argument("--num-proc", type=int, default=None, metavar="N", help="processes for datasets.map")
+    tokenize.add_argument("--force", action="store_true", help="replace an existing OUT")
+    tokenize.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def _add_apply_parser(commands: Any) -> None:
@@ -269,6 +301,34 @@ def _cmd_train_recipe(args: argparse.Namespace) -> int:
                   text_column=args.text_column, show_progress=not args.quiet, **_roles(args))
     folder = model.save(out, force=args.force)
     _log(f"wrote {args.recipe}: {len(model.tokens)} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
+    return 0
+
+
+def _cmd_tokenize(args: argparse.Namespace) -> int:
+    from .integrations.preprocess import save_tokenized
+    from .training.corpus import load_text_files
+
+    out = _check_out(args.out)
+    if out.exists() and not args.force:
+        raise InputError(f"{args.out!r} already exists; pass --force to replace it")
+    if args.format == "bin" and args.block_size is not None:
+        raise InputError("--block-size applies to --format arrow; --format bin writes one flat stream of ids (cut "
+                         "windows from the memory map when training)")
+    model = _load_model(args.model)
+    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    if corpus is None:
+        raise InputError("tokenize needs a corpus: FILE arguments or --dataset")
+    if isinstance(corpus, list):
+        corpus = load_text_files(corpus)
+    if args.quiet:
+        import datasets
+
+        datasets.disable_progress_bars()
+    folder = save_tokenized(corpus, model, out, format=args.format, dtype=args.dtype, force=args.force,
+                            show_progress=not args.quiet, text_column=args.text_column, num_proc=args.num_proc,
+                            add_eos=not args.no_eos, block_size=args.block_size, labels=args.labels,
+                            drop_last=not args.pad_last)
+    _log(f"wrote {args.format} to {os.fspath(folder)}")
     return 0
 
 
@@ -487,6 +547,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "count": _cmd_count,
     "apply": _cmd_apply,
     "encode": _cmd_encode,
+    "tokenize": _cmd_tokenize,
     "decode": _cmd_decode,
     "compare": _cmd_compare,
     "verify": _cmd_verify,

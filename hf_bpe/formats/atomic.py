@@ -24,10 +24,10 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-__all__ = ["replace_folder", "write_files"]
+__all__ = ["build_folder", "replace_folder", "write_files"]
 
 _ATTEMPTS = 100  # random temp names collide with probability ~2**-32 each; a few retries are plenty
 
@@ -322,6 +322,17 @@ def replace_folder(directory: str | os.PathLike[str], files: Mapping[str, bytes 
     if not isinstance(force, bool):
         raise TypeError(f"force must be a bool, got {type(force).__name__} {force!r}")
     payload = _encode(files)
+    target = _folder_target(directory)
+    # 2. One writer at a time; what a killed writer left behind is removed first.
+    with _folder_lock(target):
+        _remove_leftovers(target)
+        if not target.exists():
+            return _write_new_directory(target, payload)
+        return _swap_in(target, payload, force=force)
+
+
+def _folder_target(directory: str | os.PathLike[str]) -> Path:
+    """The absolute folder path to write, its parents created; refuse a path that is or passes through a file."""
     target = Path(os.path.abspath(directory))
     if target.exists() and not target.is_dir():
         raise NotADirectoryError(f"{os.fspath(directory)!r} exists and is not a folder; pass a folder path "
@@ -331,12 +342,7 @@ def replace_folder(directory: str | os.PathLike[str], files: Mapping[str, bytes 
     except (FileExistsError, NotADirectoryError) as exc:
         raise NotADirectoryError(f"cannot create {os.fspath(target)!r}: {exc.filename!r} exists and is not a "
                                  "folder") from None
-    # 2. One writer at a time; what a killed writer left behind is removed first.
-    with _folder_lock(target):
-        _remove_leftovers(target)
-        if not target.exists():
-            return _write_new_directory(target, payload)
-        return _swap_in(target, payload, force=force)
+    return target
 
 
 def _prefix(target: Path) -> str:
@@ -433,3 +439,58 @@ def _exchange(new: Path, target: Path) -> None:
         os.rename(aside, target)
         raise
     os.rename(aside, new)  # the caller removes `new`, which now holds the old folder
+
+
+def build_folder(directory: str | os.PathLike[str], build: Callable[[Path], None], *, force: bool = False) -> Path:
+    """Create the folder ``directory`` whole: ``build(staging)`` fills a hidden sibling, which then takes its place.
+
+    For outputs too large to hold in memory (a tokenized dataset, a token file). Readers see no folder, the old
+    folder or the new one, never a partial one; an interrupted ``build`` leaves only the hidden sibling, which the
+    next call removes. An existing ``directory`` is replaced as a whole (nothing of it is kept) with ``force``, and
+    refused without. Writers of the same folder take turns, as in :func:`replace_folder`.
+
+    Args:
+        directory: the folder to create or replace.
+        build: called once with the empty staging folder; everything it writes there becomes ``directory``.
+        force: replace an existing ``directory``.
+
+    Raises:
+        FileExistsError: ``directory`` exists and ``force`` is false (nothing is built).
+        NotADirectoryError: ``directory`` or a parent is a file.
+
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "data"
+    >>> _ = build_folder(out, lambda staging: (staging / "a.bin").write_bytes(b"\\x01"))
+    >>> sorted(p.name for p in out.iterdir())
+    ['a.bin']
+    """
+    # 1. Validate before building anything.
+    if not isinstance(directory, (str, os.PathLike)) or not os.fspath(directory):
+        raise TypeError(f"directory must be a non-empty str or os.PathLike, got {directory!r}")
+    if not callable(build):
+        raise TypeError(f"build must be callable, got {type(build).__name__} {build!r}")
+    if Path(directory).is_dir() and not force:
+        raise FileExistsError(f"{os.fspath(directory)!r} already exists; pass force=True (--force) to replace it")
+    target = _folder_target(directory)
+    # 2. Under the lock: leftovers of killed runs go, the new folder is built beside, then swapped in.
+    with _folder_lock(target):
+        _remove_leftovers(target)
+        staging = target.parent / f"{_prefix(target)}{secrets.token_hex(4)}"
+        os.mkdir(staging)
+        try:
+            build(staging)
+            for root, _dirs, names in os.walk(staging):
+                for name in names:
+                    with open(os.path.join(root, name), "rb") as handle:
+                        os.fsync(handle.fileno())
+            _fsync_directory(staging)
+            if target.exists():
+                if not force:  # appeared while building
+                    raise FileExistsError(f"{os.fspath(directory)!r} appeared while writing; pass force=True")
+                _exchange(staging, target)  # staging now holds the old folder
+            else:
+                os.rename(staging, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    _fsync_directory(target.parent)
+    return target.resolve()

@@ -16,13 +16,38 @@ from typing import Any
 from transformers.tokenization_utils_base import BatchEncoding, PaddingStrategy, TruncationStrategy
 
 from ..model.alignment import align_ordinary
-from .encoding import Encoding, PipelineOptions, pad_encodings, post_process
+from .encoding import Encoding, PipelineOptions, longest_first_lengths, pad_encodings, post_process
 
 __all__ = ["AlignedBatchMixin"]
 
 
 class AlignedBatchMixin:
     """Give ``HFBPETokenizer`` the fast tokenizer's ``Encoding`` objects and overflow rows."""
+
+    def truncate_sequences(
+        self,
+        ids: list[int],
+        pair_ids: list[int] | None = None,
+        num_tokens_to_remove: int = 0,
+        truncation_strategy: str | TruncationStrategy = "longest_first",
+        stride: int = 0,
+    ) -> tuple[list[int], list[int] | None, list[int]]:
+        """Truncate as the fast tokenizer does; for pairs with ``longest_first`` the base class splits differently.
+
+        tokenizers (``utils/truncation.rs``) keeps ``n1``, ``n2`` tokens with n1 the shorter length:
+        ``n2 = max(n1, L - n1)`` (or ``n1`` if ``n1 > L``), and if ``n1 + n2 > L`` then ``n1 = L // 2`` and
+        ``n2 = n1 + L % 2``, where ``L`` is the length left after removing ``num_tokens_to_remove``. The base class
+        removes the odd token from the other sequence (5 + 9 tokens cut to 9: fast keeps 4 + 5, base 5 + 4).
+        """
+        strategy = TruncationStrategy(truncation_strategy)
+        if num_tokens_to_remove <= 0 or pair_ids is None or strategy != TruncationStrategy.LONGEST_FIRST:
+            return super().truncate_sequences(  # type: ignore[misc]
+                ids, pair_ids, num_tokens_to_remove, truncation_strategy, stride)
+        limit = max(len(ids) + len(pair_ids) - num_tokens_to_remove, 0)
+        n1, n2 = longest_first_lengths(len(ids), len(pair_ids), limit)
+        if self.truncation_side == "left":  # type: ignore[attr-defined]
+            return ids[len(ids) - n1:], pair_ids[len(pair_ids) - n2:], []
+        return ids[:n1], pair_ids[:n2], []
 
     def _aligned_path_applies(self) -> bool:
         """Whether the pipeline gives what this tokenizer's own methods would (no override, default type ids)."""

@@ -62,7 +62,6 @@ from ..core.bytelevel import str_to_token, token_to_str
 from ..model.bpe import BPEModel
 from .added_tokens import AddedTokenMatcher
 from .aligned_batch import AlignedBatchMixin
-from .encoding import longest_first_lengths
 from .hf_loading import as_added_token, check_pretrained_folder, load_model
 from .fast_batch import FAST_PATH_METHODS, FastBatchMixin
 
@@ -471,30 +470,6 @@ class HFBPETokenizer(AlignedBatchMixin, FastBatchMixin, PreTrainedTokenizer):
 
     def _encode_without_added_tokens(self, text: str) -> list[int]:
         return self.bpe_model.encode_ordinary(text)
-
-    def truncate_sequences(
-        self,
-        ids: list[int],
-        pair_ids: list[int] | None = None,
-        num_tokens_to_remove: int = 0,
-        truncation_strategy: str | TruncationStrategy = "longest_first",
-        stride: int = 0,
-    ) -> tuple[list[int], list[int] | None, list[int]]:
-        """Truncate as the fast tokenizer does; for pairs with ``longest_first`` the base class splits differently.
-
-        tokenizers (``utils/truncation.rs``) keeps ``n1``, ``n2`` tokens with n1 the shorter length:
-        ``n2 = max(n1, L - n1)`` (or ``n1`` if ``n1 > L``), and if ``n1 + n2 > L`` then ``n1 = L // 2`` and
-        ``n2 = n1 + L % 2``, where ``L`` is the length left after removing ``num_tokens_to_remove``. The base class
-        removes the odd token from the other sequence (5 + 9 tokens cut to 9: fast keeps 4 + 5, base 5 + 4).
-        """
-        strategy = TruncationStrategy(truncation_strategy)
-        if num_tokens_to_remove <= 0 or pair_ids is None or strategy != TruncationStrategy.LONGEST_FIRST:
-            return super().truncate_sequences(ids, pair_ids, num_tokens_to_remove, truncation_strategy, stride)
-        limit = max(len(ids) + len(pair_ids) - num_tokens_to_remove, 0)
-        n1, n2 = longest_first_lengths(len(ids), len(pair_ids), limit)
-        if self.truncation_side == "left":
-            return ids[len(ids) - n1:], pair_ids[len(pair_ids) - n2:], []
-        return ids[:n1], pair_ids[:n2], []
 
     # -- decoding -------------------------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import AbstractSet, Literal
 
+import numpy as np
 import regex
 
 from ..core import _core
@@ -154,6 +155,7 @@ class BPEModel:
         if provenance is not None and not isinstance(provenance, Mapping):
             raise TypeError(f"provenance must be a mapping with 'options' and 'corpus', or None, got {provenance!r}")
         self._provenance: Mapping[str, object] = MappingProxyType(dict(provenance or {}))
+        self._packed: tuple[bytes, ...] | None = None  # see __reduce__
         self._roles = MappingProxyType(check_roles(roles, specials))
 
     # -- properties ---------------------------------------------------------------------------------------------
@@ -228,8 +230,31 @@ class BPEModel:
     __hash__ = None  # type: ignore[assignment]
 
     def __reduce__(self):
-        return (_rebuild, (self._vocab, self._merges, self._specials, self._pattern, self.add_prefix_space,
-                           self._ignore_merges, dict(self._roles)))
+        # Tokens and merges packed into a few byte strings (computed once; the model is immutable): pickling a
+        # model for worker processes, and `datasets` hashing it (Python-level pickling) for its cache, then cost
+        # milliseconds instead of one pickle call per token and per merge.
+        if self._packed is None:
+            self._packed = _pack(self._vocab, self._merges)
+        return (_unpack, (self._packed, self._specials, self._pattern, self.add_prefix_space,
+                          self._ignore_merges, dict(self._roles)))
+
+    def digest(self) -> str:
+        """Return a sha256 (hex) of what makes this tokenizer encode as it does: tokens and ids, merges, special
+        tokens, pattern and options (not the file spellings, nor roles). Equal models have equal digests.
+
+        >>> BPEModel.bytes_only().digest() == BPEModel.bytes_only().digest()
+        True
+        """
+        import hashlib
+
+        if self._packed is None:
+            self._packed = _pack(self._vocab, self._merges)
+        digest = hashlib.sha256()
+        for part in self._packed:
+            digest.update(len(part).to_bytes(8, "little") + part)
+        options = [sorted(self._specials.items()), self._pattern, self.add_prefix_space, self._ignore_merges]
+        digest.update(repr(options).encode("utf-8"))
+        return digest.hexdigest()
 
     # -- lookups --------------------------------------------------------------------------------------------------
 
@@ -595,6 +620,32 @@ class IncrementalDecoder:
     def reset(self) -> None:
         """Forget held-back bytes, to start a new stream."""
         self._decoder.reset()
+
+
+def _pack_bytes(items: Sequence[bytes]) -> tuple[bytes, bytes]:
+    """Byte strings as (their lengths, little-endian uint32; their concatenation)."""
+    return np.fromiter(map(len, items), dtype="<u4", count=len(items)).tobytes(), b"".join(items)
+
+
+def _unpack_bytes(lengths: bytes, data: bytes) -> list[bytes]:
+    ends = np.cumsum(np.frombuffer(lengths, dtype="<u4"), dtype=np.int64).tolist()
+    return [data[start:end] for start, end in zip([0, *ends[:-1]], ends)]
+
+
+def _pack(vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]]) -> tuple[bytes, ...]:
+    """The vocabulary and merges as six byte strings (see ``__reduce__``)."""
+    tokens = list(vocab)
+    ids = np.fromiter(vocab.values(), dtype="<i8", count=len(tokens)).tobytes()
+    return (ids, *_pack_bytes(tokens), *_pack_bytes([a for a, _ in merges]), *_pack_bytes([b for _, b in merges]))
+
+
+def _unpack(packed: tuple[bytes, ...], specials, pattern, add_prefix_space, ignore_merges, roles) -> BPEModel:
+    ids, token_lengths, token_data, left_lengths, left_data, right_lengths, right_data = packed
+    vocab = dict(zip(_unpack_bytes(token_lengths, token_data), np.frombuffer(ids, dtype="<i8").tolist()))
+    merges = list(zip(_unpack_bytes(left_lengths, left_data), _unpack_bytes(right_lengths, right_data)))
+    model = _rebuild(vocab, merges, specials, pattern, add_prefix_space, ignore_merges, roles)
+    model._packed = packed
+    return model
 
 
 def _rebuild(vocab, merges, specials, pattern, add_prefix_space, ignore_merges, roles=None) -> BPEModel:

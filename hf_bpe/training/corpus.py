@@ -14,6 +14,7 @@ Accepted corpora:
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import warnings
 import sys
@@ -25,7 +26,7 @@ from typing import Any
 from ..core.fragment import Fragment, last_safe_cut
 from ..errors import InputError
 
-__all__ = ["iter_texts", "iter_batches", "is_paths", "default_corpus_files", "default_corpus", "describe_default_corpus", "load_dataset"]
+__all__ = ["iter_texts", "iter_batches", "is_paths", "default_corpus_files", "default_corpus", "describe_default_corpus", "load_dataset", "load_text_files"]
 
 # Rows read from a datasets.Dataset per Arrow batch: large enough to amortise the per-batch cost, small enough
 # to keep memory flat.
@@ -295,3 +296,42 @@ def load_dataset(name: str, split: str) -> Any:
             f"cannot load dataset {name!r} split {split!r}: {exc}. hf-bpe works offline: pass a folder saved with "
             "Dataset.save_to_disk, or a local dataset script/folder"
         ) from None
+
+
+def load_text_files(paths: list[Path]) -> Any:
+    """Load UTF-8 text files as a `datasets` ``Dataset`` with one row per line, its ``"\\n"`` removed (column
+    ``text``), memory-mapped from a cache file that is reused until a file changes.
+
+    Lines end at ``"\\n"`` only, as in training (``datasets``' own text loader also splits on ``"\\r"``, U+2028,
+    ...). A final line without ``"\\n"`` is a row; a file ending in ``"\\n"`` has no empty last row. The cache file
+    lives in ``datasets``' cache folder, named by the files' paths, sizes and modification times.
+
+    Raises:
+        FileNotFoundError: naming the first path that is not a file.
+        ValueError: naming the file and line that is not UTF-8.
+    """
+    import datasets
+    from datasets.arrow_writer import ArrowWriter
+
+    # 1. The cache key: what would make the rows differ.
+    resolved = []
+    for path in paths:
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"{os.fspath(path)!r} is not a file; pass UTF-8 text files")
+        resolved.append(Path(path).resolve())
+    key = hashlib.sha256(repr([(os.fspath(p), p.stat().st_size, p.stat().st_mtime_ns) for p in resolved]).encode())
+    cache = Path(datasets.config.HF_DATASETS_CACHE) / "hf_bpe_text" / f"lines-{key.hexdigest()[:24]}.arrow"
+    # 2. Rows written once, a few MB at a time, under a temporary name (a killed run leaves no cache file).
+    if not cache.exists():
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temporary = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+        try:
+            features = datasets.Features({"text": datasets.Value("string")})
+            with ArrowWriter(path=os.fspath(temporary), features=features) as writer:
+                for batch in iter_batches(_iter_files(resolved)):
+                    writer.write_batch({"text": [t[:-1] if t.endswith("\n") else t for t in batch]})
+                writer.finalize()
+            os.replace(temporary, cache)
+        finally:
+            temporary.unlink(missing_ok=True)
+    return datasets.Dataset.from_file(os.fspath(cache))
