@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from transformers import GPT2TokenizerFast, PreTrainedTokenizerFast
 
 import hf_bpe
@@ -125,3 +127,60 @@ def test_hf_loading_roles_from_training_reach_every_loader(tmp_path):
     with pytest.raises(ValueError, match="role .eos_token. names .x., which is not one of the special tokens"):
         BPEModel.bytes_only(special_tokens={"<s>": 256}).__class__(
             {bytes([b]): b for b in range(256)}, [], special_tokens={"<s>": 256}, roles={"eos_token": "x"})
+
+
+# -- vocabularies without some byte tokens (issue 11, item 7) -------------------------------------------------------
+
+_PARTIAL_CORPUS = ["lower newer wider lowest, l'été 42 中文 😀!"] * 3
+
+
+@pytest.fixture(scope="module")
+def partial_base():
+    return hf_bpe.train(_PARTIAL_CORPUS, vocab_size=300, special_tokens=["<|endoftext|>", "<unk>"],
+                        show_progress=False)
+
+
+def _without_bytes(base, drop, **options):
+    """``base`` minus the single-byte tokens ``drop`` and every merge that uses one of them."""
+    gone = {bytes([b]) for b in drop}
+    vocab = {token: idx for token, idx in base.vocab.items() if token not in gone}
+    merges = [(a, b) for a, b in base.merges if a not in gone and b not in gone]
+    return BPEModel(vocab, merges, special_tokens=base.special_tokens, missing_bytes="allow", **options)
+
+
+def test_hf_loading_partial_vocabulary_refused_by_default_with_the_way_out(partial_base):
+    with pytest.raises(ValueError, match="missing_bytes='allow'"):
+        BPEModel({t: i for t, i in partial_base.vocab.items() if t != b"a"}, [], special_tokens={})
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(drop=st.sets(st.sampled_from(sorted(set("lowenrdiást,' 4中😀!".encode("utf-8")))), min_size=1, max_size=8),
+       unk=st.sampled_from([None, False, True]),
+       texts=st.lists(st.text(st.sampled_from(list("lowernd iést,'4中😀!?x\n")), max_size=25), min_size=1, max_size=4))
+def test_hf_loading_partial_vocabularies_encode_as_the_fast_tokenizer(partial_base, tmp_path_factory, drop, unk,
+                                                                        texts):
+    # Characters without a token are dropped (their neighbours may then merge), or become the BPE model's
+    # unk_token (fused when fuse_unk), exactly as tokenizers does: GPT2TokenizerFast on GPT-2 files, the fast
+    # tokenizer on tokenizer.json.
+    options = {} if unk is None else {"unk_token": "<unk>", "fuse_unk": unk}
+    model = _without_bytes(partial_base, drop, **options)
+    folder = tmp_path_factory.mktemp("partial")
+    model.save(folder, force=True)
+    ours = HFBPETokenizer.from_pretrained(folder)
+    if unk is None:
+        for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "hf_bpe_manifest.json"):
+            (folder / name).unlink()  # GPT-2 files alone, as tutorials and transformers' own tests write them
+        fast = GPT2TokenizerFast.from_pretrained(folder)
+        ours = HFBPETokenizer.from_pretrained(folder)
+    else:
+        fast = PreTrainedTokenizerFast.from_pretrained(folder)
+    reloaded = BPEModel.load(folder, missing_bytes="allow")
+    for text in texts:
+        expected = fast(text, add_special_tokens=False)["input_ids"]
+        assert ours(text, add_special_tokens=False)["input_ids"] == expected, (text, drop, unk)
+        assert model.encode_ordinary(text) == reloaded.encode_ordinary(text) == expected
+        assert ours.convert_ids_to_tokens(expected) == fast.convert_ids_to_tokens(expected)
+        assert ours.decode(expected) == fast.decode(expected)
+        aligned = {"return_offsets_mapping": True, "add_special_tokens": False}
+        assert dict(ours(text, **aligned)) == dict(fast(text, **aligned))

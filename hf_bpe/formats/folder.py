@@ -132,7 +132,11 @@ def read_folder(directory: str | os.PathLike[str]) -> FolderContents:
         tokens, others = gpt2.load_vocab_json(vocab_file)
         merges = gpt2.load_merges_txt(merges_file, vocab=tokens)
         files.update(vocab=vocab_file, merges=merges_file)
-        if tokenizer_file.is_file() and (not declares_specials or not set(hf_config.PRETOKENIZER_KEYS) <= options.keys()):
+        # tokenizer.json completes what the config leaves out; a vocabulary without some byte tokens also needs its
+        # BPE model's unk_token, which only tokenizer.json holds.
+        partial = any(bytes([b]) not in tokens for b in range(256))
+        if tokenizer_file.is_file() and (partial or not declares_specials
+                                         or not set(hf_config.PRETOKENIZER_KEYS) <= options.keys()):
             info = tokenizer_json.load_tokenizer_json(tokenizer_file)
             files["tokenizer"] = tokenizer_file
             _complete_options(options, info)
@@ -195,6 +199,10 @@ def _complete_options(options: dict[str, Any], info: dict[str, Any]) -> None:
     options.setdefault("pattern", pattern_name(info["pattern_regex"]))
     options.setdefault("add_prefix_space", info["add_prefix_space"])
     options.setdefault("ignore_merges", info["ignore_merges"])
+    # The BPE model's own unknown token (what a byte without a token becomes), only ever in tokenizer.json.
+    if info["unk_token"] is not None:
+        options.setdefault("unk_token", info["unk_token"])
+        options.setdefault("fuse_unk", info["fuse_unk"])
 
 
 def check_merges_present(path: str | os.PathLike[str], merges: list[tuple[bytes, bytes]], tokens: dict[bytes, int],

@@ -35,6 +35,8 @@ def dump_tokenizer_json(
     pattern_regex: str | None = None,
     add_prefix_space: bool = False,
     ignore_merges: bool = False,
+    unk_token: str | None = None,
+    fuse_unk: bool = False,
 ) -> str:
     """Render a ``tokenizer.json`` that `tokenizers` loads and that encodes exactly like hf_bpe.
 
@@ -132,10 +134,10 @@ def dump_tokenizer_json(
         "model": {
             "type": "BPE",
             "dropout": None,
-            "unk_token": None,
+            "unk_token": unk_token,
             "continuing_subword_prefix": None,
             "end_of_word_suffix": None,
-            "fuse_unk": False,
+            "fuse_unk": fuse_unk,
             "byte_fallback": False,
             "ignore_merges": ignore_merges,
             "vocab": vocab,
@@ -263,6 +265,10 @@ def load_tokenizer_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     ignore_merges = model.get("ignore_merges", False)
     if not isinstance(ignore_merges, bool):
         raise ValueError(f"{name!r}: model.ignore_merges is {ignore_merges!r}; expected true or false")
+    unk_token, fuse_unk = model.get("unk_token"), model.get("fuse_unk", False)
+    if unk_token is not None and not isinstance(unk_token, str) or not isinstance(fuse_unk, bool):
+        raise ValueError(f"{name!r}: model.unk_token {unk_token!r} / fuse_unk {fuse_unk!r}; expected a string or "
+                         "null, and true or false")
     tokens, others = split_vocab(name, "model.vocab", model.get("vocab"))
 
     # 2. merges, in either spelling.
@@ -302,4 +308,6 @@ def load_tokenizer_json(path: str | os.PathLike[str]) -> dict[str, Any]:
         "ignore_merges": ignore_merges,
         "pattern_regex": pattern_regex,
         "add_prefix_space": add_prefix_space,
+        "unk_token": unk_token,
+        "fuse_unk": fuse_unk,
     }

@@ -61,13 +61,22 @@ def load_model(
     wanted = named_specials(kwargs) | ({_END} if gpt2_defaults else set())
     options: dict[str, Any] = {"pattern": pattern, "add_prefix_space": add_prefix_space,
                                "ignore_merges": ignore_merges}
+    # GPT2TokenizerFast loads vocabularies without some byte tokens (toy and character-level ones): so do we.
+    partial = {"missing_bytes": "allow"}
     record = None
     if vocab is not None or merges is not None:
         model = _from_memory(vocab, merges, wanted, options)
     elif vocab_file is not None and merges_file is not None:
         record = folder_training_record(vocab_file, merges_file)
         model = BPEModel.from_files(vocab_file, merges_file, special_if_present=wanted,
-                                    **_with_defaults(options, {}))
+                                    **_with_defaults(options, {}), **partial)
+        if model.missing_bytes and tokenizer_file is not None:  # its BPE model may name an unk token
+            info = tokenizer_json.load_tokenizer_json(tokenizer_file)
+            if info["unk_token"] is not None:
+                model = BPEModel(model.vocab, model.merges, special_tokens=model.special_tokens,
+                                 pattern=model.pattern, add_prefix_space=model.add_prefix_space,
+                                 ignore_merges=model.ignore_merges, missing_bytes="allow",
+                                 unk_token=info["unk_token"], fuse_unk=info["fuse_unk"])
     elif tokenizer_file is not None:
         gpt2_defaults = False  # a tokenizer.json declares its own specials; GPT2TokenizerFast is not implied
         info = tokenizer_json.load_tokenizer_json(tokenizer_file)
@@ -76,7 +85,8 @@ def load_model(
                     "add_prefix_space": info["add_prefix_space"], "ignore_merges": info["ignore_merges"]}
         folder.check_merges_present(tokenizer_file, info["merges"], info["tokens"], specials)
         model = BPEModel(regular_tokens(info["tokens"], info["merges"], specials), info["merges"],
-                         special_tokens=specials, **_with_defaults(options, declared))
+                         special_tokens=specials, **_with_defaults(options, declared), **partial,
+                         unk_token=info["unk_token"], fuse_unk=info["fuse_unk"])
     else:
         given = vocab_file if merges_file is None else merges_file
         raise TypeError(
@@ -100,7 +110,8 @@ def _from_memory(vocab: Any, merges: Any, wanted: set[str], options: dict[str, A
     # transformers 5's GPT2Tokenizer(vocab=..., merges=...): a dict of byte-level strings (or a path) and a list of
     # "a b" strings or pairs (or a path).
     if isinstance(vocab, str | os.PathLike) and isinstance(merges, str | os.PathLike):
-        return BPEModel.from_files(vocab, merges, special_if_present=wanted, **_with_defaults(options, {}))
+        return BPEModel.from_files(vocab, merges, special_if_present=wanted, **_with_defaults(options, {}),
+                                   missing_bytes="allow")
     if not isinstance(vocab, Mapping) or not isinstance(merges, list | tuple):
         raise TypeError(f"vocab= must be a dict of token strings to ids and merges= a list of 'a b' strings or "
                         f"pairs (or both paths), got {type(vocab).__name__} and {type(merges).__name__}")
@@ -118,7 +129,7 @@ def _from_memory(vocab: Any, merges: Any, wanted: set[str], options: dict[str, A
         if idx is not None:
             specials[name] = idx
     return BPEModel(regular_tokens(tokens, pairs, specials), pairs, special_tokens=specials,
-                    **_with_defaults(options, {}))
+                    **_with_defaults(options, {}), missing_bytes="allow")
 
 
 def check_pretrained_folder(path: object) -> None:

@@ -39,15 +39,14 @@ def align_ordinary(
     """
     pretokenizer = model.pretokenizer
     prefixed = pretokenizer.add_prefix_space and bool(text) and not text.startswith(" ")
-    encode_word = model.encode_word
-    length_of = model.token_length
+    encode_spans = model.encode_word_spans
     ids: list[int] = []
     offsets: list[tuple[int, int]] = []
     words: list[int] = []
     position = start  # the character where the current piece starts in the (unprefixed) text
     for index, piece in enumerate(pretokenizer.split(text)):
         data = piece.encode("utf-8")
-        piece_ids = encode_word(data)
+        spans = encode_spans(data)
         extra = 1 if index == 0 and prefixed else 0  # the added space: aligned with the first character
         # char_of[b]: the character (relative to `position`) holding byte b of the piece.
         if piece.isascii():
@@ -58,13 +57,10 @@ def align_ordinary(
                 char_of.extend([offset] * len(char.encode("utf-8")))
         if extra:
             char_of[0] = 0
-        byte = 0
         word = first_word + index
-        for token_id in piece_ids:
-            end = byte + length_of(token_id)
-            offsets.append((position + char_of[byte], position + char_of[end - 1] + 1))
-            byte = end
-        ids += piece_ids
-        words += [word] * len(piece_ids)
+        for token_id, first, end in spans:
+            ids.append(token_id)
+            offsets.append((position + char_of[first], position + char_of[end - 1] + 1))
+        words += [word] * len(spans)
         position += len(piece) - extra
     return ids, offsets, words

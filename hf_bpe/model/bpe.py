@@ -21,7 +21,7 @@ import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import AbstractSet, Literal
+from typing import AbstractSet, Any, Literal
 
 import numpy as np
 import regex
@@ -70,6 +70,12 @@ class BPEModel:
         roles: special tokens' roles for transformers, e.g. ``{"eos_token": "<|endoftext|>"}`` (keys:
             ``bos_token``, ``eos_token``, ``unk_token``, ``pad_token``, ...); each names one of ``special_tokens``.
             Written to ``tokenizer_config.json``; encoding does not use them.
+        missing_bytes: ``"refuse"`` a vocabulary without a token for some byte UTF-8 text can contain, or
+            ``"allow"`` it: such a byte is then dropped from its piece (its neighbours may merge), or becomes
+            ``unk_token``'s id, exactly as `tokenizers`' BPE does (toy and character-level vocabularies).
+        unk_token: the BPE model's unknown token (`tokenizers`' ``BPE(unk_token=...)``, ``model.unk_token`` in
+            ``tokenizer.json``): a token of the vocabulary that each missing byte becomes (not a transformers role).
+        fuse_unk: consecutive unknown bytes become one ``unk_token``.
 
     Raises:
         TypeError: on arguments of the wrong type.
@@ -87,6 +93,9 @@ class BPEModel:
         ignore_merges: bool = False,
         provenance: Mapping[str, object] | None = None,
         roles: Mapping[str, str] = MappingProxyType({}),
+        missing_bytes: Literal["refuse", "allow"] = "refuse",
+        unk_token: str | None = None,
+        fuse_unk: bool = False,
     ) -> None:
         # 1. Validate the vocabulary and the specials, and build the id -> bytes table.
         if not isinstance(vocab, Mapping):
@@ -102,11 +111,23 @@ class BPEModel:
         # Bytes that UTF-8 never produces (C0, C1, F5..FF) may be absent: real vocabularies (Falcon, MPT,
         # StarCoder) drop them, and encoding a str can never need them.
         missing = [b for b in range(256) if bytes([b]) not in vocab and b not in _NOT_IN_UTF8]
-        if missing:
+        if missing_bytes not in ("refuse", "allow"):
+            raise ValueError(f"missing_bytes must be 'refuse' or 'allow', got {missing_bytes!r}")
+        if missing and missing_bytes == "refuse":
             raise ValueError(
                 f"a byte-level vocabulary needs a token for every byte that UTF-8 text can contain, but "
-                f"{len(missing)} are missing (first: {bytes(missing[:8])!r}); train with hf_bpe.train or add them"
+                f"{len(missing)} are missing (first: {bytes(missing[:8])!r}); train with hf_bpe.train, add them, or "
+                "load with missing_bytes='allow' (such bytes are then dropped, or become unk_token, as tokenizers does)"
             )
+        if not isinstance(fuse_unk, bool):
+            raise TypeError(f"fuse_unk must be a bool, got {fuse_unk!r}")
+        unk_id = None
+        if unk_token is not None:
+            if not isinstance(unk_token, str):
+                raise TypeError(f"unk_token must be a str or None, got {type(unk_token).__name__} {unk_token!r}")
+            unk_id = specials.get(unk_token, vocab.get(unk_token.encode("utf-8")))
+            if unk_id is None:
+                raise ValueError(f"unk_token {unk_token!r} is not a token of the vocabulary; add it or leave it out")
         for text, idx in specials.items():
             if idx in by_id and by_id[idx] != text.encode("utf-8"):
                 raise ValueError(
@@ -150,6 +171,11 @@ class BPEModel:
         # An absent UTF-8-impossible byte maps to an id no vocabulary has, so a misuse would fail loudly on decode.
         byte_ids = [vocab.get(bytes([b]), _NO_ID) for b in range(256)]
         self._encoder = _core.WordEncoder(triples, byte_ids, whole_words=self._vocab if ignore_merges else None)
+        self._unk = (unk_token, fuse_unk)
+        self._missing = bytes(missing)
+        if missing:  # tokenizers' BPE: a byte without a token is dropped, or becomes the unk token
+            self._encoder = _PartialBytesEncoder(self._encoder, self._missing, unk_id, fuse_unk,
+                                                 self._vocab if ignore_merges else None)
         self._special_regex_cache: dict[frozenset[str], regex.Pattern[str]] = {}
         # Given by a trainer: the options and corpus fingerprint that save() writes to the manifest.
         if provenance is not None and not isinstance(provenance, Mapping):
@@ -225,6 +251,7 @@ class BPEModel:
             and self._pretokenizer == other._pretokenizer
             and self._ignore_merges == other._ignore_merges
             and self._roles == other._roles
+            and self._unk == other._unk
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -236,7 +263,18 @@ class BPEModel:
         if self._packed is None:
             self._packed = _pack(self._vocab, self._merges)
         return (_unpack, (self._packed, self._specials, self._pattern, self.add_prefix_space,
-                          self._ignore_merges, dict(self._roles)))
+                          self._ignore_merges, dict(self._roles), self._partial_options()))
+
+    def _partial_options(self) -> dict[str, object]:
+        """The options of a vocabulary missing some bytes (empty for a complete one)."""
+        if not self._missing:
+            return {}
+        return {"missing_bytes": "allow", "unk_token": self._unk[0], "fuse_unk": self._unk[1]}
+
+    @property
+    def missing_bytes(self) -> bytes:
+        """The byte values (that UTF-8 text can contain) with no token: dropped, or encoded as the unk token."""
+        return self._missing
 
     def digest(self) -> str:
         """Return a sha256 (hex) of what makes this tokenizer encode as it does: tokens and ids, merges, special
@@ -253,6 +291,8 @@ class BPEModel:
         for part in self._packed:
             digest.update(len(part).to_bytes(8, "little") + part)
         options = [sorted(self._specials.items()), self._pattern, self.add_prefix_space, self._ignore_merges]
+        if self._missing:
+            options.append(sorted(self._partial_options().items()))
         digest.update(repr(options).encode("utf-8"))
         return digest.hexdigest()
 
@@ -295,6 +335,23 @@ class BPEModel:
         [104, 105]
         """
         return self._encoder.encode_word(word)
+
+    def encode_word_spans(self, word: bytes) -> list[tuple[int, int, int]]:
+        """Encode one pre-token and give each token's byte span in it: ``(id, start, end)``.
+
+        The spans cover the word end to end, except where a vocabulary without some byte tokens drops a byte.
+
+        >>> BPEModel.bytes_only().encode_word_spans(b"hi")
+        [(104, 0, 1), (105, 1, 2)]
+        """
+        if self._missing:
+            return self._encoder.encode_word_spans(word, self.token_length)
+        spans, at = [], 0
+        for token_id in self._encoder.encode_word(word):
+            end = at + self.token_length(token_id)
+            spans.append((token_id, at, end))
+            at = end
+        return spans
 
     def token_length(self, token_id: int) -> int:
         """Return the number of bytes of a token (a special token's UTF-8 length)."""
@@ -466,6 +523,8 @@ class BPEModel:
                 pattern_regex=pattern_regex,
                 add_prefix_space=self.add_prefix_space,
                 ignore_merges=self._ignore_merges,
+                unk_token=self._unk[0],
+                fuse_unk=self._unk[1],
             ),
             **hf_config.tokenizer_config_files(
                 special_tokens=self._specials,
@@ -510,6 +569,7 @@ class BPEModel:
         pattern: str = "gpt2",
         add_prefix_space: bool = False,
         ignore_merges: bool = False,
+        missing_bytes: Literal["refuse", "allow"] = "refuse",
     ) -> BPEModel:
         """Load a GPT-2 format vocabulary (``vocab.json``/``encoder.json`` + ``merges.txt``/``vocab.bpe``).
 
@@ -527,6 +587,7 @@ class BPEModel:
             pattern: see :class:`BPEModel`.
             add_prefix_space: see :class:`BPEModel`.
             ignore_merges: see :class:`BPEModel`.
+            missing_bytes: see :class:`BPEModel`.
         """
         from ..formats import folder, gpt2
 
@@ -553,15 +614,17 @@ class BPEModel:
                 specials[name] = idx
         folder.check_merges_present(merges_file, merges, tokens, specials)
         return cls(regular_tokens(tokens, merges, specials), merges, special_tokens=specials, pattern=pattern,
-                   add_prefix_space=add_prefix_space, ignore_merges=ignore_merges)
+                   add_prefix_space=add_prefix_space, ignore_merges=ignore_merges, missing_bytes=missing_bytes)
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str]) -> BPEModel:
+    def load(cls, directory: str | os.PathLike[str], *,
+             missing_bytes: Literal["refuse", "allow"] = "refuse") -> BPEModel:
         """Load a tokenizer folder: one written by :meth:`save`, GPT-2 files, or a ``tokenizer.json`` alone.
 
         ``tokenizer_config.json``, when present, gives the pattern, ``add_prefix_space``, ``ignore_merges`` and
         the special tokens (``added_tokens_decoder``); what it does not say comes from a ``tokenizer.json`` in the
         folder (GPT-2's own folder declares ``<|endoftext|>`` only there). See :mod:`hf_bpe.formats.folder`.
+        ``missing_bytes="allow"`` loads a vocabulary without some byte tokens, as `tokenizers` does.
 
         Raises:
             FileNotFoundError: when the folder does not exist or holds no tokenizer (the message says what is
@@ -573,7 +636,8 @@ class BPEModel:
         contents = folder.read_folder(directory)
         try:
             return cls(regular_tokens(contents.tokens, contents.merges, contents.specials), contents.merges,
-                       special_tokens=contents.specials, roles=contents.roles, **contents.options)
+                       special_tokens=contents.specials, roles=contents.roles, missing_bytes=missing_bytes,
+                       **contents.options)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{os.fspath(directory)!r}: {exc}") from None
 
@@ -622,6 +686,74 @@ class IncrementalDecoder:
         self._decoder.reset()
 
 
+class _PartialBytesEncoder:
+    """The word encoder of a vocabulary missing some bytes, as `tokenizers`' ``BPE::merge_word`` treats them.
+
+    A byte without a token is left out of the word (so its neighbours become adjacent and may merge), or, with an
+    unk token, becomes that id and splits the word (no merge crosses it). Only words holding such a byte take the
+    slow path.
+    """
+
+    __slots__ = ("_inner", "_missing", "_unk", "_fuse", "_whole")
+
+    def __init__(self, inner: _core.WordEncoder, missing: bytes, unk_id: int | None, fuse: bool,
+                 whole_words: Mapping[bytes, int] | None) -> None:
+        self._inner, self._missing, self._unk, self._fuse, self._whole = inner, missing, unk_id, fuse, whole_words
+
+    def encode_word(self, word: bytes) -> list[int]:
+        if word.translate(None, self._missing) == word:  # no missing byte: the compiled path
+            return self._inner.encode_word(word)
+        if self._whole is not None and word in self._whole:  # ignore_merges: tokenizers looks the word up first
+            return [self._whole[word]]
+        if self._unk is None:
+            return self._inner.encode_word(word.translate(None, self._missing))
+        ids: list[int] = []
+        start = 0
+        for position, byte in enumerate(word):
+            if byte in self._missing:
+                if start < position:
+                    ids += self._inner.encode_word(word[start:position])
+                if not (self._fuse and ids and ids[-1] == self._unk and start == position):
+                    ids.append(self._unk)
+                start = position + 1
+        if start < len(word):
+            ids += self._inner.encode_word(word[start:])
+        return ids
+
+    def encode_words(self, words: Iterable[bytes]) -> list[int]:
+        ids: list[int] = []
+        for word in words:
+            ids += self.encode_word(word)
+        return ids
+
+    def encode_word_spans(self, word: bytes, length_of: Any) -> list[tuple[int, int, int]]:
+        """``(id, first byte, end byte)`` of each token of ``word``, the spans in ``word``'s own bytes."""
+        spans: list[tuple[int, int, int]] = []
+        if self._whole is not None and word in self._whole:
+            return [(self._whole[word], 0, len(word))]
+        if self._unk is None:
+            # tokenizers measures a symbol's offsets by the lengths of the symbols before it: a dropped byte
+            # takes no room, so the tokens after it are reported shifted left (as the fast tokenizer does).
+            at = 0
+            for token_id in self._inner.encode_word(word.translate(None, self._missing)):
+                spans.append((token_id, at, at + length_of(token_id)))
+                at += length_of(token_id)
+            return spans
+        start = 0
+        for position in [*(i for i, byte in enumerate(word) if byte in self._missing), len(word)]:
+            at = start
+            for token_id in self._inner.encode_word(word[start:position]) if start < position else []:
+                spans.append((token_id, at, at + length_of(token_id)))
+                at += length_of(token_id)
+            if position < len(word):
+                if self._fuse and spans and spans[-1][0] == self._unk and spans[-1][2] == position:
+                    spans[-1] = (self._unk, spans[-1][1], position + 1)
+                else:
+                    spans.append((self._unk, position, position + 1))
+            start = position + 1
+        return spans
+
+
 def _pack_bytes(items: Sequence[bytes]) -> tuple[bytes, bytes]:
     """Byte strings as (their lengths, little-endian uint32; their concatenation)."""
     return np.fromiter(map(len, items), dtype="<u4", count=len(items)).tobytes(), b"".join(items)
@@ -639,11 +771,13 @@ def _pack(vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]]) -> 
     return (ids, *_pack_bytes(tokens), *_pack_bytes([a for a, _ in merges]), *_pack_bytes([b for _, b in merges]))
 
 
-def _unpack(packed: tuple[bytes, ...], specials, pattern, add_prefix_space, ignore_merges, roles) -> BPEModel:
+def _unpack(packed: tuple[bytes, ...], specials, pattern, add_prefix_space, ignore_merges, roles,
+            partial=None) -> BPEModel:
     ids, token_lengths, token_data, left_lengths, left_data, right_lengths, right_data = packed
     vocab = dict(zip(_unpack_bytes(token_lengths, token_data), np.frombuffer(ids, dtype="<i8").tolist()))
     merges = list(zip(_unpack_bytes(left_lengths, left_data), _unpack_bytes(right_lengths, right_data)))
-    model = _rebuild(vocab, merges, specials, pattern, add_prefix_space, ignore_merges, roles)
+    model = BPEModel(vocab, merges, special_tokens=specials, pattern=pattern, add_prefix_space=add_prefix_space,
+                     ignore_merges=ignore_merges, roles=roles or {}, **(partial or {}))
     model._packed = packed
     return model
 
