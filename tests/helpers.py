@@ -27,3 +27,28 @@ def tiktoken_pat_str(encoding: str) -> str:
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "join":
         return ast.literal_eval(value.func.value).join(ast.literal_eval(value.args[0]))
     return ast.literal_eval(value)
+
+
+def transformers_major() -> int:
+    """The installed transformers' major version (the suite runs under 5.x and, in CI's second venv, 4.x)."""
+    import transformers
+
+    return int(transformers.__version__.split(".")[0])
+
+
+# Behaviours that only transformers 5 has; under 4.x the tests that check them skip, saying which.
+def needs_transformers_5(why: str):
+    """Skip under transformers 4, where the fast tokenizer (or transformers itself) does what ``why`` says."""
+    return pytest.mark.skipif(transformers_major() < 5, reason=f"transformers 4: {why}")
+
+
+def fast_fields(ours: object, fast: object) -> dict:
+    """The fast tokenizer's output as a dict, comparable with ``HFBPETokenizer``'s under both majors.
+
+    transformers 4's generic ``PreTrainedTokenizerFast`` lists ``token_type_ids`` among its model inputs (4.x's
+    ``GPT2TokenizerFast`` and 5.x do not); ``HFBPETokenizer`` returns what ``GPT2TokenizerFast`` returns.
+    """
+    fields = dict(fast)  # type: ignore[call-overload]
+    if transformers_major() < 5 and "token_type_ids" not in ours and "token_type_ids" in fields:  # type: ignore[operator]
+        del fields["token_type_ids"]
+    return fields

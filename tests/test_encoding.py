@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from transformers import GPT2TokenizerFast, PreTrainedTokenizerFast
 
 import hf_bpe
+from helpers import fast_fields, transformers_major
 from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
 
 pytestmark = pytest.mark.crossval
@@ -29,7 +30,7 @@ def _lines(shared_data, name, count):
 
 def assert_same_encodings(ours_output, fast_output, rows=None):
     """Every field and every lookup transformers offers, row by row (the first ``rows`` rows for the lookups)."""
-    assert dict(ours_output) == dict(fast_output)
+    assert dict(ours_output) == fast_fields(ours_output, fast_output)
     assert len(ours_output.encodings) == len(fast_output.encodings)
     pairs = list(zip(ours_output.encodings, fast_output.encodings))[:rows]
     for row, (ours, theirs) in enumerate(pairs):
@@ -94,6 +95,8 @@ def test_encoding_overflowing_windows_equal_the_fast_tokenizer(gpt2, shared_data
     options = dict(options)
     pair = options.pop("pair", False)
     flags = {k: options.pop(k) for k in ("add_bos_token", "add_eos_token") if k in options}
+    if flags and transformers_major() < 5:
+        pytest.skip("transformers 4: GPT2TokenizerFast ignores add_bos_token/add_eos_token")
     folder = shared_data / "vocabs" / "gpt2"
     ours = HFBPETokenizer.from_pretrained(folder, **flags)
     fast = GPT2TokenizerFast.from_pretrained(folder, **flags)

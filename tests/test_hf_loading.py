@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+import tokenizers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from transformers import GPT2TokenizerFast, PreTrainedTokenizerFast
 
 import hf_bpe
+from helpers import fast_fields, needs_transformers_5
 from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
 from hf_bpe.model.bpe import BPEModel
 
@@ -43,6 +45,7 @@ def test_hf_loading_gpt2_folder_gets_gpt2_roles_and_specials(shared_data):
 @pytest.mark.shared_data
 @pytest.mark.parametrize("flags", [{"add_bos_token": True}, {"add_eos_token": True},
                                    {"add_bos_token": True, "add_eos_token": True}], ids=str)
+@needs_transformers_5("GPT2TokenizerFast ignores add_bos_token/add_eos_token (HFBPETokenizer honours them)")
 def test_hf_loading_add_bos_and_eos_tokens_as_the_fast_tokenizer(shared_data, flags):
     folder = shared_data / "vocabs" / "gpt2"
     fast = GPT2TokenizerFast.from_pretrained(folder, **flags)
@@ -59,6 +62,7 @@ def test_hf_loading_add_bos_without_a_bos_token_is_refused():
         HFBPETokenizer.from_model(BPEModel.bytes_only(), add_bos_token=True)
 
 
+@needs_transformers_5("tokenizers have no `backend` attribute")
 def test_hf_loading_reads_a_folder_transformers_5_saved(tmp_path):
     # Issue 11: transformers 5 saves tokenizer.json + tokenizer_config.json only; that folder must load.
     _small_model(eos_token="<|endoftext|>").save(tmp_path / "ours")
@@ -183,4 +187,9 @@ def test_hf_loading_partial_vocabularies_encode_as_the_fast_tokenizer(partial_ba
         assert ours.convert_ids_to_tokens(expected) == fast.convert_ids_to_tokens(expected)
         assert ours.decode(expected) == fast.decode(expected)
         aligned = {"return_offsets_mapping": True, "add_special_tokens": False}
-        assert dict(ours(text, **aligned)) == dict(fast(text, **aligned))
+        ours_aligned = ours(text, **aligned)
+        expected_aligned = fast_fields(ours_aligned, fast(text, **aligned))
+        if tokenizers.__version__ < "0.23":  # 0.22 reports other offsets after a dropped byte; hf_bpe follows 0.23
+            expected_aligned.pop("offset_mapping")
+            ours_aligned = {k: v for k, v in ours_aligned.items() if k != "offset_mapping"}
+        assert dict(ours_aligned) == expected_aligned

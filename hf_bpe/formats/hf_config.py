@@ -84,7 +84,8 @@ def tokenizer_config(
         add_prefix_space: ``BPEModel.add_prefix_space``.
         ignore_merges: ``BPEModel.ignore_merges``.
         roles: transformers roles to special tokens, e.g. ``{"eos_token": "<|endoftext|>"}``; every role value must
-            be one of ``special_tokens``. Specials without a role are listed as ``extra_special_tokens``.
+            be one of ``special_tokens``. Specials without a role are listed as ``additional_special_tokens``
+            (transformers 5 reads it as ``extra_special_tokens``; transformers 4 wants a dict under that name).
 
     Returns:
         The config, with every one of the seven roles present (``None`` when unset) so that loaders with role
@@ -95,7 +96,7 @@ def tokenizer_config(
         ValueError: on an unknown role or a role naming a token that is not a special token.
 
     >>> c = tokenizer_config(special_tokens={"<s>": 0}, pattern="gpt2", add_prefix_space=True, ignore_merges=False)
-    >>> c["extra_special_tokens"], c["bos_token"], c["add_prefix_space"]
+    >>> c["additional_special_tokens"], c["bos_token"], c["add_prefix_space"]
     (['<s>'], None, True)
     """
     check_special_ids(special_tokens)
@@ -118,7 +119,7 @@ def tokenizer_config(
     named = set(roles.values())
     extra = [text for text, _ in by_id if text not in named]
     if extra:
-        config["extra_special_tokens"] = extra
+        config["additional_special_tokens"] = extra
     return config
 
 
@@ -163,7 +164,9 @@ def special_tokens_map(config: Mapping[str, Any]) -> dict[str, Any]:
         return entry
 
     result: dict[str, Any] = {role: legacy(config[role]) for role in ROLES if config.get(role)}
-    extra = config.get("extra_special_tokens") or []
+    extra = config.get("additional_special_tokens") or config.get("extra_special_tokens") or []
+    if isinstance(extra, Mapping):  # transformers 4's named extra tokens
+        extra = list(extra.values())
     if extra:
         result["additional_special_tokens"] = [legacy(str(token)) for token in extra]
     return result

@@ -47,8 +47,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from transformers.configuration_utils import PreTrainedConfig
-from transformers.tokenization_python import PreTrainedTokenizer
 from transformers.tokenization_utils_base import (
     VERY_LARGE_INTEGER,
     AddedToken,
@@ -62,6 +60,7 @@ from ..core.bytelevel import str_to_token, token_to_str
 from ..model.bpe import BPEModel
 from .added_tokens import AddedTokenMatcher
 from .aligned_batch import AlignedBatchMixin
+from .transformers_compat import MAJOR, PreTrainedConfig, PreTrainedTokenizer, Transformers4BatchMixin
 from .hf_loading import as_added_token, check_pretrained_folder, load_model
 from .fast_batch import FAST_PATH_METHODS, FastBatchMixin
 
@@ -86,7 +85,7 @@ class HFBPEConfig(PreTrainedConfig):
     model_type = "hf_bpe"
 
 
-class HFBPETokenizer(AlignedBatchMixin, FastBatchMixin, PreTrainedTokenizer):
+class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin, PreTrainedTokenizer):
     """A byte-level BPE tokenizer for `transformers` backed by hf_bpe's ``BPEModel``.
 
     Args:
@@ -114,7 +113,11 @@ class HFBPETokenizer(AlignedBatchMixin, FastBatchMixin, PreTrainedTokenizer):
     vocab_files_names = VOCAB_FILES_NAMES
     model_input_names = ["input_ids", "attention_mask"]
     # Batches of strings skip transformers' per-item Python (see _encode_batch_fast); False restores it.
-    _batch_fast_path = True
+    # The batch fast path reproduces transformers 5's general path; under transformers 4 (whose general path
+    # differs at the edges) batches take 4.x's own path, so that a batch always equals its items one by one.
+    _batch_fast_path = MAJOR >= 5
+    # Truncated pairs follow the fast tokenizer's pipeline (aligned_batch.py); False gives the base class's.
+    _aligned_pairs = True
 
     def __init__(
         self,
@@ -178,8 +181,8 @@ class HFBPETokenizer(AlignedBatchMixin, FastBatchMixin, PreTrainedTokenizer):
         if "extra_special_tokens" not in kwargs and "additional_special_tokens" not in kwargs:
             named = {str(kwargs[role]) for role in hf_config.ROLES if kwargs.get(role) is not None}
             extra = [t.content for _, t in sorted(added.items()) if t.special and t.content not in named]
-            if extra:
-                kwargs["extra_special_tokens"] = extra
+            if extra:  # the name both majors read (transformers 5 renames it extra_special_tokens)
+                kwargs["additional_special_tokens"] = extra
         for role in hf_config.ROLES:
             # Saved as null when unset, so GPT2TokenizerFast does not default them to <|endoftext|>.
             kwargs.setdefault(role, None)
@@ -413,7 +416,7 @@ class HFBPETokenizer(AlignedBatchMixin, FastBatchMixin, PreTrainedTokenizer):
         if kwargs.get("return_offsets_mapping") or kwargs.get("return_overflowing_tokens"):
             self._check_aligned_path()
             return self._encode_aligned_call(text, text_pair, kwargs)
-        if (truncated_pair and self._batch_fast_path and self._aligned_path_applies()
+        if (truncated_pair and self._aligned_pairs and self._aligned_path_applies()
                 and not kwargs.get("is_split_into_words")):
             return self._encode_aligned_call(text, text_pair, kwargs)
         return self._attach_lazy_encodings(self._encode_plus_ids(text, text_pair, kwargs), text, text_pair, kwargs)
@@ -425,6 +428,9 @@ class HFBPETokenizer(AlignedBatchMixin, FastBatchMixin, PreTrainedTokenizer):
             encoded = self._encode_batch_fast(text, text_pair, kwargs)
             if encoded is not None:
                 return encoded
+        if MAJOR < 5 and isinstance(text, (list, tuple)):  # transformers 4 batches in _batch_encode_plus
+            items = list(zip(text, text_pair)) if text_pair is not None else list(text)
+            return PreTrainedTokenizer._batch_encode_plus(self, items, **kwargs)
         # Encode plain strings to ids here, once, instead of the base class's text -> tokens -> ids round trip.
         # Empty strings stay strings: the base class turns them into [] (an empty id list would be refused).
         if not kwargs.get("is_split_into_words") and not kwargs.get("sanitize_control_tokens"):
@@ -625,6 +631,16 @@ class HFBPETokenizer(AlignedBatchMixin, FastBatchMixin, PreTrainedTokenizer):
             config.pop(key, None)
         if config.get("model_max_length") == VERY_LARGE_INTEGER:
             config.pop("model_max_length")
+        if config.get("clean_up_tokenization_spaces") is False:  # transformers 4 saves its default; 5 does not
+            config.pop("clean_up_tokenization_spaces")
+        # transformers 5 saves the unnamed specials as an `extra_special_tokens` list, which transformers 4 cannot
+        # read (it wants a dict there); both read `additional_special_tokens`.
+        if isinstance(config.get("extra_special_tokens"), list):
+            extra = config.pop("extra_special_tokens")
+            if extra:
+                config["additional_special_tokens"] = extra
+        elif config.get("extra_special_tokens") == {}:  # transformers 4's empty named-tokens dict
+            config.pop("extra_special_tokens")
         rendered = hf_config.render_config_files(config)
         files[config_name] = rendered[hf_config.TOKENIZER_CONFIG_FILE]
         files[prefix + hf_config.SPECIAL_TOKENS_MAP_FILE] = rendered[hf_config.SPECIAL_TOKENS_MAP_FILE]
@@ -674,7 +690,10 @@ def register() -> None:
     # function, and at the top of this module it would find the module half-initialised (a spurious warning).
     from transformers.models.auto.tokenization_auto import AutoTokenizer
 
-    AutoTokenizer.register(HFBPEConfig, tokenizer_class=HFBPETokenizer, exist_ok=True)
+    if MAJOR >= 5:
+        AutoTokenizer.register(HFBPEConfig, tokenizer_class=HFBPETokenizer, exist_ok=True)
+    else:  # transformers 4: a slow (Python) tokenizer class
+        AutoTokenizer.register(HFBPEConfig, slow_tokenizer_class=HFBPETokenizer, exist_ok=True)
 
 
 # Importing this module means transformers is loaded: register at once.

@@ -21,13 +21,14 @@ import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import AbstractSet, Any, Literal
+from typing import AbstractSet, Literal
 
-import numpy as np
 import regex
 
 from ..core import _core
 from ..core.pretokenize import Pretokenizer
+from .packing import pack, packed_digest, unpack
+from .partial_bytes import PartialBytesEncoder
 from ..core.specials import check_special_ids, special_tokens_regex
 from ..formats.hf_config import check_roles
 from ..errors import DisallowedSpecialTokenError
@@ -174,7 +175,7 @@ class BPEModel:
         self._unk = (unk_token, fuse_unk)
         self._missing = bytes(missing)
         if missing:  # tokenizers' BPE: a byte without a token is dropped, or becomes the unk token
-            self._encoder = _PartialBytesEncoder(self._encoder, self._missing, unk_id, fuse_unk,
+            self._encoder = PartialBytesEncoder(self._encoder, self._missing, unk_id, fuse_unk,
                                                  self._vocab if ignore_merges else None)
         self._special_regex_cache: dict[frozenset[str], regex.Pattern[str]] = {}
         # Given by a trainer: the options and corpus fingerprint that save() writes to the manifest.
@@ -261,7 +262,7 @@ class BPEModel:
         # model for worker processes, and `datasets` hashing it (Python-level pickling) for its cache, then cost
         # milliseconds instead of one pickle call per token and per merge.
         if self._packed is None:
-            self._packed = _pack(self._vocab, self._merges)
+            self._packed = pack(self._vocab, self._merges)
         return (_unpack, (self._packed, self._specials, self._pattern, self.add_prefix_space,
                           self._ignore_merges, dict(self._roles), self._partial_options()))
 
@@ -283,18 +284,11 @@ class BPEModel:
         >>> BPEModel.bytes_only().digest() == BPEModel.bytes_only().digest()
         True
         """
-        import hashlib
-
         if self._packed is None:
-            self._packed = _pack(self._vocab, self._merges)
-        digest = hashlib.sha256()
-        for part in self._packed:
-            digest.update(len(part).to_bytes(8, "little") + part)
+            self._packed = pack(self._vocab, self._merges)
         options = [sorted(self._specials.items()), self._pattern, self.add_prefix_space, self._ignore_merges]
-        if self._missing:
-            options.append(sorted(self._partial_options().items()))
-        digest.update(repr(options).encode("utf-8"))
-        return digest.hexdigest()
+        return packed_digest(self._packed, options + ([sorted(self._partial_options().items())] if self._missing
+                                                       else []))
 
     # -- lookups --------------------------------------------------------------------------------------------------
 
@@ -686,96 +680,9 @@ class IncrementalDecoder:
         self._decoder.reset()
 
 
-class _PartialBytesEncoder:
-    """The word encoder of a vocabulary missing some bytes, as `tokenizers`' ``BPE::merge_word`` treats them.
-
-    A byte without a token is left out of the word (so its neighbours become adjacent and may merge), or, with an
-    unk token, becomes that id and splits the word (no merge crosses it). Only words holding such a byte take the
-    slow path.
-    """
-
-    __slots__ = ("_inner", "_missing", "_unk", "_fuse", "_whole")
-
-    def __init__(self, inner: _core.WordEncoder, missing: bytes, unk_id: int | None, fuse: bool,
-                 whole_words: Mapping[bytes, int] | None) -> None:
-        self._inner, self._missing, self._unk, self._fuse, self._whole = inner, missing, unk_id, fuse, whole_words
-
-    def encode_word(self, word: bytes) -> list[int]:
-        if word.translate(None, self._missing) == word:  # no missing byte: the compiled path
-            return self._inner.encode_word(word)
-        if self._whole is not None and word in self._whole:  # ignore_merges: tokenizers looks the word up first
-            return [self._whole[word]]
-        if self._unk is None:
-            return self._inner.encode_word(word.translate(None, self._missing))
-        ids: list[int] = []
-        start = 0
-        for position, byte in enumerate(word):
-            if byte in self._missing:
-                if start < position:
-                    ids += self._inner.encode_word(word[start:position])
-                if not (self._fuse and ids and ids[-1] == self._unk and start == position):
-                    ids.append(self._unk)
-                start = position + 1
-        if start < len(word):
-            ids += self._inner.encode_word(word[start:])
-        return ids
-
-    def encode_words(self, words: Iterable[bytes]) -> list[int]:
-        ids: list[int] = []
-        for word in words:
-            ids += self.encode_word(word)
-        return ids
-
-    def encode_word_spans(self, word: bytes, length_of: Any) -> list[tuple[int, int, int]]:
-        """``(id, first byte, end byte)`` of each token of ``word``, the spans in ``word``'s own bytes."""
-        spans: list[tuple[int, int, int]] = []
-        if self._whole is not None and word in self._whole:
-            return [(self._whole[word], 0, len(word))]
-        if self._unk is None:
-            # tokenizers measures a symbol's offsets by the lengths of the symbols before it: a dropped byte
-            # takes no room, so the tokens after it are reported shifted left (as the fast tokenizer does).
-            at = 0
-            for token_id in self._inner.encode_word(word.translate(None, self._missing)):
-                spans.append((token_id, at, at + length_of(token_id)))
-                at += length_of(token_id)
-            return spans
-        start = 0
-        for position in [*(i for i, byte in enumerate(word) if byte in self._missing), len(word)]:
-            at = start
-            for token_id in self._inner.encode_word(word[start:position]) if start < position else []:
-                spans.append((token_id, at, at + length_of(token_id)))
-                at += length_of(token_id)
-            if position < len(word):
-                if self._fuse and spans and spans[-1][0] == self._unk and spans[-1][2] == position:
-                    spans[-1] = (self._unk, spans[-1][1], position + 1)
-                else:
-                    spans.append((self._unk, position, position + 1))
-            start = position + 1
-        return spans
-
-
-def _pack_bytes(items: Sequence[bytes]) -> tuple[bytes, bytes]:
-    """Byte strings as (their lengths, little-endian uint32; their concatenation)."""
-    return np.fromiter(map(len, items), dtype="<u4", count=len(items)).tobytes(), b"".join(items)
-
-
-def _unpack_bytes(lengths: bytes, data: bytes) -> list[bytes]:
-    ends = np.cumsum(np.frombuffer(lengths, dtype="<u4"), dtype=np.int64).tolist()
-    return [data[start:end] for start, end in zip([0, *ends[:-1]], ends)]
-
-
-def _pack(vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]]) -> tuple[bytes, ...]:
-    """The vocabulary and merges as six byte strings (see ``__reduce__``)."""
-    tokens = list(vocab)
-    ids = np.fromiter(vocab.values(), dtype="<i8", count=len(tokens)).tobytes()
-    return (ids, *_pack_bytes(tokens), *_pack_bytes([a for a, _ in merges]), *_pack_bytes([b for _, b in merges]))
-
-
 def _unpack(packed: tuple[bytes, ...], specials, pattern, add_prefix_space, ignore_merges, roles,
             partial=None) -> BPEModel:
-    ids, token_lengths, token_data, left_lengths, left_data, right_lengths, right_data = packed
-    vocab = dict(zip(_unpack_bytes(token_lengths, token_data), np.frombuffer(ids, dtype="<i8").tolist()))
-    merges = list(zip(_unpack_bytes(left_lengths, left_data), _unpack_bytes(right_lengths, right_data)))
+    vocab, merges = unpack(packed)
     model = BPEModel(vocab, merges, special_tokens=specials, pattern=pattern, add_prefix_space=add_prefix_space,
                      ignore_merges=ignore_merges, roles=roles or {}, **(partial or {}))
     model._packed = packed
@@ -783,5 +690,6 @@ def _unpack(packed: tuple[bytes, ...], specials, pattern, add_prefix_space, igno
 
 
 def _rebuild(vocab, merges, specials, pattern, add_prefix_space, ignore_merges, roles=None) -> BPEModel:
+    """Unpickle a model pickled before the packed form (hf_bpe < 0.1 pickles)."""
     return BPEModel(vocab, merges, special_tokens=specials, pattern=pattern, add_prefix_space=add_prefix_space,
                     ignore_merges=ignore_merges, roles=roles or {})
