@@ -86,7 +86,8 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="pre-tokenizer: gpt2 (default), gpt4, o200k, llama3, qwen2, or a regex")
     train.add_argument("--add-prefix-space", action="store_true", help="prepend a space to each sequence")
     train.add_argument("--max-token-length", type=int, default=None, metavar="N", help="longest token in bytes")
-    train.add_argument("--workers", type=int, default=None, metavar="N", help="processes for counting")
+    train.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="counting threads (named patterns) or processes (custom regex); default: every CPU")
     train.add_argument("--corpus-order", choices=("sequence", "multiset"), default="sequence",
                        help="fingerprint the corpus as an ordered sequence (default) or an order-free multiset")
     train.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
@@ -102,7 +103,8 @@ def _build_parser() -> argparse.ArgumentParser:
     count.add_argument("--pattern", default="gpt2", metavar="NAME",
                        help="pre-tokenizer: gpt2 (default), gpt4, o200k, llama3, qwen2, or a regex")
     count.add_argument("--add-prefix-space", action="store_true", help="prepend a space to each sequence")
-    count.add_argument("--workers", type=int, default=None, metavar="N", help="processes for counting")
+    count.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="counting threads (named patterns) or processes (custom regex); default: every CPU")
     count.add_argument("--force", action="store_true", help="replace an existing counts file")
     count.add_argument("--quiet", action="store_true", help="no progress bars")
 

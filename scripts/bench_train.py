@@ -51,13 +51,14 @@ from _bench_common import (  # noqa: E402
 # peer -> (module that must be importable, distribution name for the version line).
 PEERS: dict[str, tuple[str, str]] = {
     "hf_bpe": ("hf_bpe", "hf_bpe"),
+    "hf_bpe-1thread": ("hf_bpe", "hf_bpe"),
     "tokenizers": ("tokenizers", "tokenizers"),
     "sentencepiece": ("sentencepiece", "sentencepiece"),
     "rustbpe": ("rustbpe", "rustbpe"),
     "bpeasy": ("bpeasy", "bpeasy"),
     "python": ("regex", "regex"),
 }
-DEFAULT_PEERS = ("hf_bpe", "tokenizers", "sentencepiece", "rustbpe", "bpeasy")
+DEFAULT_PEERS = ("hf_bpe", "hf_bpe-1thread", "tokenizers", "sentencepiece", "rustbpe", "bpeasy")
 # bpeasy has no "unlimited" max_token_length; no pre-token of a real corpus comes near this many bytes.
 BPEASY_MAX_TOKEN_LENGTH = 1 << 20
 
@@ -97,7 +98,8 @@ def _train_hf_bpe(spec: dict[str, Any]) -> dict[str, Any]:
     core.train_merges = timing("merge", core.train_merges)
     files = [Path(f) for f in spec["files"]]
     start = time.perf_counter()
-    model = hf_bpe.train(files, vocab_size=spec["vocab_size"], show_progress=False)
+    # Default workers: every usable CPU (counting threads); the "hf_bpe-1thread" row counts on one.
+    model = hf_bpe.train(files, vocab_size=spec["vocab_size"], show_progress=False, workers=spec.get("workers"))
     seconds = time.perf_counter() - start
     result: dict[str, Any] = {"seconds": seconds, "vocab": len(model)}
     if split["count_calls"] and split["merge_calls"]:
@@ -180,6 +182,7 @@ def _train_python(spec: dict[str, Any]) -> dict[str, Any]:
 
 TRAINERS = {
     "hf_bpe": _train_hf_bpe,
+    "hf_bpe-1thread": lambda spec: _train_hf_bpe({**spec, "workers": 1}),
     "tokenizers": _train_tokenizers,
     "sentencepiece": _train_sentencepiece,
     "rustbpe": _train_rustbpe,

@@ -365,7 +365,8 @@ import hf_bpe
 model = hf_bpe.train([Path(sys.argv[1])], vocab_size=600, special_tokens=["<|endoftext|>"], workers=int(sys.argv[2]),
                      show_progress=False)
 out = model.save(Path(sys.argv[3]))
-print(" ".join(hashlib.sha256((out / n).read_bytes()).hexdigest() for n in ("vocab.json", "merges.txt")))
+names = ("vocab.json", "merges.txt", "tokenizer.json", "hf_bpe_manifest.json")
+print(" ".join(hashlib.sha256((out / n).read_bytes()).hexdigest() for n in names))
 """
 
 
@@ -376,7 +377,8 @@ def test_manifest_determinism_workers_and_hash_seed(tmp_path):
     corpus = _write_corpus(tmp_path / "corpus.txt", ["".join(words[i : i + 20]) + "\n" for i in range(0, 4000, 20)], 3)
     root = Path(hf_bpe.__file__).resolve().parents[1]
     digests = set()
-    for run, (workers, seed) in enumerate([(1, "0"), (2, "1"), (2, "random"), (1, "random")]):
+    # Threads for the named pattern (issue 10): the manifest too is byte-identical (workers is not recorded).
+    for run, (workers, seed) in enumerate([(1, "0"), (2, "1"), (3, "random"), (1, "random")]):
         path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": path}
         command = [sys.executable, "-c", _TRAIN_SCRIPT, str(corpus), str(workers), str(tmp_path / f"o{run}")]

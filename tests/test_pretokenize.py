@@ -239,6 +239,44 @@ def test_pretokenize_count_equals_counter_of_split_bytes(texts: list[str], name:
     assert pre.count(iter(texts), {b"x": 1}) == expected + Counter({b"x": 1})
 
 
+@settings(deadline=None, derandomize=True, max_examples=60)
+@given(st.lists(fragment_text, max_size=40), st.sampled_from(NAMES), st.booleans(), st.integers(2, 5),
+       st.integers(1, 300))
+def test_pretokenize_count_on_threads_equals_one_thread(texts: list[str], name: str, prefix: bool, threads: int,
+                                                        repeat: int) -> None:
+    # Issue 10: threads scan contiguous parts without the GIL; counts and their first-seen order do not change.
+    pre = Pretokenizer(name, add_prefix_space=prefix)
+    batch = texts * repeat * 40  # past the size below which one thread counts
+    one = pre.count(batch)
+    many = pre.count(batch, threads=threads)
+    assert many == one and list(many) == list(one)
+    tally = pre.tally()
+    for part in (batch[: len(batch) // 3], batch[len(batch) // 3:]):
+        tally.add(part, threads=threads)
+    assert list(tally.into({}).items()) == list(one.items())
+
+
+def test_pretokenize_count_on_threads_names_the_bad_text() -> None:
+    texts = ["fine text " * 50] * 400 + ["bad \ud800 here"] + ["more"] * 10
+    with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+        Pretokenizer("gpt2").count(texts, threads=2)
+    with pytest.raises(TypeError, match=r"texts\[400\] is bytes"):
+        Pretokenizer("gpt2").count(texts[:400] + [b"x"], threads=2)
+    with pytest.raises(ValueError, match="threads must be an int >= 1, got 0"):
+        Pretokenizer("gpt2").count(texts, threads=0)
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("relative", ["corpora/en/english_combined.txt", "corpora/zh/zh_songci_simplified.txt"])
+def test_pretokenize_count_on_threads_real_corpora(shared_data: Path, relative: str) -> None:
+    lines = [line + "\n" for line in (shared_data / relative).read_text(encoding="utf-8").split("\n")[:60_000]]
+    for name in ("gpt2", "o200k"):
+        one = Pretokenizer(name).count(lines)
+        for threads in (2, 3):
+            many = Pretokenizer(name).count(lines, threads=threads)
+            assert list(many.items()) == list(one.items())
+
+
 def test_pretokenize_count_adds_to_given_dict() -> None:
     counts = {b" b": 10}
     result = Pretokenizer("gpt2").count(["a b", "b"], counts)

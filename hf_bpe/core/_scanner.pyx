@@ -27,8 +27,9 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.ref cimport PyObject
 from cpython.exc cimport PyErr_CheckSignals
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libcpp.string cimport string
+from libcpp.vector cimport vector
 
 
 cdef extern from "Python.h":
@@ -54,6 +55,24 @@ cdef extern from "csrc/piece_counter.hpp":
         const char* key_data(size_t i)
         size_t key_size(size_t i)
         int64_t value(size_t i)
+        # The same method for the threads' scans (no GIL, no Python exception): parallel_count.hpp catches
+        # what it throws.
+        void add_in_thread "add"(const char* p, size_t n) nogil
+
+
+cdef extern from "csrc/parallel_count.hpp":
+    cdef struct HfbpeTextRef "hfbpe::TextRef":
+        const void* data
+        Py_ssize_t length
+        int kind
+        int ascii
+    ctypedef int (*HfbpeScanFn "hfbpe::ScanFn")(const HfbpeTextRef*, int, HfbpePieceCounter*, string*) noexcept nogil
+    int hfbpe_count_parallel "hfbpe::count_parallel"(
+        const HfbpeTextRef* refs, size_t n, int pid, int threads, HfbpeScanFn scan,
+        HfbpePieceCounter& into, Py_ssize_t* failed_at) nogil
+    enum:
+        COUNT_OK "hfbpe::COUNT_OK"
+        COUNT_BAD_TEXT "hfbpe::COUNT_BAD_TEXT"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -523,6 +542,34 @@ cdef int _scan(
     return 0
 
 
+cdef int _count_nogil(
+    const uchar_t* s, Py_ssize_t n, bint ascii, int pid, HfbpePieceCounter* counter, string* buf
+) noexcept nogil:
+    """_scan's counting mode for a thread: no Python object; -1 for a lone surrogate (reported by the caller)."""
+    cdef Py_ssize_t p = 0, e, m
+    while p < n:
+        e = _next(s, n, p, pid)
+        if ascii:
+            counter.add_in_thread(<const char*>s + p, e - p)
+        else:
+            if <Py_ssize_t>buf.size() < 4 * (e - p):
+                buf.resize(4 * (e - p))
+            m = _utf8(s, p, e, <char*>buf.data())
+            if m < 0:
+                return -1
+            counter.add_in_thread(buf.data(), m)
+        p = e
+    return 0
+
+
+cdef int _count_ref(const HfbpeTextRef* ref, int pid, HfbpePieceCounter* counter, string* buf) noexcept nogil:
+    if ref.kind == PyUnicode_1BYTE_KIND:
+        return _count_nogil(<const uint8_t*>ref.data, ref.length, ref.ascii, pid, counter, buf)
+    if ref.kind == PyUnicode_2BYTE_KIND:
+        return _count_nogil(<const uint16_t*>ref.data, ref.length, False, pid, counter, buf)
+    return _count_nogil(<const uint32_t*>ref.data, ref.length, False, pid, counter, buf)
+
+
 cdef int _dispatch(str text, int pid, int mode, list out, HfbpePieceCounter* counter, string* buf) except -1:
     hfbpe_unicode_ready(text)
     cdef unsigned int kind = PyUnicode_KIND(text)
@@ -561,7 +608,13 @@ def split_bytes(str text not None, int pid):
     return out
 
 
-def count(texts, int pid, bint add_prefix_space, counts not None):
+# Below this many characters a batch is counted on one thread: starting threads costs more than it saves.
+_THREAD_MIN_CHARS = 1 << 16
+# Characters of an iterable (not a list) read before counting them.
+_CHUNK_CHARS = 1 << 22
+
+
+def count(texts, int pid, bint add_prefix_space, counts not None, int threads=1):
     """Add the UTF-8 piece counts of every str in `texts` to `counts` (a dict or subclass) and return it.
 
     Counts accumulate in HfbpePieceCounter, keyed by the piece bytes, and are added to `counts` at the end in
@@ -569,26 +622,92 @@ def count(texts, int pid, bint add_prefix_space, counts not None):
     this table ~150 MB/s end to end, std::unordered_map<std::string, int64_t> ~1.4x slower, a dict filled from C
     (one bytes object per piece) ~3x slower; scanning alone runs at ~350 MB/s.
     `add_prefix_space` prepends " " to each non-empty text that does not start with one.
+    `threads` > 1 scans contiguous parts of `texts` on that many threads without the GIL (parallel_count.hpp);
+    the counts and their order are the same for any number of threads.
     """
-    _check_pid(pid)
-    _ensure_tables()
+    cdef PieceTally tally = PieceTally(pid, add_prefix_space)
+    cdef list chunk
+    cdef Py_ssize_t chars = 0
+    if type(texts) is list:
+        tally.add(texts, threads)
+        return tally.into(counts)
+    chunk = []    # an iterable is read in chunks of a few MB: memory stays flat
+    for text in texts:
+        chunk.append(text)
+        chars += len(text) if type(text) is str else 0
+        if chars >= _CHUNK_CHARS:
+            tally.add(chunk, threads)
+            chunk, chars = [], 0
+    tally.add(chunk, threads)
+    return tally.into(counts)
+
+
+cdef class PieceTally:
+    """Piece counts accumulated over many batches of texts in compiled memory, added to a dict once at the end.
+
+    A corpus counted batch by batch into a dict pays one bytes object and one dict update per distinct piece of
+    every batch; a tally pays them once. :meth:`add` counts a batch (on `threads` threads without the GIL).
+    """
+
     cdef HfbpePieceCounter counter
-    cdef string buf
-    cdef Py_ssize_t i = 0
+    cdef readonly int pid
+    cdef readonly bint add_prefix_space
+
+    def __init__(self, int pid, bint add_prefix_space):
+        _check_pid(pid)
+        _ensure_tables()
+        self.pid = pid
+        self.add_prefix_space = add_prefix_space
+
+    def __len__(self):
+        return self.counter.size()
+
+    def add(self, texts, int threads=1):
+        """Count the pieces of every str in `texts` (an iterable; a list is read without copying)."""
+        cdef list batch = texts if type(texts) is list else list(texts)
+        cdef vector[HfbpeTextRef] refs
+        cdef list kept = batch    # the texts read, alive until the threads are done (copies when prefixed)
+        cdef Py_ssize_t i, n = len(batch), failed_at = -1, chars = 0
+        cdef int status
+        cdef object text
+        if self.add_prefix_space:
+            kept = [(" " + t if type(t) is str and PyUnicode_GET_LENGTH(t) and not (<str>t).startswith(" ")
+                     else t) for t in batch]
+        refs.resize(n)
+        # ~20 ns per text: the serial part of a threaded count of short lines.
+        for i in range(n):
+            text = kept[i]
+            if type(text) is not str and not isinstance(text, str):
+                raise TypeError(
+                    f"texts[{i}] is {type(text).__name__} {text!r:.80}; expected str (decode bytes first)"
+                )
+            hfbpe_unicode_ready(text)
+            refs[i].data = PyUnicode_DATA(text)
+            refs[i].length = PyUnicode_GET_LENGTH(text)
+            refs[i].kind = PyUnicode_KIND(text)
+            refs[i].ascii = PyUnicode_IS_ASCII(text)
+            chars += refs[i].length
+        if chars < _THREAD_MIN_CHARS:
+            threads = 1
+        with nogil:
+            status = hfbpe_count_parallel(refs.data(), refs.size(), self.pid, threads, _count_ref, self.counter,
+                                          &failed_at)
+        if status == COUNT_BAD_TEXT:
+            kept[failed_at].encode("utf-8")    # raises the standard UnicodeEncodeError naming the surrogate
+            raise UnicodeError(f"cannot encode {kept[failed_at]!r} to UTF-8")
+        if status != COUNT_OK:
+            raise MemoryError("counting pre-tokens ran out of memory (or past 4e9 distinct pieces)")
+        PyErr_CheckSignals()    # a long batch runs without Python code: let Ctrl-C through
+
+    def into(self, counts not None):
+        """Add the tally to `counts` (a dict or subclass) in first-seen order and return `counts`."""
+        return _emit(&self.counter, counts)
+
+
+cdef object _emit(HfbpePieceCounter* counter, counts):
+    """Add a counter's pieces to `counts`, in first-seen order: one bytes object per distinct piece."""
     cdef size_t j
     cdef bytes key
-    for text in texts:
-        if not isinstance(text, str):
-            raise TypeError(
-                f"texts[{i}] is {type(text).__name__} {text!r:.80}; expected str (decode bytes first)"
-            )
-        if add_prefix_space and PyUnicode_GET_LENGTH(text) and not (<str>text).startswith(" "):
-            text = " " + text
-        _dispatch(<str>text, pid, OUT_COUNT, None, &counter, &buf)
-        i += 1
-        if not (i & 0xFFF):
-            PyErr_CheckSignals()    # a long list iterates without running Python code: let Ctrl-C through
-    # Merge: one bytes object per distinct piece. An exact dict takes the C API (a lookup only if it had keys).
     cdef dict exact
     cdef PyObject* old
     if type(counts) is dict:
@@ -606,3 +725,33 @@ def count(texts, int pid, bint add_prefix_space, counts not None):
         key = PyBytes_FromStringAndSize(counter.key_data(j), counter.key_size(j))
         counts[key] = counts.get(key, 0) + counter.value(j)
     return counts
+
+
+def frame_utf8(list texts):
+    """Return every text of `texts` as its UTF-8 length (8 bytes, little-endian) then its UTF-8 bytes, end to end.
+
+    The framing of the corpus fingerprint (hf_bpe.formats.manifest), built in one buffer: an ASCII str is copied
+    from its own data, others are encoded with "surrogatepass" (a lone surrogate is hashed, not an error).
+    """
+    cdef string out
+    cdef Py_ssize_t n
+    cdef uint64_t size
+    cdef bytes data
+    cdef int k
+    for text in texts:
+        if type(text) is not str and not isinstance(text, str):
+            raise TypeError(f"each text must be str, got {type(text).__name__} {text!r:.60}")
+        hfbpe_unicode_ready(text)
+        if PyUnicode_IS_ASCII(text):
+            n = PyUnicode_GET_LENGTH(text)
+            size = <uint64_t>n
+            for k in range(8):
+                out.push_back(<char>((size >> (8 * k)) & 0xFF))
+            out.append(<const char*>PyUnicode_DATA(text), n)
+        else:
+            data = (<str>text).encode("utf-8", "surrogatepass")
+            size = <uint64_t>len(data)
+            for k in range(8):
+                out.push_back(<char>((size >> (8 * k)) & 0xFF))
+            out.append(<const char*>data, len(data))
+    return PyBytes_FromStringAndSize(out.data(), out.size())

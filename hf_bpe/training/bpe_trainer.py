@@ -76,8 +76,9 @@ def train(
         add_prefix_space: prepend a space to each text that does not start with one.
         max_token_length: longest token, in bytes, that merges may build (`tokenizers`' meaning).
         text_column: the text column of a dataset.
-        workers: processes for counting (default: 1 for named patterns, whose compiled scanner outruns the cost
-            of sending texts to processes; the CPU count for a custom regex over 8 MB of files).
+        workers: counting threads for the named patterns (the compiled scanner, without the GIL), processes for
+            a custom regex (default: every usable CPU; for a custom regex only over 8 MB of files). The output
+            files never depend on it (it is not recorded in the manifest).
         corpus_order: how the manifest fingerprints the corpus: ``"sequence"`` (the exact order of texts) or
             ``"multiset"`` (order-free, for datasets whose rows come in any order). The model never depends on
             the order; only the fingerprint does.
@@ -125,7 +126,7 @@ def train(
     # 3. The merge loop; what BPEModel.save records in the manifest, so that `hf-bpe verify` can retrain.
     return _train_counts(word_counts, specials, vocab_size=vocab_size, min_frequency=min_frequency,
                          max_token_length=max_token_length, show_progress=show_progress,
-                         recorded={"text_column": text_column, "workers": workers, **roles})
+                         recorded={"text_column": text_column, **roles})
 
 
 def train_from_counts(

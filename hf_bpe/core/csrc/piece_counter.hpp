@@ -37,7 +37,9 @@ struct HfbpePieceCounter {
         slots.swap(bigger);
         mask = m;
     }
-    void add(const char* p, size_t len) {
+    void add(const char* p, size_t len) { add_n(p, len, 1); }
+    // Add n occurrences (merging another counter); the key keeps its first-seen place.
+    void add_n(const char* p, size_t len, int64_t n) {
         uint64_t w = fingerprint(p, len);
         uint64_t h = hash_bytes(p, len, w);
         uint64_t tag = h & 0xFFFFFFFF00000000ULL;
@@ -48,7 +50,7 @@ struct HfbpePieceCounter {
             if ((s & 0xFFFFFFFF00000000ULL) == tag) {
                 Entry& e = entries[(s & 0xFFFFFFFFULL) - 1];
                 if (e.word == w && e.len == len && (len <= 8 || std::memcmp(arena.data() + e.off, p, len) == 0)) {
-                    ++e.count;
+                    e.count += n;
                     return;
                 }
             }
@@ -56,7 +58,7 @@ struct HfbpePieceCounter {
         }
         if (entries.size() >= 0xFFFFFFF0u) throw std::length_error("more than 4e9 distinct pieces");
         slots[i] = slot_of(h, entries.size());
-        entries.push_back(Entry{h, w, arena.size(), len, 1});
+        entries.push_back(Entry{h, w, arena.size(), len, n});
         arena.append(p, len);
         if (entries.size() * 2 > slots.size()) grow();
     }
