@@ -27,10 +27,12 @@ examples:
   hf-bpe train --dataset ./my_dataset --split train --text-column text --out my-tok --force
   hf-bpe count shard1.txt --out shard1.parquet      # count shards anywhere, then train from their sum:
   hf-bpe train --counts shard*.parquet --vocab-size 32000 --out my-tok
+  hf-bpe train part-*.txt --spark local[2] --vocab-size 32000 --out my-tok    # count with Apache Spark
   hf-bpe encode --model my-tok 'Hello world'
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
   hf-bpe tokenize --model my-tok corpus.txt --out ids --block-size 1024   # a datasets folder of packed blocks
   hf-bpe tokenize --model my-tok corpus.txt --out ids-bin --format bin    # tokens.bin for numpy.memmap
+  hf-bpe tokenize --model my-tok part-*.txt --out ids-parquet --spark local[2]   # Parquet, with Spark
   hf-bpe compare corpus.txt --vocab-size 32000 --out report --against tokenizers,sentencepiece
   hf-bpe verify my-tok --corpus corpus.txt
   hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4
@@ -70,6 +72,9 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=_EXAMPLES, formatter_class=_RAW,
     )
     _add_corpus_arguments(train, files_help="UTF-8 text files; each line is one sequence")
+    train.add_argument("--spark", metavar="MASTER", default=None,
+                       help="count FILEs with Apache Spark (e.g. local[2], spark://host:7077); needs "
+                            "pip install 'hf_bpe[spark]' and Java 17")
     train.add_argument("--counts", nargs="+", metavar="PARQUET", help="train from pre-token counts (files written by "
                        "hf-bpe count, added together) instead of a corpus")
     train.add_argument("--out", required=True, metavar="DIR", help="output folder")
@@ -165,6 +170,9 @@ def _add_tokenize_parser(commands: Any) -> None:
     tokenize.add_argument("--num-proc", type=int, default=None, metavar="N", help="processes for datasets.map")
     tokenize.add_argument("--force", action="store_true", help="replace an existing OUT")
     tokenize.add_argument("--quiet", action="store_true", help="no progress bars")
+    tokenize.add_argument("--spark", metavar="MASTER", default=None,
+                          help="tokenize FILEs with Apache Spark (e.g. local[2], spark://host:7077) into a Parquet "
+                               "folder with an input_ids column; needs pip install 'hf_bpe[spark]' and Java 17")
 
 
 def _add_apply_parser(commands: Any) -> None:
@@ -316,6 +324,8 @@ def _cmd_tokenize(args: argparse.Namespace) -> int:
     if args.format == "bin" and args.block_size is not None:
         raise InputError("--block-size applies to --format arrow; --format bin writes one flat stream of ids (cut "
                          "windows from the memory map when training)")
+    if args.spark:
+        return _tokenize_spark(args)
     model = _load_model(args.model)
     corpus = _corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
@@ -331,6 +341,25 @@ def _cmd_tokenize(args: argparse.Namespace) -> int:
                             add_eos=not args.no_eos, block_size=args.block_size, labels=args.labels,
                             drop_last=not args.pad_last)
     _log(f"wrote {args.format} to {os.fspath(folder)}")
+    return 0
+
+
+def _tokenize_spark(args: argparse.Namespace) -> int:
+    unsupported = [flag for flag, given in (("--dataset", args.dataset), ("--block-size", args.block_size is not None),
+                                            ("--format bin", args.format == "bin"), ("--labels", args.labels),
+                                            ("--pad-last", args.pad_last), ("--dtype", args.dtype),
+                                            ("--num-proc", args.num_proc)) if given]
+    if unsupported:
+        raise InputError(f"{', '.join(unsupported)} cannot be used with --spark, which writes one Parquet row of "
+                         "input_ids per line of the FILEs (pack or convert them with your own Spark job)")
+    if not args.files:
+        raise InputError("--spark tokenizes FILE arguments (paths Spark's executors can read); give them")
+    from .spark import tokenize_files_spark
+
+    model = _load_model(args.model)
+    out = tokenize_files_spark([os.fspath(f) for f in args.files], model, args.out, add_eos=not args.no_eos,
+                               master=args.spark, force=args.force)
+    _log(f"wrote parquet to {out}")
     return 0
 
 
@@ -377,6 +406,15 @@ def _cmd_train(args: argparse.Namespace) -> int:
             raise InputError(f"{' and '.join(given)} cannot be given with --counts: the counts files record the "
                              "pre-tokenizer they were counted with")
         counts = WordCounts.load_all(args.counts)
+    if args.spark:
+        if not args.files:
+            raise InputError("--spark counts FILE arguments (paths Spark's executors can read); give them")
+        from .spark import count_words_spark
+
+        # Spark counts (its logs on stderr); the merge loop runs here, on the driver.
+        counts = count_words_spark(list(args.files), master=args.spark, pattern=args.pattern,
+                                   add_prefix_space=args.add_prefix_space)
+    if args.counts or args.spark:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             vocab_size = DEFAULT_VOCAB_SIZE if args.vocab_size is None else args.vocab_size

@@ -52,6 +52,7 @@ from _bench_common import (  # noqa: E402
 PEERS: dict[str, tuple[str, str]] = {
     "hf_bpe": ("hf_bpe", "hf_bpe"),
     "hf_bpe-1thread": ("hf_bpe", "hf_bpe"),
+    "hf_bpe-spark": ("pyspark", "pyspark"),
     "tokenizers": ("tokenizers", "tokenizers"),
     "sentencepiece": ("sentencepiece", "sentencepiece"),
     "rustbpe": ("rustbpe", "rustbpe"),
@@ -106,6 +107,27 @@ def _train_hf_bpe(spec: dict[str, Any]) -> dict[str, Any]:
         result["split"] = {"count": split["count"], "merge": split["merge"]}
     if spec.get("save"):
         result["merges"] = os.fspath(model.save(Path(spec["out_dir"]) / "hf_bpe") / "merges.txt")
+    return result
+
+
+def _train_hf_bpe_spark(spec: dict[str, Any]) -> dict[str, Any]:
+    """Count with Spark local[2] (session start included), merge on the driver: Spark's overhead on one machine."""
+    import hf_bpe
+    from hf_bpe.spark import count_words_spark, spark_session
+
+    start = time.perf_counter()
+    session = spark_session("local[2]")
+    started = time.perf_counter()
+    counts = count_words_spark([os.fspath(Path(f).resolve()) for f in spec["files"]], spark=session)
+    counted = time.perf_counter()
+    model = hf_bpe.train_from_counts(counts, vocab_size=spec["vocab_size"], show_progress=False)
+    seconds = time.perf_counter() - start
+    session.stop()
+    result: dict[str, Any] = {"seconds": seconds, "vocab": len(model),
+                              "split": {"count": counted - start, "merge": seconds - (counted - start)},
+                              "spark_start": started - start}
+    if spec.get("save"):
+        result["merges"] = os.fspath(model.save(Path(spec["out_dir"]) / "hf_bpe_spark") / "merges.txt")
     return result
 
 
@@ -183,6 +205,7 @@ def _train_python(spec: dict[str, Any]) -> dict[str, Any]:
 TRAINERS = {
     "hf_bpe": _train_hf_bpe,
     "hf_bpe-1thread": lambda spec: _train_hf_bpe({**spec, "workers": 1}),
+    "hf_bpe-spark": lambda spec: _train_hf_bpe_spark(spec),
     "tokenizers": _train_tokenizers,
     "sentencepiece": _train_sentencepiece,
     "rustbpe": _train_rustbpe,

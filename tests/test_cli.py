@@ -219,3 +219,20 @@ def test_cli_interrupt_exits_130_without_traceback_workers_included(tmp_path, de
     assert "Traceback" not in stderr.decode()
     assert stderr.decode().strip().endswith("hf-bpe: interrupted") or delay < 0.2, stderr.decode()
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name not in ("big.txt",)]
+
+
+def test_cli_spark_without_pyspark_or_java_says_what_to_install(tmp_path, capsys, monkeypatch):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello\n", encoding="utf-8")
+    argv = ["train", str(corpus), "--out", str(tmp_path / "o"), "--spark", "local[2]", "--quiet"]
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "pyspark.sql", None)
+    assert main(argv) == 2
+    assert "pip install 'hf_bpe[spark]'" in capsys.readouterr().err
+    monkeypatch.undo()
+    pytest.importorskip("pyspark")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java on it
+    assert main(argv) == 2
+    assert "needs a Java runtime" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
