@@ -305,7 +305,8 @@ def _encode_batches(batches: Iterator[Any], model: BPEModel, text_column: str,
             if not isinstance(text, str):
                 raise ValueError(f"hf_bpe: column {text_column!r} holds {type(text).__name__} {text!r:.60}, not "
                                  f"a string; drop or fill such rows first (df.na.drop(subset=[{text_column!r}]))")
-        ids = pa.array(model.encode_ordinary_batch(texts), type=pa.list_(pa.int32()))
+        # one thread per task: Spark already runs a task per core
+        ids = pa.array(model.encode_ordinary_batch(texts, num_threads=1), type=pa.list_(pa.int32()))
         yield pa.RecordBatch.from_arrays([*batch.columns, ids], names=[*batch.schema.names, output_column])
 
 

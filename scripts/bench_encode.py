@@ -200,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--slow-lines", type=int, default=2000, help="lines for transformers' slow GPT2Tokenizer")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                        help="num_threads of tiktoken's encode_ordinary_batch (default: the CPU count)")
+                        help="num_threads of hf_bpe's and tiktoken's encode_ordinary_batch (default: the CPU count)")
     parser.add_argument("--warm-cache", action="store_true",
                         help="reuse one encoder for the warm-up and all timed runs (word caches primed with the "
                              "same lines); default: a fresh encoder per run")
@@ -246,8 +246,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                "actually encoded; the slow GPT2Tokenizer's time is scaled to the full text by bytes")
     by_name = {row.name: row for row in rows if not row.skipped}
     tiktoken_rows = sorted((n for n in by_name if n.startswith("tiktoken")), key=lambda n: by_name[n].full_seconds)
+    single = "hf_bpe encode_ordinary_batch (1 thread)"
     targets = [("hf_bpe raw batch vs the faster tiktoken row", rows[0].name, tiktoken_rows[0] if tiktoken_rows
                 else None),
+               ("hf_bpe 1 thread vs tiktoken's single-thread loop (target >= 2x)", single,
+                "tiktoken encode_ordinary loop (1 thread)"),
+               (f"hf_bpe {args.threads} threads vs 1 thread (target >= 1.7x on 2 cores)", rows[0].name, single),
                ("HFBPETokenizer vs GPT2TokenizerFast", "HFBPETokenizer(lines)", "GPT2TokenizerFast(lines)"),
                ("tokenize_dataset vs GPT2TokenizerFast in datasets.map (target >= 3x)",
                 "hf_bpe tokenize_dataset (datasets.map)", "GPT2TokenizerFast in datasets.map"),
@@ -270,14 +274,25 @@ def _bench(lines: list[str], vocab_dir: Path, args: argparse.Namespace) -> list[
     # 1. hf_bpe's raw batch encoder: the reference for the ratio and for the ids.
     from hf_bpe import BPEModel
 
-    row = Row("hf_bpe encode_ordinary_batch")
+    def make_batch(threads: int) -> Callable[[], Callable[[list[str]], Any]]:
+        def make() -> Callable[[list[str]], Any]:
+            encode = BPEModel.load(vocab_dir).encode_ordinary_batch
+            return lambda batch: encode(batch, num_threads=threads)
+
+        return make
+
+    row = Row(f"hf_bpe encode_ordinary_batch ({args.threads} threads)")
     rows.append(row)
     print(row.name, file=sys.stderr, flush=True)
-    reference = _run(row, lambda: BPEModel.load(vocab_dir).encode_ordinary_batch, lines, repeat, None,
-                     warm_cache=args.warm_cache)
+    reference = _run(row, make_batch(args.threads), lines, repeat, None, warm_cache=args.warm_cache)
     if reference is None:
         raise SystemExit(f"hf_bpe failed, nothing to compare with: {row.skipped}")
     reference = [list(x) for x in reference]
+    if args.threads != 1:
+        row = Row("hf_bpe encode_ordinary_batch (1 thread)")
+        rows.append(row)
+        print(row.name, file=sys.stderr, flush=True)
+        _run(row, make_batch(1), lines, repeat, reference, warm_cache=args.warm_cache)
     row.identical = "(reference)"
 
     def add(name: str, module: str | None, make: Callable[[], Callable[[list[str]], Any]], *,

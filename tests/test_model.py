@@ -215,3 +215,61 @@ def test_model_decode_refuses_negative_and_unknown_ids_clearly():
         with pytest.raises(ValueError, match="is not in the vocabulary"):
             model.decode(bad)
     assert model.decode(iter([104, 105])) == "hi"
+
+
+# -- threaded batch encode -------------------------------------------------------------------------------------
+
+
+def _mixed_batch(size: int) -> list[str]:
+    """Texts of every PEP 393 kind (ASCII, Latin-1, BMP, astral), empty ones, runs of spaces, long words."""
+    base = ["hello world", "", "naïve café", "中文 字符 😀 l'été", "  \t\n 0000000000", "x" * 300 + " y",
+            "it's 12,345 dollars!!", "Ελληνικά  κείμενα", "\u00a0\u2028 line", "🇫🇷👩‍👩‍👧"]
+    return [base[i % len(base)] + (" " * (i % 3)) + str(i) for i in range(size)]
+
+
+def test_model_encode_ordinary_batch_equals_the_loop_for_any_thread_count():
+    model = hf_bpe.train(_mixed_batch(400) * 3, vocab_size=400, show_progress=False)
+    texts = _mixed_batch(20000)  # over 64K characters: the threads run
+    expected = [model.encode_ordinary(text) for text in texts]
+    for threads in (None, 1, 2, 3, 7):
+        assert model.encode_ordinary_batch(texts, num_threads=threads) == expected, threads
+    spaced = hf_bpe.train(_mixed_batch(400), vocab_size=300, add_prefix_space=True, show_progress=False)
+    assert spaced.encode_ordinary_batch(texts, num_threads=2) == [spaced.encode_ordinary(t) for t in texts]
+    custom = hf_bpe.train(_mixed_batch(400), vocab_size=300, pattern=r"\w+|\s+|[^\w\s]+", show_progress=False)
+    assert custom.encode_ordinary_batch(texts[:500], num_threads=2) == [custom.encode_ordinary(t) for t in texts[:500]]
+
+
+def test_model_encode_ordinary_batch_rejects_bad_input_clearly():
+    model = BPEModel.bytes_only()
+    with pytest.raises(TypeError, match=r"texts\[2\] is int 5"):
+        model.encode_ordinary_batch(["a", "b", 5], num_threads=2)
+    with pytest.raises(UnicodeEncodeError):
+        model.encode_ordinary_batch(["a" * 70000, "b\ud800"], num_threads=2)
+    with pytest.raises(ValueError, match="num_threads must be a positive int or None, got 0"):
+        model.encode_ordinary_batch(["a"], num_threads=0)
+    with pytest.raises(TypeError, match="wrap it in a list"):
+        model.encode_ordinary_batch("abc")
+    assert model.encode_ordinary_batch(("a", "b")) == [[97], [98]]
+
+
+def test_model_encode_ordinary_batch_from_python_threads_at_once():
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = hf_bpe.train(_mixed_batch(400), vocab_size=350, show_progress=False)
+    batches = [_mixed_batch(6000 + 100 * k) for k in range(8)]
+    expected = [[model.encode_ordinary(t) for t in batch] for batch in batches]
+    with ThreadPoolExecutor(4) as pool:  # calls overlap: each gets encoder copies of its own
+        results = list(pool.map(lambda b: model.encode_ordinary_batch(b, num_threads=2), batches))
+    assert results == expected
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(st.lists(st.text(), max_size=30), st.integers(1, 3))
+def test_model_encode_ordinary_batch_equals_the_loop_on_any_text(texts, threads):
+    model = _BATCH_MODEL
+    batch = texts * 200  # over 64K characters when the texts are not tiny: the threads run
+    expected = [model.encode_ordinary(t) for t in texts] * 200
+    assert model.encode_ordinary_batch(batch, num_threads=threads) == expected
+
+
+_BATCH_MODEL = hf_bpe.train(_mixed_batch(300), vocab_size=330, show_progress=False)

@@ -19,6 +19,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport Py_INCREF
+from cpython.pycapsule cimport PyCapsule_GetPointer
 
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
 
@@ -43,12 +44,51 @@ cdef extern from "csrc/trainer.hpp":
 
 cdef extern from "csrc/encoder.hpp":
     cdef cppclass Encoder "hfbpe::Encoder":
+        Encoder()
+        Encoder(const Encoder&) except +
         int32_t byte_ids[256]
-        size_t cache_size
+        void set_cache_size(size_t words) except +
         void add_merge(int32_t rank, uint32_t left, uint32_t right, int32_t new_id) except +
         void add_whole(const char* word, size_t size, int32_t id) except +
         void clear_cache()
         void encode(const char* word, size_t size, vector[int32_t]& out) except +
+
+
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(object o)
+
+
+cdef extern from "csrc/parallel_encode.hpp":
+    cdef struct TextRef "hfbpe::TextRef":
+        const void* data
+        Py_ssize_t length
+        int kind
+        int ascii
+    int hfbpe_text_ref(object text, TextRef* ref) except -1
+    ctypedef int (*PiecesFn "hfbpe::PiecesFn")(const TextRef*, int, string*, vector[size_t]*) noexcept nogil
+    cdef cppclass EncodedRange "hfbpe::EncodedRange":
+        vector[int32_t] ids
+        vector[size_t] ends
+    int encode_range "hfbpe::encode_range"(
+        const TextRef* refs, size_t begin, size_t end, int pid, PiecesFn pieces, Encoder& encoder,
+        EncodedRange& out, Py_ssize_t* failed_at) nogil
+    cdef cppclass EncodeJob "hfbpe::EncodeJob":
+        EncodeJob(const TextRef* refs, size_t n, int pid, PiecesFn pieces, Encoder* const* encoders, int threads,
+                  int chunks) except +
+        size_t chunks()
+        size_t chunk_begin(size_t k)
+        EncodedRange& chunk(size_t k)
+        void start() except +
+        int wait(size_t k, Py_ssize_t* failed_at) nogil
+        void join() nogil
+    enum:
+        ENCODE_OK "hfbpe::ENCODE_OK"
+        ENCODE_BAD_TEXT "hfbpe::ENCODE_BAD_TEXT"
+
+
+# Below this many characters a batch is encoded on one thread (as the scanner's counting does).
+cdef Py_ssize_t _THREAD_MIN_CHARS = 1 << 16
+cdef const char* _PIECES_CAPSULE = b"hf_bpe.core._scanner.pieces"
 
 
 cdef Trainer* _new_trainer(setup, vocab_size, min_frequency, count_bits) except NULL:
@@ -219,10 +259,72 @@ cdef list _to_list(const vector[int32_t]& ids, list ints):
     return out
 
 
+cdef int _encode_refs(vector[TextRef]& refs, int pid, PiecesFn split, vector[Encoder*]& encoders, int threads,
+                      Py_ssize_t chars, list result, list ints, Py_ssize_t* failed_at) except -1:
+    """Encode the texts into `result` (one list per text) with encoders[0..threads); return an EncodeFailure."""
+    cdef EncodedRange single
+    cdef EncodeJob* job
+    cdef size_t chunk, n = refs.size()
+    cdef int status
+    if threads == 1:
+        with nogil:
+            status = encode_range(refs.data(), 0, n, pid, split, encoders[0][0], single, failed_at)
+        if status == ENCODE_OK:
+            _emit_lists(result, 0, single, ints)
+        return status
+    # Chunks of >= 16K characters, ~16 per thread: converting chunk k to lists (the GIL's serial part) overlaps
+    # the encoding of the next ones, and no thread waits long for the last chunk.
+    job = new EncodeJob(refs.data(), n, pid, split, encoders.data(), threads,
+                        <int>max(threads, min(16 * threads, chars >> 14)))
+    try:
+        job.start()
+        for chunk in range(job.chunks()):
+            with nogil:
+                status = job.wait(chunk, failed_at)
+            if status != ENCODE_OK:
+                return status
+            _emit_lists(result, job.chunk_begin(chunk), job.chunk(chunk), ints)
+        return ENCODE_OK
+    finally:
+        with nogil:
+            job.join()
+        del job
+
+
+cdef int _emit_lists(list result, Py_ssize_t first, EncodedRange& part, list ints) except -1:
+    """Set result[first + k] to the ids of the part's k-th text, for every text of the part."""
+    cdef size_t k, start = 0, end
+    cdef list ids
+    for k in range(part.ends.size()):
+        end = part.ends[k]
+        ids = _slice_to_list(part.ids, start, end, ints)
+        # A list of ints cannot be part of a reference cycle: untracked, it costs the cyclic GC nothing (batches
+        # make hundreds of thousands of lists; tracked, collections took a third of the time). Lists stay
+        # untracked if the caller later puts containers in them (as CPython's own untracked containers do).
+        PyObject_GC_UnTrack(ids)
+        Py_INCREF(ids)  # PyList_SET_ITEM steals a reference
+        PyList_SET_ITEM(result, first + <Py_ssize_t>k, ids)
+        start = end
+    return 0
+
+
+cdef list _slice_to_list(const vector[int32_t]& ids, size_t start, size_t end, list ints):
+    cdef size_t i
+    if ints is None:
+        return [ids[i] for i in range(start, end)]
+    cdef list out = PyList_New(end - start)
+    cdef object item
+    for i in range(start, end):
+        item = ints[ids[i]]
+        Py_INCREF(item)
+        PyList_SET_ITEM(out, i - start, item)
+    return out
+
+
 cdef class WordEncoder:
     """Encode pre-tokens with ranked merges exactly as ``tokenizers``' ``Word::merge_all`` (no dropout).
 
-    The memo cache is C++ (bounded: cleared when it holds ``cache_size`` words; words over 256 bytes are not
+    The memo cache is C++ (bounded: cleared when it holds ``cache_size`` words; words over 255 bytes are not
     cached) and is not part of the pickled state, so pickles and ``datasets`` fingerprints are deterministic.
 
     Args:
@@ -237,6 +339,11 @@ cdef class WordEncoder:
     """
 
     cdef Encoder* _encoder
+    # _encoder runs with the GIL held (encode_word/encode_words). encode_texts runs without it, on copies of its
+    # tables (_threads, one per thread, kept between calls); _busy marks them in use, so that a second Python
+    # thread calling encode_texts meanwhile gets copies of its own instead of sharing their caches.
+    cdef vector[Encoder*] _threads
+    cdef bint _busy
     cdef list _merges
     cdef list _byte_ids
     cdef dict _whole_words
@@ -247,6 +354,9 @@ cdef class WordEncoder:
         self._encoder = new Encoder()
 
     def __dealloc__(self):
+        cdef Encoder* copy
+        for copy in self._threads:
+            del copy
         del self._encoder
 
     def __init__(self, merges, byte_ids, *, cache_size=65536, whole_words=None):
@@ -261,7 +371,7 @@ cdef class WordEncoder:
             self._encoder.byte_ids[rank] = ids[rank]
         for word, token_id in whole.items():
             self._encoder.add_whole(PyBytes_AS_STRING(word), PyBytes_GET_SIZE(word), token_id)
-        self._encoder.cache_size = cache_size
+        self._encoder.set_cache_size(cache_size)
         largest = max(max(ids), max([merge[2] for merge in checked], default=0), max(whole.values(), default=0))
         self._ints = list(range(largest + 1)) if largest < _MAX_TABLE_ID else None
 
@@ -304,3 +414,61 @@ cdef class WordEncoder:
                 raise TypeError(f"words must hold bytes, got {word!r} ({type(word).__name__}); encode str as UTF-8")
             self._encoder.encode(PyBytes_AS_STRING(word), PyBytes_GET_SIZE(word), out)
         return _to_list(out, self._ints)
+
+    def encode_texts(self, list texts not None, pieces not None, int pid, int threads=1):
+        """Split each text with the scanner and encode it: one list of ids per text (the batch hot path).
+
+        Args:
+            texts: the texts (str).
+            pieces: ``hf_bpe.core._scanner.pieces_function()``: the scanner's splitter.
+            pid: the scanner id (a value of ``hf_bpe.core._scanner.SCANNERS``).
+            threads: split and encode contiguous parts of ``texts`` on this many threads without the GIL, each with
+                an encoder of its own (one thread for batches under 64K characters); the ids are the same for any
+                number.
+
+        Raises:
+            TypeError: a text is not a str (naming its index).
+            UnicodeEncodeError: a text holds a lone surrogate.
+        """
+        cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+        cdef Py_ssize_t i, n = len(texts), failed_at = -1, chars = 0
+        cdef vector[TextRef] refs
+        cdef int status, t
+        cdef object text
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads!r}")
+        refs.resize(n)
+        for i in range(n):
+            text = texts[i]
+            if type(text) is not str and not isinstance(text, str):
+                raise TypeError(f"texts[{i}] is {type(text).__name__} {text!r:.80}; expected str")
+            hfbpe_text_ref(text, &refs[i])
+            chars += refs[i].length
+        if chars < _THREAD_MIN_CHARS or n < 2:
+            threads = 1  # starting threads costs more than a small batch
+        cdef list result = PyList_New(n)
+        cdef vector[Encoder*] own  # the copies this call uses: the kept ones, or its own while they are busy
+        cdef bint borrowed = not self._busy
+        cdef Encoder* copy
+        if borrowed:
+            while <int>self._threads.size() < threads:
+                self._threads.push_back(new Encoder(self._encoder[0]))
+            own = self._threads
+            self._busy = True
+        else:
+            for t in range(threads):
+                own.push_back(new Encoder(self._encoder[0]))
+        try:
+            status = _encode_refs(refs, pid, split, own, threads, chars, result, self._ints, &failed_at)
+        finally:
+            if borrowed:
+                self._busy = False
+            else:
+                for copy in own:
+                    del copy
+        if status == ENCODE_BAD_TEXT:
+            texts[failed_at].encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
+            raise UnicodeError(f"cannot encode {texts[failed_at]!r} to UTF-8")
+        if status != ENCODE_OK:
+            raise MemoryError("encoding ran out of memory")
+        return result

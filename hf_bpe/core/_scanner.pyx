@@ -24,6 +24,7 @@ import sys
 import time
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.pycapsule cimport PyCapsule_New
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.ref cimport PyObject
 from cpython.exc cimport PyErr_CheckSignals
@@ -66,6 +67,7 @@ cdef extern from "csrc/parallel_count.hpp":
         Py_ssize_t length
         int kind
         int ascii
+    int hfbpe_text_ref(object text, HfbpeTextRef* ref) except -1
     ctypedef int (*HfbpeScanFn "hfbpe::ScanFn")(const HfbpeTextRef*, int, HfbpePieceCounter*, string*) noexcept nogil
     int hfbpe_count_parallel "hfbpe::count_parallel"(
         const HfbpeTextRef* refs, size_t n, int pid, int threads, HfbpeScanFn scan,
@@ -570,6 +572,51 @@ cdef int _count_ref(const HfbpeTextRef* ref, int pid, HfbpePieceCounter* counter
     return _count_nogil(<const uint32_t*>ref.data, ref.length, False, pid, counter, buf)
 
 
+cdef int _pieces_nogil(
+    const uchar_t* s, Py_ssize_t n, bint ascii, int pid, string* utf8, vector[size_t]* ends
+) noexcept nogil:
+    """A text's UTF-8 and its pieces' end offsets, for encoding on a thread; -1 for a lone surrogate."""
+    cdef Py_ssize_t p = 0, e, m
+    cdef size_t at
+    utf8.clear()
+    ends.clear()
+    if ascii:
+        utf8.append(<const char*>s, n)    # ASCII str data is its own UTF-8: piece ends are character offsets
+        while p < n:
+            p = _next(s, n, p, pid)
+            ends.push_back(p)
+        return 0
+    while p < n:
+        e = _next(s, n, p, pid)
+        at = utf8.size()
+        utf8.resize(at + 4 * (e - p))
+        m = _utf8(s, p, e, <char*>utf8.data() + at)
+        if m < 0:
+            return -1
+        utf8.resize(at + m)
+        ends.push_back(at + m)
+        p = e
+    return 0
+
+
+cdef int _pieces_ref(const HfbpeTextRef* ref, int pid, string* utf8, vector[size_t]* ends) noexcept nogil:
+    if ref.kind == PyUnicode_1BYTE_KIND:
+        return _pieces_nogil(<const uint8_t*>ref.data, ref.length, ref.ascii, pid, utf8, ends)
+    if ref.kind == PyUnicode_2BYTE_KIND:
+        return _pieces_nogil(<const uint16_t*>ref.data, ref.length, False, pid, utf8, ends)
+    return _pieces_nogil(<const uint32_t*>ref.data, ref.length, False, pid, utf8, ends)
+
+
+cdef const char* _PIECES_CAPSULE = b"hf_bpe.core._scanner.pieces"  # a C literal: outlives every capsule
+
+
+def pieces_function():
+    """Return the scanner's threaded splitter as a capsule (``hfbpe::PiecesFn``, parallel_encode.hpp) for
+    ``WordEncoder.encode_texts``: the compiled encoder splits texts with it, without the GIL."""
+    _ensure_tables()
+    return PyCapsule_New(<void*>_pieces_ref, _PIECES_CAPSULE, NULL)
+
+
 cdef int _dispatch(str text, int pid, int mode, list out, HfbpePieceCounter* counter, string* buf) except -1:
     hfbpe_unicode_ready(text)
     cdef unsigned int kind = PyUnicode_KIND(text)
@@ -681,11 +728,7 @@ cdef class PieceTally:
                 raise TypeError(
                     f"texts[{i}] is {type(text).__name__} {text!r:.80}; expected str (decode bytes first)"
                 )
-            hfbpe_unicode_ready(text)
-            refs[i].data = PyUnicode_DATA(text)
-            refs[i].length = PyUnicode_GET_LENGTH(text)
-            refs[i].kind = PyUnicode_KIND(text)
-            refs[i].ascii = PyUnicode_IS_ASCII(text)
+            hfbpe_text_ref(text, &refs[i])
             chars += refs[i].length
         if chars < _THREAD_MIN_CHARS:
             threads = 1

@@ -26,7 +26,7 @@ from typing import AbstractSet, Literal
 import regex
 
 from ..core import _core
-from ..core.pretokenize import Pretokenizer
+from ..core.pretokenize import Pretokenizer, usable_cpus
 from .packing import pack, packed_digest, unpack
 from .partial_bytes import PartialBytesEncoder
 from ..core.specials import check_special_ids, special_tokens_regex
@@ -351,11 +351,26 @@ class BPEModel:
         """Return the number of bytes of a token (a special token's UTF-8 length)."""
         return len(self.id_to_bytes(token_id))
 
-    def encode_ordinary_batch(self, texts: Sequence[str]) -> list[list[int]]:
-        """Encode each text with :meth:`encode_ordinary`."""
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
+        """Encode each text with :meth:`encode_ordinary`, in one compiled call on several threads.
+
+        Args:
+            texts: the texts.
+            num_threads: threads that split and encode parts of the batch without the GIL (named patterns);
+                ``None``: every usable CPU for batches over 64K characters, one below. The ids never depend on it.
+
+        >>> BPEModel.bytes_only().encode_ordinary_batch(["hi", "!"], num_threads=2)
+        [[104, 105], [33]]
+        """
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of str, got one str; wrap it in a list: [text]")
-        return [self.encode_ordinary(text) for text in texts]
+        if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
+            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+        if self._missing or not self._pretokenizer.compiled:
+            return [self.encode_ordinary(text) for text in texts]
+        threads = usable_cpus() if num_threads is None else num_threads
+        return self._pretokenizer.encode_batch(texts if type(texts) is list else list(texts), self._encoder,
+                                               threads=threads)
 
     def encode(
         self, text: str, *, allowed_special: _Special = frozenset(), disallowed_special: _Disallowed = "all"

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from .._version import __version__
 from ..core.fragment import CUTTABLE_PATTERNS, Fragment
-from ..core.pretokenize import Pretokenizer
+from ..core.pretokenize import Pretokenizer, usable_cpus
 from ..errors import InputError
 from ..formats.manifest import ORDERS, CorpusFingerprint, combine_fingerprints
 from .corpus import iter_batches, iter_texts
@@ -458,14 +458,6 @@ def choose_workers(pretokenizer: Pretokenizer, corpus_size: int) -> int:
     if corpus_size >= _PARALLEL_MIN_CHARS:
         return max(1, min(usable_cpus(), 8))
     return 1
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask where the OS has one, else the CPU count)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def corpus_chars_hint(corpus: Any) -> int:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "piece_counter.hpp"
+#include "py_unicode.hpp"
 
 namespace hfbpe {
 
@@ -22,6 +23,33 @@ struct TextRef {
     int kind;   // 1, 2 or 4 bytes per code point
     int ascii;
 };
+
+// Point `ref` at a str's PEP 393 data (the caller checked it is a str and keeps it alive); -1 with a Python
+// error set if it cannot be made ready.
+static inline int hfbpe_text_ref(PyObject* text, TextRef* ref) {
+    if (hfbpe_unicode_ready(text) < 0) return -1;
+    ref->data = PyUnicode_DATA(text);
+    ref->length = PyUnicode_GET_LENGTH(text);
+    ref->kind = (int)PyUnicode_KIND(text);
+    ref->ascii = PyUnicode_IS_ASCII(text);
+    return 0;
+}
+
+// Bounds of `threads` contiguous ranges of refs[0..n) of about equal total length (characters, a fair proxy of
+// the work per text): range t is [bounds[t], bounds[t + 1]). O(n).
+inline std::vector<size_t> split_ranges(const TextRef* refs, size_t n, int threads) {
+    int64_t total = 0;
+    for (size_t i = 0; i < n; ++i) total += refs[i].length;
+    std::vector<size_t> bounds((size_t)threads + 1, n);
+    bounds[0] = 0;
+    int64_t seen = 0;
+    size_t k = 1;
+    for (size_t i = 0; i < n && k < (size_t)threads; ++i) {
+        seen += refs[i].length;
+        while (k < (size_t)threads && seen * threads >= total * (int64_t)k) bounds[k++] = i + 1;
+    }
+    return bounds;
+}
 
 // Scan one text into a counter; returns 0, or -1 when the text cannot be encoded (a lone surrogate).
 typedef int (*ScanFn)(const TextRef* ref, int pid, HfbpePieceCounter* counter, std::string* buf);
@@ -52,16 +80,7 @@ inline int count_parallel(const TextRef* refs, size_t n, int pid, int threads, S
     }
     std::vector<HfbpePieceCounter> counters((size_t)threads);
     // 1. Contiguous ranges by cumulative length (characters, a fair proxy of scanning work).
-    int64_t total = 0;
-    for (size_t i = 0; i < n; ++i) total += refs[i].length;
-    std::vector<size_t> bounds((size_t)threads + 1, n);
-    bounds[0] = 0;
-    int64_t seen = 0;
-    size_t k = 1;
-    for (size_t i = 0; i < n && k < (size_t)threads; ++i) {
-        seen += refs[i].length;
-        while (k < (size_t)threads && seen * threads >= total * (int64_t)k) bounds[k++] = i + 1;
-    }
+    const std::vector<size_t> bounds = split_ranges(refs, n, threads);
     // 2. Scan: thread t owns counters[t] and its own buffer; nothing is shared but the read-only texts.
     std::vector<int> failure((size_t)threads, COUNT_OK);
     std::vector<Py_ssize_t> where((size_t)threads, -1);

@@ -1,0 +1,146 @@
+// Encode a batch of texts on several threads, without the GIL, while the caller turns finished parts into Python
+// lists: the batch is cut into chunks (contiguous, of about equal length); worker threads take the chunks in order,
+// split each text into pre-tokens (the scanner's PiecesFn, handed over from the _scanner extension) and encode them
+// with an Encoder of their own (memo cache and scratch buffers per thread; the merge table copied once per thread).
+// The caller is one of the threads: it waits for chunk 0 (encoding unclaimed chunks meanwhile), converts it (holding
+// the GIL), waits for chunk 1, ...: the conversion, which must be serial, overlaps the encoding of later chunks. Ids do not depend on the threads, the chunks or the caches: an
+// Encoder's output is a function of the word.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "encoder.hpp"
+#include "parallel_count.hpp"
+
+namespace hfbpe {
+
+// One text's pre-tokens: its UTF-8 in *utf8 and the end offset of each piece in *ends (both cleared first).
+// Returns 0, or -1 when the text cannot be encoded to UTF-8 (a lone surrogate).
+typedef int (*PiecesFn)(const TextRef* ref, int pid, std::string* utf8, std::vector<size_t>* ends);
+
+// A chunk's output: the ids of its texts end to end; ends[k] is where its k-th text's ids end.
+struct EncodedRange {
+    std::vector<int32_t> ids;
+    std::vector<size_t> ends;
+};
+
+enum EncodeFailure { ENCODE_OK = 0, ENCODE_BAD_TEXT = 1, ENCODE_NO_MEMORY = 2, ENCODE_PENDING = 3 };
+
+// Encode refs[begin..end) into `out` with `encoder`; on a bad text, its index in *failed_at.
+inline int encode_range(const TextRef* refs, size_t begin, size_t end, int pid, PiecesFn pieces, Encoder& encoder,
+                        EncodedRange& out, Py_ssize_t* failed_at) {
+    std::string utf8;
+    std::vector<size_t> ends;
+    try {
+        size_t chars = 0;
+        for (size_t i = begin; i < end; ++i) chars += (size_t)refs[i].length;
+        out.ends.reserve(end - begin);
+        out.ids.reserve(chars / 3 + 16);  // English runs ~4.5 bytes per token: one allocation, no regrowth
+        for (size_t i = begin; i < end; ++i) {
+            if (pieces(&refs[i], pid, &utf8, &ends) < 0) {
+                *failed_at = (Py_ssize_t)i;
+                return ENCODE_BAD_TEXT;
+            }
+            size_t start = 0;
+            for (size_t stop : ends) {
+                encoder.encode(utf8.data() + start, stop - start, out.ids);
+                start = stop;
+            }
+            out.ends.push_back(out.ids.size());
+        }
+    } catch (...) {
+        return ENCODE_NO_MEMORY;
+    }
+    return ENCODE_OK;
+}
+
+class EncodeJob {
+public:
+    // `chunks` ranges of refs[0..n) by length; `threads` threads: the caller (in wait(), with encoders[0]) and
+    // threads - 1 workers (worker t with encoders[t]). Nothing runs before start().
+    EncodeJob(const TextRef* refs, size_t n, int pid, PiecesFn pieces, Encoder* const* encoders, int threads,
+              int chunks)
+        : refs_(refs), pid_(pid), pieces_(pieces), encoders_(encoders), threads_(threads < 1 ? 1 : threads),
+          bounds_(split_ranges(refs, n, chunks < 1 ? 1 : chunks)), out_(bounds_.size() - 1),
+          status_(bounds_.size() - 1, ENCODE_PENDING), where_(bounds_.size() - 1, -1) {}
+    ~EncodeJob() { join(); }
+
+    size_t chunks() const { return out_.size(); }
+    size_t chunk_begin(size_t k) const { return bounds_[k]; }
+    EncodedRange& chunk(size_t k) { return out_[k]; }
+
+    // Start the workers (a failure to start one leaves the chunks to the others and the caller).
+    void start() {
+        for (int t = 1; t < threads_; ++t) {
+            try {
+                pool_.emplace_back([this, t] {
+                    while (!stop_.load() && run_one(t)) {
+                    }
+                });
+            } catch (...) {
+                break;
+            }
+        }
+    }
+    // Until chunk k is done, encode unclaimed chunks; then block until it is. Return its status (its bad text's
+    // index in *failed_at). Call without the GIL.
+    int wait(size_t k, Py_ssize_t* failed_at) {
+        for (;;) {
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                if (status_[k] != ENCODE_PENDING) break;
+            }
+            if (!run_one(0)) break;
+        }
+        std::unique_lock<std::mutex> lock(mutex_);
+        done_.wait(lock, [&] { return status_[k] != ENCODE_PENDING; });
+        *failed_at = where_[k];
+        return status_[k];
+    }
+    // Stop handing out chunks and wait for the workers (idempotent).
+    void join() {
+        stop_.store(true);
+        for (auto& thread : pool_) thread.join();
+        pool_.clear();
+    }
+
+private:
+    const TextRef* refs_;
+    int pid_;
+    PiecesFn pieces_;
+    Encoder* const* encoders_;
+    int threads_;
+    std::vector<size_t> bounds_;
+    std::vector<EncodedRange> out_;
+    std::vector<int> status_;
+    std::vector<Py_ssize_t> where_;
+    std::vector<std::thread> pool_;
+    std::atomic<size_t> next_{0};
+    std::atomic<bool> stop_{false};
+    std::mutex mutex_;
+    std::condition_variable done_;
+
+    // Claim the next unclaimed chunk and encode it with encoders[t]: false when none is left.
+    bool run_one(int t) {
+        size_t k = next_.fetch_add(1);
+        if (k >= out_.size()) return false;
+        Py_ssize_t failed_at = -1;
+        int status = encode_range(refs_, bounds_[k], bounds_[k + 1], pid_, pieces_, *encoders_[t], out_[k],
+                                  &failed_at);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            status_[k] = status;
+            where_[k] = failed_at;
+        }
+        done_.notify_all();
+        return true;
+    }
+};
+
+}  // namespace hfbpe
