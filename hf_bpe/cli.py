@@ -241,15 +241,18 @@ def _add_convert_parser(commands: Any) -> None:
 
     convert = commands.add_parser(
         "convert",
-        help="convert between .tiktoken files, GPT-2 files and tokenizer.json",
+        help="convert between .tiktoken files, GPT-2 files and tokenizer.json; SentencePiece BPE models to "
+             "tokenizer.json",
         description="Convert a byte-level BPE tokenizer between tiktoken files, GPT-2 files "
-        "(vocab.json + merges.txt) and tokenizer.json.",
+        "(vocab.json + merges.txt) and tokenizer.json; or a SentencePiece BPE .model into a Hugging Face folder "
+        "(tokenizer.json, configs) that encodes exactly as sentencepiece does.",
         epilog="examples:\n  hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4\n"
-        "  hf-bpe convert my-tok --to tiktoken --out my-tok-tiktoken",
+        "  hf-bpe convert my-tok --to tiktoken --out my-tok-tiktoken\n"
+        "  hf-bpe convert llama2/tokenizer.model --to tokenizers --out llama2-hf",
         formatter_class=_RAW,
     )
-    convert.add_argument("src", metavar="SRC", help="a .tiktoken file, a GPT-2 folder (or file of the pair), or a "
-                         "tokenizer.json (or its folder); the format is detected")
+    convert.add_argument("src", metavar="SRC", help="a .tiktoken file, a GPT-2 folder (or file of the pair), a "
+                         "tokenizer.json (or its folder), or a SentencePiece .model; the format is detected")
     convert.add_argument("--to", required=True, choices=FORMATS, help="the output format")
     convert.add_argument("--out", required=True, metavar="DIR", help="output folder (created when absent)")
     convert.add_argument("--pattern", default=None, metavar="NAME",

@@ -110,7 +110,7 @@ def _describe_folder(folder: Path) -> str:
 
 
 _EXPECTED = ("expected a .tiktoken file, a folder (or one file of a pair) with vocab.json + merges.txt or "
-             "encoder.json + vocab.bpe, or a tokenizer.json file or a folder holding one")
+             "encoder.json + vocab.bpe, a tokenizer.json file or a folder holding one, or a SentencePiece .model file")
 
 
 def _locate(src: str | os.PathLike[str]) -> tuple[Format, Path]:
@@ -418,6 +418,9 @@ def convert(
     out_path = _check_path(out, "out")
     if not isinstance(force, bool):
         raise TypeError(f"force must be a bool, got {type(force).__name__} {force!r}")
+    source = _check_path(src, "src")
+    if source.suffix == ".model" and source.is_file():
+        return _convert_sentencepiece(source, to, out_path, force)
     kind, located = _locate(src)
     model = load_any(src, pattern=pattern)
     if to == "gpt2":
@@ -427,3 +430,21 @@ def convert(
     else:
         files = {_TOKENIZER_JSON: model.files()[_TOKENIZER_JSON]}
     return atomic.replace_folder(out_path, files, force=force)
+
+
+def _convert_sentencepiece(path: Path, to: str, out: Path, force: bool) -> Path:
+    """A SentencePiece BPE ``.model`` as an exact Hugging Face folder (``tokenizer.json`` and configs, and the
+    model itself as ``tokenizer.model``): see :mod:`hf_bpe.integrations.sentencepiece_hf`."""
+    from ..formats.sentencepiece_model import SentencePieceModel
+    from ..integrations.sentencepiece_hf import sentencepiece_files
+
+    if to != "tokenizers":
+        raise ValueError(f"a SentencePiece model converts only to 'tokenizers' (a tokenizer.json folder), not {to!r}: "
+                         "its pieces are not byte-level BPE, so it has no GPT-2 or tiktoken form")
+    data = path.read_bytes()
+    model = SentencePieceModel.load(path)
+    try:
+        files = sentencepiece_files(model, data)
+    except ValueError as exc:
+        raise ValueError(f"{os.fspath(path)!r} cannot be converted exactly: {exc}") from None
+    return atomic.replace_folder(out, files, force=force)

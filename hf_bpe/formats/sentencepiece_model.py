@@ -1,0 +1,172 @@
+"""SentencePiece ``.model`` files: read the ``ModelProto`` (pieces, trainer and normalizer options) without protobuf.
+
+A ``.model`` file is one protobuf message (``sentencepiece_model.proto``). Only the fields that decide how a model
+encodes are decoded here: the pieces (text, score, type), the trainer's ``model_type``, ``byte_fallback``,
+``treat_whitespace_as_suffix`` and special-token ids/pieces, and the normalizer spec (rule name, the precompiled
+charsmap, ``add_dummy_prefix``, ``remove_extra_whitespaces``, ``escape_whitespaces``). Absent fields take the
+proto's defaults. Other fields are skipped (their wire types say how long they are).
+
+>>> model = SentencePieceModel.from_bytes(bytes.fromhex("0a0e0a053c756e6b3e15000000001802" "12021802"))
+>>> model.pieces, model.model_type, model.trainer["byte_fallback"]
+((Piece(piece='<unk>', score=0.0, type=2),), 'bpe', False)
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MODEL_TYPES", "PIECE_TYPES", "Piece", "SentencePieceModel"]
+
+# sentencepiece_model.proto's enums.
+MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
+PIECE_TYPES = {1: "normal", 2: "unknown", 3: "control", 4: "user_defined", 5: "unused", 6: "byte"}
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+
+# Field numbers (ModelProto: 1 pieces, 2 trainer_spec, 3 normalizer_spec; SentencePiece: 1 piece, 2 score, 3 type).
+_TRAINER_FIELDS = {
+    3: ("model_type", "varint"), 4: ("vocab_size", "varint"), 24: ("treat_whitespace_as_suffix", "bool"),
+    35: ("byte_fallback", "bool"), 40: ("unk_id", "int32"), 41: ("bos_id", "int32"), 42: ("eos_id", "int32"),
+    43: ("pad_id", "int32"), 45: ("unk_piece", "str"), 46: ("bos_piece", "str"), 47: ("eos_piece", "str"),
+    48: ("pad_piece", "str"), 44: ("unk_surface", "str"),
+}
+_TRAINER_DEFAULTS: dict[str, Any] = {
+    "model_type": 1, "vocab_size": 8000, "treat_whitespace_as_suffix": False, "byte_fallback": False,
+    "unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1, "unk_piece": "<unk>", "bos_piece": "<s>",
+    "eos_piece": "</s>", "pad_piece": "<pad>", "unk_surface": " \u2047 ",
+}
+_NORMALIZER_FIELDS = {
+    1: ("name", "str"), 2: ("precompiled_charsmap", "bytes"), 3: ("add_dummy_prefix", "bool"),
+    4: ("remove_extra_whitespaces", "bool"), 5: ("escape_whitespaces", "bool"),
+}
+_NORMALIZER_DEFAULTS: dict[str, Any] = {
+    "name": "", "precompiled_charsmap": b"", "add_dummy_prefix": True, "remove_extra_whitespaces": True,
+    "escape_whitespaces": True,
+}
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One vocabulary entry: its text (``▁`` for spaces), score and type (a key of :data:`PIECE_TYPES`)."""
+
+    piece: str
+    score: float
+    type: int
+
+
+@dataclass(frozen=True)
+class SentencePieceModel:
+    """The decoded parts of a SentencePiece ``ModelProto``; ids are positions in ``pieces``."""
+
+    pieces: tuple[Piece, ...]
+    trainer: dict[str, Any] = field(default_factory=lambda: dict(_TRAINER_DEFAULTS))
+    normalizer: dict[str, Any] = field(default_factory=lambda: dict(_NORMALIZER_DEFAULTS))
+
+    @property
+    def model_type(self) -> str:
+        """``"bpe"``, ``"unigram"``, ``"word"`` or ``"char"``."""
+        return MODEL_TYPES.get(self.trainer["model_type"], f"unknown ({self.trainer['model_type']})")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> SentencePieceModel:
+        """Read a ``.model`` file.
+
+        Raises:
+            FileNotFoundError: no such file.
+            ValueError: the file is not a SentencePiece model (naming the path and what is wrong).
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"{os.fspath(path)!r} is not a file; pass a SentencePiece .model file")
+        try:
+            return cls.from_bytes(path.read_bytes())
+        except ValueError as exc:
+            raise ValueError(f"{os.fspath(path)!r} is not a SentencePiece model: {exc}") from None
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> SentencePieceModel:
+        """Decode a serialized ``ModelProto``."""
+        pieces: list[Piece] = []
+        trainer = dict(_TRAINER_DEFAULTS)
+        normalizer = dict(_NORMALIZER_DEFAULTS)
+        for number, _, value in _fields(data):
+            if number == 1 and isinstance(value, bytes):
+                pieces.append(_piece(value, len(pieces)))
+            elif number == 2 and isinstance(value, bytes):
+                _decode_into(value, _TRAINER_FIELDS, trainer)
+            elif number == 3 and isinstance(value, bytes):
+                _decode_into(value, _NORMALIZER_FIELDS, normalizer)
+        if not pieces:
+            raise ValueError("it holds no pieces")
+        return cls(tuple(pieces), trainer, normalizer)
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= len(data):
+            raise ValueError("a varint runs past the end of the data")
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
+        if shift > 63:
+            raise ValueError("a varint is longer than 10 bytes")
+
+
+def _fields(data: bytes) -> list[tuple[int, int, int | bytes]]:
+    """The (field number, wire type, value) triples of one message: varints as int, the others as their bytes."""
+    out: list[tuple[int, int, int | bytes]] = []
+    at = 0
+    while at < len(data):
+        key, at = _varint(data, at)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, at = _varint(data, at)
+            out.append((number, wire, value))
+            continue
+        if wire == 2:
+            size, at = _varint(data, at)
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+        else:
+            raise ValueError(f"field {number} has wire type {wire}, which this reader does not know")
+        if at + size > len(data):
+            raise ValueError(f"field {number} runs past the end of the data")
+        out.append((number, wire, data[at : at + size]))
+        at += size
+    return out
+
+
+def _piece(data: bytes, index: int) -> Piece:
+    text, score, kind = "", 0.0, NORMAL
+    for number, wire, value in _fields(data):
+        if number == 1 and wire == 2 and isinstance(value, bytes):
+            text = value.decode("utf-8")
+        elif number == 2 and wire == 5 and isinstance(value, bytes):
+            score = struct.unpack("<f", value)[0]
+        elif number == 3 and wire == 0 and isinstance(value, int):
+            kind = value
+    if kind not in PIECE_TYPES:
+        raise ValueError(f"piece {index} ({text!r}) has unknown type {kind}")
+    return Piece(text, score, kind)
+
+
+def _decode_into(data: bytes, spec: dict[int, tuple[str, str]], into: dict[str, Any]) -> None:
+    for number, _, value in _fields(data):
+        if number not in spec:
+            continue
+        name, kind = spec[number]
+        if kind in ("varint", "bool", "int32") and isinstance(value, int):
+            if kind == "int32" and value >= 1 << 63:
+                value -= 1 << 64  # negative int32 values are 10-byte two's-complement varints
+            into[name] = bool(value) if kind == "bool" else value
+        elif kind == "str" and isinstance(value, bytes):
+            into[name] = value.decode("utf-8")
+        elif kind == "bytes" and isinstance(value, bytes):
+            into[name] = value

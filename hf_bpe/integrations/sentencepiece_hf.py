@@ -1,0 +1,169 @@
+"""A SentencePiece BPE model as a ``tokenizers`` pipeline that encodes exactly like ``sentencepiece``.
+
+SentencePiece's BPE encoder (``bpe_model.cc``) starts from the characters of the normalized text (user-defined
+symbols matched first and frozen), repeatedly merges the adjacent pair whose concatenation is a piece with the
+highest score (ties: the leftmost pair), then maps each symbol to its piece, its UTF-8 bytes (``byte_fallback``)
+or ``<unk>`` (runs of unknowns fused). Its normalizer (``normalizer.cc``) applies the precompiled charsmap, drops
+leading and trailing spaces and collapses runs (``remove_extra_whitespaces``), prepends ``▁`` (``add_dummy_prefix``)
+and writes spaces as ``▁``. The ``tokenizers`` equivalent built here:
+
+- normalizer: ``Precompiled(charsmap)``; ``Replace(" {2,}", " ")`` and ``Replace("\\A | \\z", "")`` (U+0020 only,
+  as SentencePiece: ``Strip`` would also remove tabs and newlines); ``Prepend("▁")``; ``Replace(" ", "▁")``;
+- no pre-tokenizer (SentencePiece merges over the whole text);
+- BPE: every split ``piece = left + right`` of a mergeable piece into two mergeable pieces is a merge, ranked by the
+  piece's score (descending). Pieces of equal score would be ranked by position in SentencePiece and by rank here,
+  which differ in general; the one such group real models have, Llama 2's runs of ``▁`` (all at -1e9), gives the
+  same result when the splits with the longer left side come first (a run then fills pieces of at most 16 from the
+  left, as SentencePiece does; checked for every run length). Models with other ties are refused;
+- control symbols (and ``<unk>``) as special added tokens that are not matched in text
+  (``tokenizer.encode_special_tokens = True`` here, ``"split_special_tokens": true`` in ``tokenizer_config.json``):
+  ``sentencepiece`` encodes ``"<s>"`` in a text as characters. Models with user-defined symbols are refused for now
+  (SentencePiece matches them after the dummy prefix is added, ``tokenizers`` before);
+- decoder: ``▁`` → space, byte pieces → bytes, the dummy prefix's space removed.
+
+>>> from hf_bpe.formats.sentencepiece_model import Piece, SentencePieceModel
+>>> pieces = [Piece("<unk>", 0, 2), Piece("▁", -4, 1), Piece("a", -5, 1), Piece("b", -6, 1), Piece("▁a", -1, 1),
+...           Piece("▁ab", -2, 1)]
+>>> bpe = {"model_type": 2, "byte_fallback": False, "treat_whitespace_as_suffix": False}
+>>> tok = sentencepiece_tokenizer(SentencePieceModel(tuple(pieces), trainer=bpe))
+>>> tok.encode("ab a").tokens
+['▁ab', '▁a']
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..formats.sentencepiece_model import CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, SentencePieceModel
+
+__all__ = ["check_expressible", "sentencepiece_config", "sentencepiece_files", "sentencepiece_merges",
+           "sentencepiece_tokenizer"]
+
+_SPACE = "\u2581"
+
+
+def check_expressible(model: SentencePieceModel) -> None:
+    """Raise ValueError naming what a ``tokenizers`` pipeline cannot reproduce exactly in ``model``."""
+    if model.model_type != "bpe":
+        raise ValueError(f"this is a SentencePiece {model.model_type} model; only BPE models convert exactly to a "
+                         "tokenizers BPE pipeline (a unigram model needs tokenizers' Unigram model, not supported here)")
+    if any(p.type == UNUSED for p in model.pieces):
+        raise ValueError("the model has UNUSED pieces, which SentencePiece merges and then splits again; a tokenizers "
+                         "BPE model cannot express that")
+    user = [p.piece for p in model.pieces if p.type == USER_DEFINED]
+    if user:
+        raise ValueError(f"the model has user-defined symbols ({', '.join(map(repr, user[:3]))}{', ...' if len(user) > 3 else ''}),"
+                         " which SentencePiece matches in the normalized text after the dummy prefix; tokenizers' "
+                         "added tokens match before it (the leading '▁' would be lost): not supported yet")
+    if model.trainer["treat_whitespace_as_suffix"] and model.normalizer["add_dummy_prefix"]:
+        raise ValueError("treat_whitespace_as_suffix=true appends the dummy '▁' at the end; tokenizers has no "
+                         "normalizer that appends")
+    ties: dict[float, list[str]] = {}
+    for piece in model.pieces:
+        if piece.type == NORMAL and len(piece.piece) > 1:
+            ties.setdefault(piece.score, []).append(piece.piece)
+    for score, group in ties.items():
+        if len(group) > 1 and not all(set(p) == {_SPACE} for p in group):
+            raise ValueError(f"pieces {sorted(group)[:4]!r} share the score {score!r}: SentencePiece breaks such ties "
+                             "by position in the text, which a ranked merge list cannot express")
+
+
+def sentencepiece_merges(model: SentencePieceModel) -> list[tuple[str, str]]:
+    """Return the BPE merges, in rank order, that reproduce SentencePiece's score-ordered merging.
+
+    >>> from hf_bpe.formats.sentencepiece_model import Piece, SentencePieceModel
+    >>> sentencepiece_merges(SentencePieceModel((Piece("a", -3, 1), Piece("b", -4, 1), Piece("ab", -1, 1))))
+    [('a', 'b')]
+    """
+    mergeable = {p.piece: i for i, p in enumerate(model.pieces) if p.type == NORMAL}
+    ranked = []
+    for piece, piece_id in mergeable.items():
+        score = model.pieces[piece_id].score
+        for cut in range(1, len(piece)):
+            left, right = piece[:cut], piece[cut:]
+            if left in mergeable and right in mergeable:
+                # Score first; within a piece (and within Llama 2's run-of-▁ tie group) longer left sides first.
+                ranked.append((-score, -len(left), piece_id, mergeable[left], mergeable[right], left, right))
+    ranked.sort()
+    return [(left, right) for *_, left, right in ranked]
+
+
+def sentencepiece_tokenizer(model: SentencePieceModel) -> Any:
+    """Build the ``tokenizers.Tokenizer`` that encodes exactly as ``sentencepiece`` does with ``model``.
+
+    Raises:
+        ValueError: what the model holds that cannot be expressed exactly (see :func:`check_expressible`).
+    """
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, normalizers
+    from tokenizers.models import BPE
+
+    check_expressible(model)
+    spec = model.normalizer
+    vocab = {p.piece: i for i, p in enumerate(model.pieces)}
+    unk = next((p.piece for p in model.pieces if p.type == UNKNOWN), None)
+    bpe = BPE(vocab=vocab, merges=sentencepiece_merges(model), unk_token=unk, fuse_unk=True,
+              byte_fallback=bool(model.trainer["byte_fallback"]))
+    tokenizer = Tokenizer(bpe)
+    # 1. Normalizer, in normalizer.cc's order.
+    steps: list[Any] = []
+    if spec["precompiled_charsmap"]:
+        charsmap = normalizers.Precompiled(spec["precompiled_charsmap"])
+        # tokenizers' Precompiled looks graphemes up whole: for "\r\n" (one grapheme) it finds the entry of "\r"
+        # and replaces both characters with it, where sentencepiece maps each character ("\r\n" -> two spaces
+        # with nmt_nfkc). Spell CRLF as its characters' normalized forms first (they normalize to themselves).
+        split = charsmap.normalize_str("\r") + charsmap.normalize_str("\n")
+        if charsmap.normalize_str("\r\n") != split and charsmap.normalize_str(split) == split:
+            steps.append(normalizers.Replace("\r\n", split))
+        steps.append(charsmap)
+    if spec["remove_extra_whitespaces"]:
+        steps += [normalizers.Replace(Regex(" {2,}"), " "), normalizers.Replace(Regex(r"\A | \z"), "")]
+    space = _SPACE if spec["escape_whitespaces"] else " "
+    if spec["add_dummy_prefix"]:
+        # sentencepiece adds the prefix when the text is not empty before normalization (after removing leading
+        # spaces): a text the charsmap deletes whole ("\x1f") still gives "▁", unless trailing spaces are removed.
+        # Prepend adds it only to a non-empty result, so without whitespace removal it goes first.
+        prepend = normalizers.Prepend(space)
+        steps = steps + [prepend] if spec["remove_extra_whitespaces"] else [prepend, *steps]
+    if spec["escape_whitespaces"]:
+        steps.append(normalizers.Replace(" ", _SPACE))
+    tokenizer.normalizer = normalizers.Sequence(steps)
+    # 2. Decoder: sentencepiece's DecodeIds (the leading space of the dummy prefix dropped).
+    parts: list[Any] = [decoders.Replace(_SPACE, " ")] if spec["escape_whitespaces"] else []
+    parts += [decoders.ByteFallback(), decoders.Fuse()]
+    if spec["add_dummy_prefix"]:
+        parts.append(decoders.Strip(" ", 1, 0))
+    tokenizer.decoder = decoders.Sequence(parts)
+    # 3. Control pieces are special tokens, for ids and decoding; sentencepiece never finds them in text.
+    tokenizer.add_special_tokens([AddedToken(p.piece, normalized=False, special=True) for p in model.pieces
+                                  if p.type in (CONTROL, UNKNOWN)])
+    tokenizer.encode_special_tokens = True
+    return tokenizer
+
+
+def sentencepiece_config(model: SentencePieceModel) -> dict[str, Any]:
+    """Return the ``tokenizer_config.json`` of the converted folder: ``PreTrainedTokenizerFast`` with the
+    model's roles (bos/eos/unk/pad from the trainer spec), adding no special tokens (as ``sentencepiece.encode``).
+    """
+    roles: dict[str, Any] = {}
+    for role in ("bos", "eos", "unk", "pad"):
+        index = model.trainer[f"{role}_id"]
+        if 0 <= index < len(model.pieces) and model.pieces[index].type in (CONTROL, UNKNOWN, USER_DEFINED):
+            roles[f"{role}_token"] = model.pieces[index].piece
+    return {"tokenizer_class": "PreTrainedTokenizerFast", "add_bos_token": False, "add_eos_token": False,
+            "clean_up_tokenization_spaces": False, "split_special_tokens": True, "model_max_length": 1000000000000000019884624838656,
+            **roles}
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def sentencepiece_files(model: SentencePieceModel, source: bytes) -> dict[str, str | bytes]:
+    """The converted folder's files: ``tokenizer.json``, ``tokenizer_config.json``, ``special_tokens_map.json``
+    and the model itself as ``tokenizer.model``."""
+    config = sentencepiece_config(model)
+    roles = {k: v for k, v in config.items() if k.endswith("_token") and isinstance(v, str)}
+    return {"tokenizer.json": sentencepiece_tokenizer(model).to_str(pretty=True) + "\n",
+            "tokenizer_config.json": _json(config), "special_tokens_map.json": _json(roles),
+            "tokenizer.model": source}
