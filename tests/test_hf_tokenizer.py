@@ -1117,3 +1117,25 @@ def test_hf_tokenizer_train_new_from_iterator_equals_the_fast_tokenizer(shared_d
         assert ours(line)["input_ids"] == fast(line)["input_ids"]
     with pytest.raises(TypeError, match=r"does not support \['limit_alphabet'\]"):
         ours.train_new_from_iterator(["a"], 300, limit_alphabet=10)
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize(("bos", "eos"), [(True, False), (False, True), (True, True)])
+def test_hf_tokenizer_add_bos_and_eos_survive_save_in_every_loader(shared_data, tmp_path, bos, eos):
+    source = shared_data / "vocabs" / "gpt2"
+    ours = HFBPETokenizer.from_pretrained(source, add_bos_token=bos, add_eos_token=eos)
+    expected = ours("hi there", "yo")["input_ids"]
+    assert expected == (([50256] if bos else []) + [5303, 612] + ([50256] if eos else []) + ([50256] if bos else [])
+                        + [8226] + ([50256] if eos else []))
+    ours.save_pretrained(tmp_path / "ours")
+    folders = [tmp_path / "ours"]
+    if transformers_major() >= 5:  # GPT2TokenizerFast saves the flags as a TemplateProcessing post-processor
+        GPT2TokenizerFast.from_pretrained(source, add_bos_token=bos, add_eos_token=eos).save_pretrained(tmp_path / "f")
+        folders.append(tmp_path / "f")
+        assert (json.loads((tmp_path / "ours" / "tokenizer.json").read_text())["post_processor"]
+                == json.loads((tmp_path / "f" / "tokenizer.json").read_text())["post_processor"])
+    for folder in folders:
+        for cls in (HFBPETokenizer, PreTrainedTokenizerFast, AutoTokenizer):
+            assert cls.from_pretrained(folder)("hi there", "yo")["input_ids"] == expected, (folder.name, cls)
+    assert HFBPETokenizer.from_pretrained(tmp_path / "ours", add_bos_token=False, add_eos_token=False)(
+        "hi there")["input_ids"] == [5303, 612]  # explicit arguments win over the saved post-processor

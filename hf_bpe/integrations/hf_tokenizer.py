@@ -61,7 +61,7 @@ from ..model.bpe import BPEModel
 from .added_tokens import AddedTokenMatcher
 from .aligned_batch import AlignedBatchMixin
 from .transformers_compat import MAJOR, PreTrainedConfig, PreTrainedTokenizer, Transformers4BatchMixin
-from .hf_loading import as_added_token, check_pretrained_folder, load_model
+from .hf_loading import as_added_token, check_pretrained_folder, load_model, template_flags
 from .fast_batch import FAST_PATH_METHODS, FastBatchMixin
 
 __all__ = ["HFBPETokenizer", "HFBPEConfig", "register"]
@@ -129,8 +129,8 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
         ignore_merges: bool | None = None,
         errors: str = "replace",
         bpe_model: BPEModel | None = None,
-        add_bos_token: bool = False,
-        add_eos_token: bool = False,
+        add_bos_token: bool | None = None,
+        add_eos_token: bool | None = None,
         **kwargs: Any,
     ) -> None:
         # 1. The model, loaded before the base class's __init__, which calls get_vocab().
@@ -155,6 +155,10 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
             )
         if not isinstance(errors, str):
             raise TypeError(f"errors must be a str such as 'replace' or 'strict', got {errors!r}")
+        # Not given: what the folder's tokenizer.json post-processor does (GPT2TokenizerFast saves the flags there).
+        saved_bos, saved_eos = template_flags(kwargs.get("tokenizer_file"))
+        add_bos_token = saved_bos if add_bos_token is None else add_bos_token
+        add_eos_token = saved_eos if add_eos_token is None else add_eos_token
         if not isinstance(add_bos_token, bool) or not isinstance(add_eos_token, bool):
             raise TypeError(f"add_bos_token and add_eos_token must be bool, got {add_bos_token!r}, {add_eos_token!r}")
         # As GPT2TokenizerFast: each sequence becomes [bos] ids [eos] (pairs: both, in turn).
@@ -578,10 +582,29 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
              "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
             for idx, token in sorted(self._added_tokens_decoder.items())
         ]
-        if data.get("added_tokens") == wanted:
+        template = self._template_processing()
+        if data.get("added_tokens") == wanted and template is None:
             return text
         data["added_tokens"] = wanted
+        if template is not None:  # add_bos_token/add_eos_token, where the fast loaders read them
+            data["post_processor"] = template
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+    def _template_processing(self) -> dict[str, Any] | None:
+        """The post-processor GPT2TokenizerFast saves for add_bos_token/add_eos_token (None when neither is set)."""
+        if not (self.add_bos_token or self.add_eos_token):
+            return None
+        ends = [(self.add_bos_token, self.bos_token), (self.add_eos_token, self.eos_token)]
+
+        def sequence(name: str, type_id: int) -> list[dict[str, Any]]:
+            items = [{"SpecialToken": {"id": ends[0][1], "type_id": type_id}}] if ends[0][0] else []
+            items.append({"Sequence": {"id": name, "type_id": type_id}})
+            return items + ([{"SpecialToken": {"id": ends[1][1], "type_id": type_id}}] if ends[1][0] else [])
+
+        specials = {str(token): {"id": str(token), "ids": [self.convert_tokens_to_ids(str(token))],
+                                 "tokens": [str(token)]} for flag, token in ends if flag}
+        return {"type": "TemplateProcessing", "single": sequence("A", 0),
+                "pair": sequence("A", 0) + sequence("B", 1), "special_tokens": specials}
 
     def save_pretrained(
         self,
