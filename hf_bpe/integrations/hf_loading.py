@@ -198,22 +198,3 @@ def as_added_token(token: Any) -> AddedToken:
         return AddedToken(**fields)
     raise TypeError(f"added_tokens_decoder values must be AddedToken, str or dict, got {token!r}")
 
-
-def template_flags(tokenizer_file: str | os.PathLike[str] | None) -> tuple[bool, bool]:
-    """Return ``(add_bos_token, add_eos_token)`` as a ``tokenizer.json``'s ``TemplateProcessing`` post-processor
-    applies them (a special token before / after the single sequence); ``(False, False)`` for any other.
-
-    >>> template_flags(None)
-    (False, False)
-    """
-    if tokenizer_file is None or not os.path.isfile(tokenizer_file):
-        return False, False
-    try:
-        with open(tokenizer_file, encoding="utf-8") as handle:
-            post = json.load(handle).get("post_processor")
-    except (OSError, ValueError, AttributeError):
-        return False, False  # the model loader reports a broken tokenizer.json
-    if not isinstance(post, dict) or post.get("type") != "TemplateProcessing" or not post.get("single"):
-        return False, False
-    single = post["single"]
-    return "SpecialToken" in single[0], "SpecialToken" in single[-1]

@@ -61,7 +61,8 @@ from ..model.bpe import BPEModel
 from .added_tokens import AddedTokenMatcher
 from .aligned_batch import AlignedBatchMixin
 from .transformers_compat import MAJOR, PreTrainedConfig, PreTrainedTokenizer, Transformers4BatchMixin
-from .hf_loading import as_added_token, check_pretrained_folder, load_model, template_flags
+from .hf_loading import as_added_token, check_pretrained_folder, load_model
+from .saved_json import saved_tokenizer_json, template_flags, template_processing
 from .fast_batch import FAST_PATH_METHODS, FastBatchMixin
 
 __all__ = ["HFBPETokenizer", "HFBPEConfig", "register"]
@@ -575,36 +576,9 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
         return tuple(os.path.join(save_directory, name) for name in names)
 
     def _tokenizer_json(self, text: str) -> str:
-        # The model writes its own specials; tokens added since (or with other flags) are put in here.
-        data = json.loads(text)
-        wanted = [
-            {"id": idx, "content": token.content, "single_word": token.single_word, "lstrip": token.lstrip,
-             "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
-            for idx, token in sorted(self._added_tokens_decoder.items())
-        ]
-        template = self._template_processing()
-        if data.get("added_tokens") == wanted and template is None:
-            return text
-        data["added_tokens"] = wanted
-        if template is not None:  # add_bos_token/add_eos_token, where the fast loaders read them
-            data["post_processor"] = template
-        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-
-    def _template_processing(self) -> dict[str, Any] | None:
-        """The post-processor GPT2TokenizerFast saves for add_bos_token/add_eos_token (None when neither is set)."""
-        if not (self.add_bos_token or self.add_eos_token):
-            return None
-        ends = [(self.add_bos_token, self.bos_token), (self.add_eos_token, self.eos_token)]
-
-        def sequence(name: str, type_id: int) -> list[dict[str, Any]]:
-            items = [{"SpecialToken": {"id": ends[0][1], "type_id": type_id}}] if ends[0][0] else []
-            items.append({"Sequence": {"id": name, "type_id": type_id}})
-            return items + ([{"SpecialToken": {"id": ends[1][1], "type_id": type_id}}] if ends[1][0] else [])
-
-        specials = {str(token): {"id": str(token), "ids": [self.convert_tokens_to_ids(str(token))],
-                                 "tokens": [str(token)]} for flag, token in ends if flag}
-        return {"type": "TemplateProcessing", "single": sequence("A", 0),
-                "pair": sequence("A", 0) + sequence("B", 1), "special_tokens": specials}
+        ends = [(getattr(self, f"{role}_token"), self.convert_tokens_to_ids(str(getattr(self, f"{role}_token"))))
+                if getattr(self, f"add_{role}_token") else None for role in ("bos", "eos")]
+        return saved_tokenizer_json(text, self._added_tokens_decoder, template_processing(*ends))
 
     def save_pretrained(
         self,

@@ -27,6 +27,7 @@ import regex
 
 from ..core import _core
 from ..core.pretokenize import Pretokenizer, usable_cpus
+from .incremental import IncrementalDecoder
 from .packing import pack, packed_digest, unpack
 from .partial_bytes import PartialBytesEncoder
 from ..core.specials import check_special_ids, special_tokens_regex
@@ -667,32 +668,6 @@ def regular_tokens(tokens: Mapping[bytes, int], merges: Sequence[tuple[bytes, by
         parts = {part for left, right in merges for part in (left, right, left + right)}
         shared.update(token for token, idx in tokens.items() if idx in special_ids and token in parts)
     return {token: idx for token, idx in tokens.items() if idx not in special_ids or token in shared}
-
-
-class IncrementalDecoder:
-    """Decode a stream of token ids to text, holding back bytes of an incomplete UTF-8 character.
-
-    Joining the outputs of :meth:`decode` over any split of the ids, with ``final=True`` on the last call, gives
-    exactly ``model.decode(all_ids, errors=errors)``.
-
-    Args:
-        model: the model whose tokens are decoded.
-        errors: UTF-8 error handling, as in :meth:`bytes.decode`.
-    """
-
-    def __init__(self, model: BPEModel, *, errors: str = "replace") -> None:
-        import codecs
-
-        self._model = model
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
-
-    def decode(self, ids: Iterable[int], *, final: bool = False) -> str:
-        """Return the text that the ids complete; with ``final``, flush what is held back."""
-        return self._decoder.decode(self._model.decode_bytes(ids), final=final)
-
-    def reset(self) -> None:
-        """Forget held-back bytes, to start a new stream."""
-        self._decoder.reset()
 
 
 def _unpack(packed: tuple[bytes, ...], specials, pattern, add_prefix_space, ignore_merges, roles,
