@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .formats.token_file import read_token_file
     from .integrations.hf_tokenizer import HFBPETokenizer
     from .integrations.preprocess import save_tokenized, tokenize_dataset
+    from .integrations.sentencepiece_hf import save_sentencepiece
     from .model.bpe import BPEModel
     from .model.classic import ClassicModel
     from .tools.compare import compare
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .training.counts import WordCounts
     from .training.recipes import RECIPES
     from .training.scheme import train_scheme
+    from .training.sentencepiece_bpe import train_sentencepiece
 
 # The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
 # a few milliseconds and a child process that needs one submodule (e.g. compare's peer trainers, whose memory is
@@ -50,12 +52,14 @@ _EXPORTS = {
     "Pretokenizer": ".core.pretokenize",
     "compare": ".tools.compare",
     "read_token_file": ".formats.token_file",
+    "save_sentencepiece": ".integrations.sentencepiece_hf",
     "save_tokenized": ".integrations.preprocess",
     "tokenize_dataset": ".integrations.preprocess",
     "WordCounts": ".training.counts",
     "train": ".training.bpe_trainer",
     "train_from_counts": ".training.bpe_trainer",
     "train_scheme": ".training.scheme",
+    "train_sentencepiece": ".training.sentencepiece_bpe",
     "verify": ".tools.verify",
 }
 
@@ -72,11 +76,13 @@ __all__ = [
     "WordCounts",
     "compare",
     "read_token_file",
+    "save_sentencepiece",
     "save_tokenized",
     "tokenize_dataset",
     "train",
     "train_from_counts",
     "train_scheme",
+    "train_sentencepiece",
     "verify",
     "__version__",
 ]

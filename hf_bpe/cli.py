@@ -28,6 +28,7 @@ examples:
   hf-bpe count shard1.txt --out shard1.parquet      # count shards anywhere, then train from their sum:
   hf-bpe train --counts shard*.parquet --vocab-size 32000 --out my-tok
   hf-bpe train part-*.txt --spark local[2] --vocab-size 32000 --out my-tok    # count with Apache Spark
+  hf-bpe train corpus.txt --algorithm sentencepiece --vocab-size 8000 --out spm-tok --spm byte_fallback=true
   hf-bpe encode --model my-tok 'Hello world'
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
   hf-bpe tokenize --model my-tok corpus.txt --out ids --block-size 1024   # a datasets folder of packed blocks
@@ -97,6 +98,12 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="fingerprint the corpus as an ordered sequence (default) or an order-free multiset")
     train.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
+    train.add_argument("--algorithm", choices=("bpe", "sentencepiece"), default="bpe",
+                       help="bpe: byte-level BPE equal to tokenizers (default); sentencepiece: BPE equal to "
+                            "spm_train --model_type=bpe (tokenizer.model + exact tokenizer.json)")
+    train.add_argument("--spm", action="append", default=[], metavar="KEY=VALUE",
+                       help="with --algorithm sentencepiece: an spm_train option by its own name, e.g. "
+                            "character_coverage=1.0, byte_fallback=true, user_defined_symbols=<a>,<b>")
     _add_recipe_arguments(train)
 
     count = commands.add_parser(
@@ -296,6 +303,69 @@ def _default_corpus(doing: str) -> Any:
     return default_corpus()
 
 
+def _spm_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """--spm KEY=VALUE options, typed as spm_train's defaults are (true/false, numbers, comma lists)."""
+    from .training.sentencepiece_bpe import SPM_DEFAULTS
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().lstrip("-")
+        if not sep or key not in SPM_DEFAULTS:
+            raise InputError(f"--spm {pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(SPM_DEFAULTS))}")
+        default = SPM_DEFAULTS[key]
+        try:
+            if isinstance(default, bool):
+                if value.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError(value)
+                options[key] = value.lower() in ("true", "1")
+            elif isinstance(default, int | float):
+                options[key] = type(default)(value)
+            elif isinstance(default, tuple):
+                options[key] = tuple(v for v in value.split(",") if v)
+            else:
+                options[key] = value
+        except ValueError:
+            raise InputError(f"--spm {pair!r}: {key} takes a {type(default).__name__} value "
+                             f"(spm_train's default: {default!r})") from None
+    return options
+
+
+def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
+    from .integrations.sentencepiece_hf import check_expressible, save_sentencepiece
+    from .training.sentencepiece_bpe import train_sentencepiece
+
+    unsupported = [flag for flag, given in (
+        ("--counts", args.counts), ("--spark", args.spark), ("--recipe", args.recipe is not None),
+        ("--min-frequency", args.min_frequency is not None), ("--special-token", args.special_token),
+        ("--pattern", args.pattern != "gpt2"), ("--add-prefix-space", args.add_prefix_space),
+        ("--max-token-length", args.max_token_length is not None),
+        *((f"--{role}-token", getattr(args, f"{role}_token") is not None) for role in ("bos", "eos", "unk", "pad")),
+    ) if given]
+    if unsupported:
+        raise InputError(f"{', '.join(unsupported)} cannot be used with --algorithm sentencepiece; give "
+                         "SentencePiece's own options with --spm KEY=VALUE (e.g. --spm control_symbols=<sep>)")
+    out = _check_out(args.out)
+    if out.exists() and any((out / name).exists() for name in ("tokenizer.model", "tokenizer.json")) \
+            and not args.force:
+        raise InputError(f"{args.out!r} already holds a tokenizer; pass --force to replace it")
+    options = _spm_options(args.spm)
+    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    if corpus is None:
+        raise InputError("--algorithm sentencepiece needs a corpus: FILE arguments or --dataset")
+    if isinstance(corpus, list):
+        corpus = [Path(p) for p in corpus]
+    try:
+        model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
+                                    **options)
+        check_expressible(model)
+    except (TypeError, ValueError) as exc:
+        raise InputError(str(exc)) from None
+    folder = save_sentencepiece(model, out, force=args.force)
+    _log(f"wrote a SentencePiece BPE model of {len(model.pieces)} pieces to {os.fspath(folder)}")
+    return 0
+
+
 def _cmd_train_recipe(args: argparse.Namespace) -> int:
     from .model.classic import CLASSIC_NAME
     from .training.bpe_trainer import train
@@ -390,6 +460,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from .training.bpe_trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
 
+    if args.algorithm == "sentencepiece":
+        return _cmd_train_sentencepiece(args)
+    if args.spm:
+        raise InputError("--spm options apply to --algorithm sentencepiece")
     if args.recipe is not None or args.num_merges is not None or args.lowercase:
         return _cmd_train_recipe(args)
 

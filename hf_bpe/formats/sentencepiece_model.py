@@ -86,6 +86,23 @@ class SentencePieceModel:
         except ValueError as exc:
             raise ValueError(f"{os.fspath(path)!r} is not a SentencePiece model: {exc}") from None
 
+    def to_bytes(self) -> bytes:
+        """Serialize as a ``ModelProto`` that ``sentencepiece`` loads: the pieces and the decoded spec fields.
+
+        >>> model = SentencePieceModel((Piece("<unk>", 0.0, UNKNOWN), Piece("a", -1.0, NORMAL)))
+        >>> SentencePieceModel.from_bytes(model.to_bytes()) == model
+        True
+        """
+        out = bytearray()
+        for piece in self.pieces:
+            body = _field(1, piece.piece.encode("utf-8")) + _key(2, 5) + struct.pack("<f", piece.score)
+            if piece.type != NORMAL:
+                body += _key(3, 0) + _varint_bytes(piece.type)
+            out += _field(1, body)
+        out += _field(2, _encode(_TRAINER_FIELDS, self.trainer))
+        out += _field(3, _encode(_NORMALIZER_FIELDS, self.normalizer))
+        return bytes(out)
+
     @classmethod
     def from_bytes(cls, data: bytes) -> SentencePieceModel:
         """Decode a serialized ``ModelProto``."""
@@ -170,3 +187,39 @@ def _decode_into(data: bytes, spec: dict[int, tuple[str, str]], into: dict[str, 
             into[name] = value.decode("utf-8")
         elif kind == "bytes" and isinstance(value, bytes):
             into[name] = value
+
+
+def _varint_bytes(value: int) -> bytes:
+    value &= (1 << 64) - 1  # negative int32: ten-byte two's complement, as protobuf writes it
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _key(number: int, wire: int) -> bytes:
+    return _varint_bytes(number << 3 | wire)
+
+
+def _field(number: int, data: bytes) -> bytes:
+    return _key(number, 2) + _varint_bytes(len(data)) + data
+
+
+def _encode(spec: dict[int, tuple[str, str]], values: dict[str, Any]) -> bytes:
+    out = bytearray()
+    for number, (name, kind) in sorted(spec.items()):
+        if name not in values:
+            continue
+        value = values[name]
+        if kind in ("varint", "bool", "int32"):
+            out += _key(number, 0) + _varint_bytes(int(value))
+        elif kind == "str":
+            out += _field(number, value.encode("utf-8"))
+        else:
+            out += _field(number, bytes(value))
+    return bytes(out)

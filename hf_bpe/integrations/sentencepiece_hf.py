@@ -33,12 +33,15 @@ and writes spaces as ``▁``. The ``tokenizers`` equivalent built here:
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
+from ..training.sentencepiece_normalizer import sentencepiece_normalizer
 from ..formats.sentencepiece_model import CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, SentencePieceModel
 
-__all__ = ["check_expressible", "sentencepiece_config", "sentencepiece_files", "sentencepiece_merges",
-           "sentencepiece_tokenizer"]
+__all__ = ["check_expressible", "save_sentencepiece", "sentencepiece_config", "sentencepiece_files",
+           "sentencepiece_merges", "sentencepiece_tokenizer"]
 
 _SPACE = "\u2581"
 
@@ -95,7 +98,7 @@ def sentencepiece_tokenizer(model: SentencePieceModel) -> Any:
     Raises:
         ValueError: what the model holds that cannot be expressed exactly (see :func:`check_expressible`).
     """
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, normalizers
+    from tokenizers import AddedToken, Tokenizer, decoders
     from tokenizers.models import BPE
 
     check_expressible(model)
@@ -105,29 +108,8 @@ def sentencepiece_tokenizer(model: SentencePieceModel) -> Any:
     bpe = BPE(vocab=vocab, merges=sentencepiece_merges(model), unk_token=unk, fuse_unk=True,
               byte_fallback=bool(model.trainer["byte_fallback"]))
     tokenizer = Tokenizer(bpe)
-    # 1. Normalizer, in normalizer.cc's order.
-    steps: list[Any] = []
-    if spec["precompiled_charsmap"]:
-        charsmap = normalizers.Precompiled(spec["precompiled_charsmap"])
-        # tokenizers' Precompiled looks graphemes up whole: for "\r\n" (one grapheme) it finds the entry of "\r"
-        # and replaces both characters with it, where sentencepiece maps each character ("\r\n" -> two spaces
-        # with nmt_nfkc). Spell CRLF as its characters' normalized forms first (they normalize to themselves).
-        split = charsmap.normalize_str("\r") + charsmap.normalize_str("\n")
-        if charsmap.normalize_str("\r\n") != split and charsmap.normalize_str(split) == split:
-            steps.append(normalizers.Replace("\r\n", split))
-        steps.append(charsmap)
-    if spec["remove_extra_whitespaces"]:
-        steps += [normalizers.Replace(Regex(" {2,}"), " "), normalizers.Replace(Regex(r"\A | \z"), "")]
-    space = _SPACE if spec["escape_whitespaces"] else " "
-    if spec["add_dummy_prefix"]:
-        # sentencepiece adds the prefix when the text is not empty before normalization (after removing leading
-        # spaces): a text the charsmap deletes whole ("\x1f") still gives "▁", unless trailing spaces are removed.
-        # Prepend adds it only to a non-empty result, so without whitespace removal it goes first.
-        prepend = normalizers.Prepend(space)
-        steps = steps + [prepend] if spec["remove_extra_whitespaces"] else [prepend, *steps]
-    if spec["escape_whitespaces"]:
-        steps.append(normalizers.Replace(" ", _SPACE))
-    tokenizer.normalizer = normalizers.Sequence(steps)
+    # 1. Normalizer: normalizer.cc's steps (training.sentencepiece_normalizer).
+    tokenizer.normalizer = sentencepiece_normalizer(spec)
     # 2. Decoder: sentencepiece's DecodeIds (the leading space of the dummy prefix dropped).
     parts: list[Any] = [decoders.Replace(_SPACE, " ")] if spec["escape_whitespaces"] else []
     parts += [decoders.ByteFallback(), decoders.Fuse()]
@@ -167,3 +149,17 @@ def sentencepiece_files(model: SentencePieceModel, source: bytes) -> dict[str, s
     return {"tokenizer.json": sentencepiece_tokenizer(model).to_str(pretty=True) + "\n",
             "tokenizer_config.json": _json(config), "special_tokens_map.json": _json(roles),
             "tokenizer.model": source}
+
+
+def save_sentencepiece(model: SentencePieceModel, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Write a SentencePiece BPE model as a folder: ``tokenizer.model`` (``sentencepiece`` loads it) and the
+    ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json`` that encode exactly like it,
+    all or nothing. Returns the folder.
+
+    Raises:
+        ValueError: the model cannot be expressed exactly as a tokenizer.json (see :func:`check_expressible`).
+        FileExistsError: the files exist and ``force`` is false.
+    """
+    from ..formats import atomic
+
+    return atomic.replace_folder(directory, sentencepiece_files(model, model.to_bytes()), force=force)

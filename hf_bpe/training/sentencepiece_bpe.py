@@ -1,0 +1,570 @@
+"""SentencePiece-mode BPE training: ``spm_train --model_type=bpe``, piece for piece (the pure-Python reference).
+
+This module follows ``trainer_interface.cc`` (sentence loading, normalization, character coverage, meta pieces,
+splitting into words) and ``bpe_model_trainer.cc`` (the merge loop) step by step, including what makes
+SentencePiece's BPE differ from ``tokenizers``':
+
+- the normalized text (``nmt_nfkc`` by default, through :mod:`hf_bpe.training.sentencepiece_normalizer`) keeps its
+  ``▁`` word marks; words are the ``▁``-started runs (``split_by_whitespace``), counted and sorted by count;
+- characters outside ``character_coverage`` become ``▅`` (unknown) and never merge; the kept ones are appended to
+  the vocabulary after the merged pieces, most frequent first;
+- a pair may merge only into a valid piece (``IsValidSentencePiece``: length, ``▁`` only as a prefix, one Unicode
+  script, digits alone with ``split_digits``, ...);
+- each step takes the most frequent pair (exact counts, updated around each merge, as sentencepiece 0.2.3 does; its
+  earlier releases searched only the top 5% of pairs), ties going to the piece of fewer characters, then the
+  smaller string; a piece reached by a second path (``"aa"+"a"`` after ``"a"+"aa"``) is dropped; scores are
+  ``-index``; pieces stop at ``vocab_size`` minus the meta pieces and the required characters.
+
+Where sentencepiece leaves an order to its containers (two paths to one piece with the same count), this
+reference takes the order in which the pairs were queued. Sampling (``input_sentence_size > 0``), differential privacy,
+TSV input and ``treat_whitespace_as_suffix`` are refused.
+
+>>> model = train_sentencepiece_reference(["ab ab ab", "abc"], vocab_size=9)
+>>> [p.piece for p in model.pieces]
+['<unk>', '<s>', '</s>', 'ab', '▁ab', 'a', 'b', '▁', 'c']
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import struct
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import regex
+
+from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel
+from .sentencepiece_normalizer import sentencepiece_normalizer
+
+__all__ = ["SPM_DEFAULTS", "builtin_charsmap", "check_spm_options", "sentences_of", "train_sentencepiece",
+           "train_sentencepiece_reference"]
+
+# spm_train's options this trainer reproduces, with spm_train's defaults.
+SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
+    "character_coverage": 0.9995, "max_sentencepiece_length": 16, "max_sentence_length": 4192,
+    "split_by_unicode_script": True, "split_by_number": True, "split_by_whitespace": True, "split_digits": False,
+    "treat_whitespace_as_suffix": False, "allow_whitespace_only_pieces": False, "byte_fallback": False,
+    "add_dummy_prefix": True, "remove_extra_whitespaces": True, "normalization_rule_name": "nmt_nfkc",
+    "control_symbols": (), "user_defined_symbols": (), "required_chars": "", "use_all_vocab": False,
+    "hard_vocab_limit": True, "unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1, "unk_piece": "<unk>",
+    "bos_piece": "<s>", "eos_piece": "</s>", "pad_piece": "<pad>", "unk_surface": " \u2047 ",
+    "input_sentence_size": 0,
+})
+_RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
+WS, UNK_CHAR, BOUNDARY = "\u2581", "\u2585", "\x1f"  # sentencepiece 0.2.3's kPretokenizationBoundaryChar
+
+# SentencePiece's script table (unicode_script_map.h) covers Unicode 9.0's scripts; a character it does not list is
+# Common. Scripts come from `regex` (a newer Unicode): a script SentencePiece does not know counts as Common.
+_SCRIPTS = (
+    "Adlam Ahom Anatolian_Hieroglyphs Arabic Armenian Avestan Balinese Bamum Bassa_Vah Batak Bengali Bhaiksuki "
+    "Bopomofo Brahmi Braille Buginese Buhid Canadian_Aboriginal Carian Caucasian_Albanian Chakma Cham Cherokee "
+    "Coptic Cuneiform Cypriot Cyrillic Deseret Devanagari Duployan Egyptian_Hieroglyphs Elbasan Ethiopic Georgian "
+    "Glagolitic Gothic Grantha Greek Gujarati Gurmukhi Han Hangul Hanunoo Hatran Hebrew Hiragana Imperial_Aramaic "
+    "Inherited Inscriptional_Pahlavi Inscriptional_Parthian Javanese Kaithi Kannada Katakana Kayah_Li Kharoshthi "
+    "Khmer Khojki Khudawadi Lao Latin Lepcha Limbu Linear_A Linear_B Lisu Lycian Lydian Mahajani Malayalam Mandaic "
+    "Manichaean Marchen Meetei_Mayek Mende_Kikakui Meroitic_Cursive Meroitic_Hieroglyphs Miao Modi Mongolian Mro "
+    "Multani Myanmar Nabataean New_Tai_Lue Newa Nko Ogham Ol_Chiki Old_Hungarian Old_Italic Old_North_Arabian "
+    "Old_Permic Old_Persian Old_South_Arabian Old_Turkic Oriya Osage Osmanya Pahawh_Hmong Palmyrene Pau_Cin_Hau "
+    "Phags_Pa Phoenician Psalter_Pahlavi Rejang Runic Samaritan Saurashtra Sharada Shavian Siddham SignWriting "
+    "Sinhala Sora_Sompeng Sundanese Syloti_Nagri Syriac Tagalog Tagbanwa Tai_Le Tai_Tham Tai_Viet Takri Tamil "
+    "Tangut Telugu Thaana Thai Tibetan Tifinagh Tirhuta Ugaritic Vai Warang_Citi Yi"
+).split()
+_SCRIPT = regex.compile("|".join(f"(?P<{name}>\\p{{Script={name}}})" for name in _SCRIPTS))
+
+
+@functools.cache
+def _script(char: str) -> str:
+    match = _SCRIPT.match(char)
+    return match.lastgroup if match else "Common"
+
+
+def _is_decimal(char: str) -> bool:
+    return "0" <= char <= "9" or "\uff10" <= char <= "\uff19"
+
+
+@functools.cache
+def builtin_charsmap(rule: str) -> bytes:
+    """Return the precompiled charsmap of one of SentencePiece's built-in normalization rules, as the installed
+    ``sentencepiece`` writes it into a model (``identity``: none)."""
+    if rule not in _RULES:
+        raise ValueError(f"normalization_rule_name must be one of {list(_RULES)}, got {rule!r}")
+    if rule == "identity":
+        return b""
+    import io
+
+    import sentencepiece
+
+    written = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(["a b"]), model_writer=written,
+                                             model_type="char", vocab_size=8, hard_vocab_limit=False,
+                                             normalization_rule_name=rule, minloglevel=2)
+    return SentencePieceModel.from_bytes(written.getvalue()).normalizer["precompiled_charsmap"]
+
+
+def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Return spm_train's options with the defaults filled in.
+
+    Raises:
+        TypeError, ValueError: an unknown option (naming the known ones), a value of the wrong type, or an option
+            this trainer refuses (saying why).
+    """
+    unknown = sorted(set(options) - set(SPM_DEFAULTS))
+    if unknown:
+        raise ValueError(f"unknown SentencePiece option(s) {unknown!r}; known: {sorted(SPM_DEFAULTS)}")
+    merged = dict(SPM_DEFAULTS, **options)
+    for name, default in SPM_DEFAULTS.items():
+        value = merged[name]
+        kind = type(default)
+        if kind is tuple:
+            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise TypeError(f"{name} must be a list of str, got {value!r}")
+            merged[name] = tuple(value)
+        elif kind is float:
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise TypeError(f"{name} must be a number, got {value!r}")
+        elif not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise TypeError(f"{name} must be {kind.__name__}, got {type(value).__name__} {value!r}")
+    if merged["input_sentence_size"]:
+        raise ValueError("input_sentence_size > 0 samples sentences with SentencePiece's random generator, which "
+                         "this trainer does not reproduce; pass the sentences to train on (input_sentence_size=0)")
+    if merged["treat_whitespace_as_suffix"]:
+        raise ValueError("treat_whitespace_as_suffix=true is not supported (its dummy '▁' goes at the end, which "
+                         "the converted tokenizer.json cannot express)")
+    # spm_train's own range checks (VerifySpec), with its limits.
+    if merged["use_all_vocab"]:
+        raise ValueError("use_all_vocab=true is valid for WORD/CHAR models only (spm_train refuses it for BPE)")
+    for name, low, high in (("character_coverage", 0.98, 1.0), ("max_sentencepiece_length", 1, 512),
+                            ("max_sentence_length", 10, 1073741824)):
+        if not low <= merged[name] <= high:
+            raise ValueError(f"{name} must be between {low} and {high} (as spm_train checks), got {merged[name]!r}")
+    for role in ("unk", "bos", "eos", "pad"):
+        if not merged[f"{role}_piece"]:
+            raise ValueError(f"{role}_piece must not be empty")
+    builtin_charsmap(merged["normalization_rule_name"])  # an unknown rule fails here
+    return merged
+
+
+def _f32(value: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+class _Symbol:
+    __slots__ = ("key", "chars", "left", "right", "is_unk", "freq", "positions", "active", "pending", "stale")
+
+    def __init__(self, key: Any, chars: str, left: _Symbol | None, right: _Symbol | None, freq: int) -> None:
+        self.key, self.chars, self.left, self.right = key, chars, left, right
+        self.is_unk = chars == UNK_CHAR and left is None
+        self.freq = freq
+        self.positions: list[tuple[int, int, int]] = []
+        self.active, self.pending, self.stale = True, False, False
+
+
+class _Trainer:
+    """bpe_model_trainer.cc's Trainer (sentencepiece 0.2.3): exact pair counts, updated around each merge, and a
+    priority queue with lazy entries (most frequent, then fewest characters, then smallest string)."""
+
+    def __init__(self, words: list[tuple[str, int]], required: dict[str, int], options: dict[str, Any]) -> None:
+        self.words = words
+        self.required = required
+        self.options = options
+        self.cache: dict[Any, _Symbol] = {}
+        self.queue: list[tuple[int, int, str, int, _Symbol]] = []
+        self.pending: list[_Symbol] = []
+        self.pushed = 0
+        for c in required:
+            self.char_symbol(c)
+        self.symbols = [[self.char_symbol(c) for c in word] for word, _ in words]
+        # 1. Initial pairs, counted per pair; positions in corpus order.
+        stats: dict[tuple[int, int], list[Any]] = {}
+        for sid, row in enumerate(self.symbols):
+            for i in range(1, len(row)):
+                left, right = row[i - 1], row[i]
+                if left.is_unk or right.is_unk:
+                    continue
+                entry = stats.setdefault((id(left), id(right)), [left, right, 0, []])
+                entry[2] += words[sid][1]
+                entry[3].append((sid, i - 1, i))
+        for left, right, freq, positions in stats.values():
+            symbol = self.pair_symbol(left, right)
+            if symbol is not None:
+                symbol.freq += freq
+                symbol.positions += positions
+                self.mark(symbol)
+        self.flush()
+
+    def valid(self, piece: str) -> bool:
+        """IsValidSentencePiece."""
+        options = self.options
+        if not piece or len(piece) > options["max_sentencepiece_length"]:
+            return False
+        any_type = None
+        previous: str | None = any_type
+        all_ws = all(c == WS for c in piece)
+        for pos, c in enumerate(piece):
+            if c in (UNK_CHAR, "\x00", BOUNDARY, " "):
+                return False
+            if c == WS:
+                if not options["allow_whitespace_only_pieces"] or not all_ws:
+                    if (options["split_by_whitespace"] and pos > 0) or (
+                            not options["split_by_whitespace"] and pos > 0 and pos == len(piece) - 1):
+                        return False
+                continue
+            script: str | None = _script(c)
+            if script in ("Hiragana", "Katakana") or c == "\u30fc":
+                script = "Han"
+            elif script == "Inherited":
+                script = previous
+            if not options["split_by_number"] and _is_decimal(c):
+                script = any_type
+            if options["split_digits"] and _is_decimal(c) and len(piece) > 1:
+                return False
+            if (options["split_by_unicode_script"] and script is not any_type and previous is not any_type
+                    and previous != script):
+                return False
+            previous = script
+        return True
+
+    def char_symbol(self, c: str) -> _Symbol:
+        symbol = self.cache.get(ord(c))
+        if symbol is None:
+            symbol = _Symbol(ord(c), c, None, None, self.required.get(c, 1) or 1)
+            self.cache[ord(c)] = symbol
+        return symbol
+
+    def pair_symbol(self, left: _Symbol | None, right: _Symbol | None) -> _Symbol | None:
+        if left is None or right is None or left.is_unk or right.is_unk:
+            return None
+        key = (left.key, right.key)
+        symbol = self.cache.get(key)
+        if symbol is not None:
+            return symbol
+        chars = left.chars + right.chars
+        if not self.valid(chars):
+            return None
+        symbol = _Symbol(key, chars, left, right, 0)
+        self.cache[key] = symbol
+        return symbol
+
+    def mark(self, symbol: _Symbol) -> None:
+        if not symbol.pending:
+            symbol.pending = True
+            self.pending.append(symbol)
+
+    def push(self, symbol: _Symbol) -> None:
+        self.pushed += 1  # equal keys (one piece reached by two paths) pop in push order
+        heapq.heappush(self.queue, (-symbol.freq, len(symbol.chars), symbol.chars, self.pushed, symbol))
+
+    def flush(self) -> None:
+        for symbol in self.pending:
+            symbol.pending = False
+            if symbol.active:
+                self.compute_freq(symbol)
+                self.push(symbol)
+        self.pending = []
+
+    @staticmethod
+    def compute_freq(symbol: _Symbol) -> None:
+        if symbol.stale:
+            if symbol.freq == 0:
+                symbol.positions = []
+            symbol.stale = False
+
+    def neighbour(self, sid: int, index: int, step: int) -> int:
+        row = self.symbols[sid]
+        index += step
+        while 0 <= index < len(row):
+            if row[index] is not None:
+                return index
+            index += step
+        return -1
+
+    def add_pair(self, sid: int, left: int, right: int) -> None:
+        if left == -1 or right == -1:
+            return
+        symbol = self.pair_symbol(self.symbols[sid][left], self.symbols[sid][right])
+        if symbol is not None:
+            symbol.positions.append((sid, left, right))
+            symbol.freq += self.words[sid][1]
+            self.mark(symbol)
+
+    def reset_freq(self, sid: int, left: int, right: int, best: _Symbol) -> None:
+        if left == -1 or right == -1:
+            return
+        symbol = self.pair_symbol(self.symbols[sid][left], self.symbols[sid][right])
+        if symbol is not None and symbol is not best:
+            symbol.freq -= self.words[sid][1]
+            symbol.stale = True
+
+    def best(self) -> _Symbol | None:
+        while self.queue:
+            freq, _, _, _, symbol = self.queue[0]
+            if not symbol.active:
+                heapq.heappop(self.queue)
+            elif symbol.stale:
+                heapq.heappop(self.queue)
+                self.compute_freq(symbol)
+                self.push(symbol)
+            elif -freq != symbol.freq:
+                heapq.heappop(self.queue)
+            else:
+                heapq.heappop(self.queue)
+                return symbol
+        return None
+
+    def accept(self, best: _Symbol) -> None:
+        for sid, left, right in best.positions:
+            row = self.symbols[sid]
+            if row[left] is not best.left or row[right] is not best.right:
+                continue  # merged away since (overlaps such as "aaa"), or another path's symbols
+            after = self.neighbour(sid, right, 1)
+            before = self.neighbour(sid, left, -1)
+            self.reset_freq(sid, before, left, best)
+            self.reset_freq(sid, right, after, best)
+            row[left], row[right] = best, None
+            self.add_pair(sid, before, left)
+            self.add_pair(sid, left, after)
+        self.cache.pop(best.key, None)
+        best.active = False
+        best.positions = []
+
+    def run(self, merges_wanted: int) -> list[str]:
+        final: list[str] = []
+        seen: set[str] = set()
+        while len(final) < merges_wanted:
+            best = self.best()
+            if best is None:
+                break
+            if best.chars in seen:  # the same piece by another path: dropped
+                self.cache.pop(best.key, None)
+                best.active = False
+                best.positions = []
+                continue
+            seen.add(best.chars)
+            final.append(best.chars)
+            self.accept(best)
+            self.flush()
+        return final
+
+
+def _meta_pieces(options: dict[str, Any], vocab_size: int) -> dict[int, tuple[str, int]]:
+    """InitMetaPieces: id -> (piece, type)."""
+    meta: dict[int, tuple[str, int]] = {}
+    for role in ("unk", "bos", "eos", "pad"):
+        index, piece = options[f"{role}_id"], options[f"{role}_piece"]
+        if index < 0:
+            continue
+        if index >= vocab_size or index in meta:
+            raise ValueError(f"{role}_id={index} is out of range or taken (vocab_size {vocab_size}); give each of "
+                             "unk_id/bos_id/eos_id/pad_id its own id below vocab_size, or -1 to leave it out")
+        meta[index] = (piece, UNKNOWN if piece == options["unk_piece"] else CONTROL)
+    if options["unk_id"] < 0:
+        raise ValueError("unk_id must be a valid id: SentencePiece needs an unknown piece")
+    seen: set[str] = set()
+    next_id = 0
+    extra = [(w, CONTROL) for w in options["control_symbols"]] + [(w, USER_DEFINED) for w in
+                                                                 options["user_defined_symbols"]]
+    if options["byte_fallback"]:
+        extra += [(f"<0x{b:02X}>", BYTE) for b in range(256)]
+    for piece, kind in extra:
+        if piece in seen or piece == options["unk_piece"]:
+            raise ValueError(f"symbol {piece!r} is defined twice (or is the unk piece); list each symbol once")
+        seen.add(piece)
+        for role in ("bos", "eos", "pad"):
+            if piece == options[f"{role}_piece"] and options[f"{role}_id"] >= 0:
+                meta[options[f"{role}_id"]] = (piece, kind)
+                break
+        else:
+            while next_id in meta:
+                next_id += 1
+            meta[next_id] = (piece, kind)
+    return meta
+
+
+def _global_replace(text: str, pieces: tuple[str, ...]) -> str:
+    """PrefixMatcher::GlobalReplace: each longest match of a meta piece becomes the boundary character."""
+    by_first: dict[str, list[str]] = {}
+    for piece in pieces:
+        by_first.setdefault(piece[0], []).append(piece)
+    if not by_first or not any(c in text for c in by_first):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        match = max((len(p) for p in by_first.get(text[i], ()) if text.startswith(p, i)), default=0)
+        if match:
+            out.append(BOUNDARY)
+            i += match
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _split_words(text: str, allow_ws_only: bool) -> list[str]:
+    """SplitIntoWords (whitespace as prefix): a word starts at the text's start and at each '▁'."""
+    words: list[str] = []
+    in_ws = False
+    for index, c in enumerate(text):
+        is_ws = c == WS
+        if index == 0 or (is_ws and (not in_ws or not allow_ws_only)):
+            words.append("")
+            in_ws = True
+        if in_ws and not is_ws:
+            in_ws = False
+        words[-1] += c
+    return words
+
+
+def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **options: Any) -> SentencePieceModel:
+    """Train SentencePiece BPE on ``corpus`` (one sentence per str) as ``spm_train --model_type=bpe`` does.
+
+    Args:
+        corpus: the sentences (lines without their newline).
+        vocab_size: the number of pieces, meta pieces included (SentencePiece's ``vocab_size``).
+        options: spm_train's options by their own names (:data:`SPM_DEFAULTS`).
+
+    Returns:
+        The model (pieces with scores and types, trainer and normalizer specs).
+
+    Raises:
+        ValueError: bad options, an empty corpus, or a vocab_size below the meta pieces plus the required
+            characters (naming both numbers), or above what the corpus can make with ``hard_vocab_limit``.
+    """
+    # 1. Options, meta pieces and the normalizer.
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
+        raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
+    opts = check_spm_options(options)
+    meta = _meta_pieces(opts, vocab_size)
+    spec = {"name": opts["normalization_rule_name"], "precompiled_charsmap": builtin_charsmap(
+        opts["normalization_rule_name"]), "add_dummy_prefix": opts["add_dummy_prefix"],
+            "remove_extra_whitespaces": opts["remove_extra_whitespaces"], "escape_whitespaces": True}
+    normalizer = sentencepiece_normalizer(spec)
+    meta_strings = tuple(sorted({piece for piece, _ in meta.values()}))
+    # 2. Sentences (LoadSentences): raw filters, then normalization; an empty result is swapped with the last
+    #    sentence (the order matters without split_by_whitespace).
+    sentences: list[list[Any]] = []
+    for index, text in enumerate(corpus):
+        if not isinstance(text, str):
+            raise TypeError(f"corpus item {index} is {type(text).__name__} {text!r:.60}; expected str")
+        if not text or len(text.encode("utf-8")) > opts["max_sentence_length"] or UNK_CHAR in text:
+            continue
+        sentences.append([text, 1])
+    for sentence in sentences:
+        sentence[0] = _global_replace(normalizer.normalize_str(sentence[0]), meta_strings)
+    i = 0
+    while i < len(sentences):
+        if not sentences[i][0]:
+            sentences[i] = sentences[-1]
+            sentences.pop()
+        else:
+            i += 1
+    if not sentences:
+        raise ValueError("the corpus holds no text to train on (every sentence was empty after normalization)")
+    # 3. Characters kept by the coverage; the others become the unknown character.
+    counts: dict[str, list[Any]] = {c: [True, 0] for c in opts["required_chars"] if c != "\x00"}
+    total = 0
+    for text, freq in sentences:
+        for c in text:
+            if c in ("\x00", " "):
+                continue
+            counts.setdefault(c, [False, 0])[1] += freq
+            total += freq
+    required: dict[str, int] = {}
+    accumulated = 0
+    threshold = _f32(opts["character_coverage"])
+    for c, (_, count) in sorted(counts.items(), key=lambda kv: (not kv[1][0], -kv[1][1], kv[0])):
+        if not opts["use_all_vocab"] and _f32(accumulated / total) >= threshold:
+            break
+        accumulated += count
+        if c == BOUNDARY:
+            continue
+        required[c] = count
+    for sentence in sentences:
+        sentence[0] = "".join(c if c in required else UNK_CHAR for c in sentence[0])
+    if len(required) + len(meta) > vocab_size:
+        raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(required)} required characters plus "
+                         f"{len(meta)} meta pieces; raise vocab_size or lower character_coverage")
+    # 4. Words (SplitSentencesByWhitespace), most frequent first, then the merge loop.
+    if opts["split_by_whitespace"]:
+        tokens: dict[str, int] = {}
+        for text, freq in sentences:
+            for word in _split_words(text, opts["allow_whitespace_only_pieces"]):
+                tokens[word] = tokens.get(word, 0) + freq
+        words = sorted(tokens.items(), key=lambda kv: (-kv[1], kv[0]))
+    else:
+        words = [(text, freq) for text, freq in sentences]
+    merged = _Trainer(words, required, opts).run(vocab_size - len(meta) - len(required))
+    final = merged + sorted(required, key=lambda c: (-required[c], c))
+    # 5. Serialize: meta pieces at their ids, the rest in order, score -index.
+    pieces: list[Piece] = []
+    rest = iter(enumerate(final))
+    for index in range(vocab_size):
+        if index in meta:
+            pieces.append(Piece(meta[index][0], 0.0, meta[index][1]))
+            continue
+        found = next(rest, None)
+        if found is not None:
+            pieces.append(Piece(found[1], -float(found[0]), NORMAL))
+    if len(pieces) != vocab_size and opts["hard_vocab_limit"]:
+        raise ValueError(f"vocab_size {vocab_size} is too high for this corpus: it makes at most {len(pieces)} "
+                         "pieces; set vocab_size to at most that, or hard_vocab_limit=False")
+    trainer = {"model_type": 2, "vocab_size": len(pieces), **{k: opts[k] for k in (
+        "treat_whitespace_as_suffix", "byte_fallback", "unk_id", "bos_id", "eos_id", "pad_id", "unk_piece",
+        "bos_piece", "eos_piece", "pad_piece", "unk_surface")}}
+    return SentencePieceModel(tuple(pieces), trainer, spec)
+
+
+def sentences_of(corpus: Any, *, text_column: str = "text") -> Iterable[str]:
+    """The sentences of a corpus as ``spm_train`` reads them: text files line by line (split at ``"\\n"`` only,
+    the ``"\\n"`` removed, ``"\\r"`` kept), a ``datasets`` Dataset's ``text_column``, or an iterable of str."""
+    import os
+
+    if isinstance(corpus, str | os.PathLike):
+        corpus = [corpus]
+    if isinstance(corpus, list | tuple) and corpus and all(isinstance(p, os.PathLike) for p in corpus):
+        return _file_lines([os.fspath(p) for p in corpus])
+    column_names = getattr(corpus, "column_names", None)
+    if column_names is not None:
+        if text_column not in column_names:
+            raise ValueError(f"the dataset has no column {text_column!r}; its columns are {column_names!r}")
+        return (row[text_column] for row in corpus)
+    return corpus
+
+
+def _file_lines(paths: list[str]) -> Iterable[str]:
+    import os
+
+    for path in paths:
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"corpus file {path!r} does not exist (or is not a file)")
+    for path in paths:
+        with open(path, "rb") as handle:
+            for number, line in enumerate(handle, 1):
+                try:
+                    yield line.rstrip(b"\n").decode("utf-8") if line.endswith(b"\n") else line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValueError(f"{path!r} line {number} is not UTF-8 ({exc.reason}); decode it first") from None
+
+
+def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str = "text",
+                        **options: Any) -> SentencePieceModel:
+    """Train a SentencePiece BPE model equal to ``spm_train --model_type=bpe`` with the same options.
+
+    Args:
+        corpus: text files (paths: one sentence per line), a ``datasets`` Dataset (``text_column``), or an iterable
+            of str (one sentence each).
+        vocab_size: the number of pieces, meta pieces included (spm_train's default 8000).
+        text_column: the column of a Dataset.
+        options: spm_train's options under their own names (``character_coverage``, ``byte_fallback``,
+            ``split_digits``, ``normalization_rule_name``, ``user_defined_symbols``, ...; see ``SPM_DEFAULTS``).
+
+    Returns:
+        The model; ``hf_bpe.save_sentencepiece(model, folder)`` writes ``tokenizer.model`` and the Hugging Face files.
+
+    >>> model = train_sentencepiece(["low lower lowest"] * 3, vocab_size=16)
+    >>> [p.piece for p in model.pieces][3:8]
+    ['lo', 'low', '▁low', '▁lowe', 'st']
+    """
+    return train_sentencepiece_reference(sentences_of(corpus, text_column=text_column), vocab_size=vocab_size,
+                                         **options)
