@@ -55,6 +55,8 @@ PEERS: dict[str, tuple[str, str]] = {
     "hf_bpe-spark": ("pyspark", "pyspark"),
     "tokenizers": ("tokenizers", "tokenizers"),
     "sentencepiece": ("sentencepiece", "sentencepiece"),
+    "sentencepiece-defaults": ("sentencepiece", "sentencepiece"),
+    "hf_bpe-sentencepiece": ("sentencepiece", "sentencepiece"),
     "rustbpe": ("rustbpe", "rustbpe"),
     "bpeasy": ("bpeasy", "bpeasy"),
     "python": ("regex", "regex"),
@@ -163,6 +165,31 @@ def _train_sentencepiece(spec: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": seconds, "vocab": processor.get_piece_size()}
 
 
+def _train_sentencepiece_defaults(spec: dict[str, Any]) -> dict[str, Any]:
+    # spm_train --model_type=bpe with its own defaults (nmt_nfkc, coverage 0.9995): what the SentencePiece-mode
+    # row of hf_bpe reproduces piece for piece.
+    import sentencepiece as spm
+
+    out = Path(spec["out_dir"]) / "sentencepiece-defaults"
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    spm.SentencePieceTrainer.train(input=",".join(spec["files"]), model_prefix=os.fspath(out / "spm"),
+                                   model_type="bpe", vocab_size=spec["vocab_size"], minloglevel=2)
+    seconds = time.perf_counter() - start
+    processor = spm.SentencePieceProcessor(model_file=os.fspath(out / "spm.model"))
+    return {"seconds": seconds, "vocab": processor.get_piece_size()}
+
+
+def _train_hf_bpe_sentencepiece(spec: dict[str, Any]) -> dict[str, Any]:
+    # hf_bpe's SentencePiece mode (today the pure-Python reference) with spm_train's defaults.
+    from hf_bpe.training.sentencepiece_bpe import train_sentencepiece
+
+    start = time.perf_counter()
+    model = train_sentencepiece([Path(f) for f in spec["files"]], vocab_size=spec["vocab_size"])
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "vocab": len(model.pieces)}
+
+
 def _train_rustbpe(spec: dict[str, Any]) -> dict[str, Any]:
     import rustbpe
 
@@ -208,6 +235,8 @@ TRAINERS = {
     "hf_bpe-spark": lambda spec: _train_hf_bpe_spark(spec),
     "tokenizers": _train_tokenizers,
     "sentencepiece": _train_sentencepiece,
+    "sentencepiece-defaults": _train_sentencepiece_defaults,
+    "hf_bpe-sentencepiece": _train_hf_bpe_sentencepiece,
     "rustbpe": _train_rustbpe,
     "bpeasy": _train_bpeasy,
     "python": _train_python,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import heapq
 import struct
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -382,38 +383,21 @@ def _meta_pieces(options: dict[str, Any], vocab_size: int) -> dict[int, tuple[st
     return meta
 
 
-def _global_replace(text: str, pieces: tuple[str, ...]) -> str:
-    """PrefixMatcher::GlobalReplace: each longest match of a meta piece becomes the boundary character."""
-    by_first: dict[str, list[str]] = {}
-    for piece in pieces:
-        by_first.setdefault(piece[0], []).append(piece)
-    if not by_first or not any(c in text for c in by_first):
-        return text
-    out, i = [], 0
-    while i < len(text):
-        match = max((len(p) for p in by_first.get(text[i], ()) if text.startswith(p, i)), default=0)
-        if match:
-            out.append(BOUNDARY)
-            i += match
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
+def _meta_matcher(pieces: Iterable[str]) -> regex.Pattern[str] | None:
+    """PrefixMatcher::GlobalReplace as a regex: at each position the longest meta piece (alternatives longest
+    first), scanning left to right; each match becomes the boundary character."""
+    ordered = sorted(set(pieces), key=lambda p: (-len(p), p))
+    return regex.compile("|".join(regex.escape(p) for p in ordered)) if ordered else None
+
+
+_WORDS = regex.compile(f"{WS}[^{WS}]*|[^{WS}]+")
+_WORDS_WS_RUNS = regex.compile(f"{WS}+[^{WS}]*|[^{WS}]+")
 
 
 def _split_words(text: str, allow_ws_only: bool) -> list[str]:
-    """SplitIntoWords (whitespace as prefix): a word starts at the text's start and at each '▁'."""
-    words: list[str] = []
-    in_ws = False
-    for index, c in enumerate(text):
-        is_ws = c == WS
-        if index == 0 or (is_ws and (not in_ws or not allow_ws_only)):
-            words.append("")
-            in_ws = True
-        if in_ws and not is_ws:
-            in_ws = False
-        words[-1] += c
-    return words
+    """SplitIntoWords (whitespace as prefix): a word starts at the text's start and at each '▁' (at each run of
+    '▁' with ``allow_whitespace_only_pieces``)."""
+    return (_WORDS_WS_RUNS if allow_ws_only else _WORDS).findall(text)
 
 
 def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **options: Any) -> SentencePieceModel:
@@ -440,7 +424,7 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
         opts["normalization_rule_name"]), "add_dummy_prefix": opts["add_dummy_prefix"],
             "remove_extra_whitespaces": opts["remove_extra_whitespaces"], "escape_whitespaces": True}
     normalizer = sentencepiece_normalizer(spec)
-    meta_strings = tuple(sorted({piece for piece, _ in meta.values()}))
+    meta_matcher = _meta_matcher(piece for piece, _ in meta.values())
     # 2. Sentences (LoadSentences): raw filters, then normalization; an empty result is swapped with the last
     #    sentence (the order matters without split_by_whitespace).
     sentences: list[list[Any]] = []
@@ -451,7 +435,8 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
             continue
         sentences.append([text, 1])
     for sentence in sentences:
-        sentence[0] = _global_replace(normalizer.normalize_str(sentence[0]), meta_strings)
+        normalized = normalizer.normalize_str(sentence[0])
+        sentence[0] = meta_matcher.sub(BOUNDARY, normalized) if meta_matcher else normalized
     i = 0
     while i < len(sentences):
         if not sentences[i][0]:
@@ -462,14 +447,15 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
     if not sentences:
         raise ValueError("the corpus holds no text to train on (every sentence was empty after normalization)")
     # 3. Characters kept by the coverage; the others become the unknown character.
+    seen = Counter()  # every sentence has count 1 here (no TSV input)
+    for text, _ in sentences:
+        seen.update(text)
+    seen.pop("\x00", None)
+    seen.pop(" ", None)
     counts: dict[str, list[Any]] = {c: [True, 0] for c in opts["required_chars"] if c != "\x00"}
-    total = 0
-    for text, freq in sentences:
-        for c in text:
-            if c in ("\x00", " "):
-                continue
-            counts.setdefault(c, [False, 0])[1] += freq
-            total += freq
+    for c, n in seen.items():
+        counts.setdefault(c, [False, 0])[1] += n
+    total = sum(seen.values())
     required: dict[str, int] = {}
     accumulated = 0
     threshold = _f32(opts["character_coverage"])
@@ -480,17 +466,17 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
         if c == BOUNDARY:
             continue
         required[c] = count
+    unknown = {ord(c): UNK_CHAR for c in [*counts, "\x00", " "] if c not in required}
     for sentence in sentences:
-        sentence[0] = "".join(c if c in required else UNK_CHAR for c in sentence[0])
+        sentence[0] = sentence[0].translate(unknown)
     if len(required) + len(meta) > vocab_size:
         raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(required)} required characters plus "
                          f"{len(meta)} meta pieces; raise vocab_size or lower character_coverage")
     # 4. Words (SplitSentencesByWhitespace), most frequent first, then the merge loop.
     if opts["split_by_whitespace"]:
-        tokens: dict[str, int] = {}
-        for text, freq in sentences:
-            for word in _split_words(text, opts["allow_whitespace_only_pieces"]):
-                tokens[word] = tokens.get(word, 0) + freq
+        tokens: Counter[str] = Counter()
+        for text, _ in sentences:
+            tokens.update(_split_words(text, opts["allow_whitespace_only_pieces"]))
         words = sorted(tokens.items(), key=lambda kv: (-kv[1], kv[0]))
     else:
         words = [(text, freq) for text, freq in sentences]
