@@ -303,37 +303,9 @@ def _default_corpus(doing: str) -> Any:
     return default_corpus()
 
 
-def _spm_options(pairs: Sequence[str]) -> dict[str, Any]:
-    """--spm KEY=VALUE options, typed as spm_train's defaults are (true/false, numbers, comma lists)."""
-    from .training.sentencepiece_bpe import SPM_DEFAULTS
-
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip().lstrip("-")
-        if not sep or key not in SPM_DEFAULTS:
-            raise InputError(f"--spm {pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(SPM_DEFAULTS))}")
-        default = SPM_DEFAULTS[key]
-        try:
-            if isinstance(default, bool):
-                if value.lower() not in ("true", "false", "1", "0"):
-                    raise ValueError(value)
-                options[key] = value.lower() in ("true", "1")
-            elif isinstance(default, int | float):
-                options[key] = type(default)(value)
-            elif isinstance(default, tuple):
-                options[key] = tuple(v for v in value.split(",") if v)
-            else:
-                options[key] = value
-        except ValueError:
-            raise InputError(f"--spm {pair!r}: {key} takes a {type(default).__name__} value "
-                             f"(spm_train's default: {default!r})") from None
-    return options
-
-
 def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
     from .integrations.sentencepiece_hf import check_expressible, save_sentencepiece
-    from .training.sentencepiece_bpe import train_sentencepiece
+    from .training.sentencepiece_bpe import parse_spm_options, train_sentencepiece
 
     unsupported = [flag for flag, given in (
         ("--counts", args.counts), ("--spark", args.spark), ("--recipe", args.recipe is not None),
@@ -349,7 +321,10 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
     if out.exists() and any((out / name).exists() for name in ("tokenizer.model", "tokenizer.json")) \
             and not args.force:
         raise InputError(f"{args.out!r} already holds a tokenizer; pass --force to replace it")
-    options = _spm_options(args.spm)
+    try:
+        options = parse_spm_options(args.spm)
+    except ValueError as exc:
+        raise InputError(f"--spm {exc}") from None
     corpus = _corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         raise InputError("--algorithm sentencepiece needs a corpus: FILE arguments or --dataset")

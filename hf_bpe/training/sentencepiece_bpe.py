@@ -39,8 +39,8 @@ import regex
 from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel
 from .sentencepiece_normalizer import sentencepiece_normalizer
 
-__all__ = ["SPM_DEFAULTS", "builtin_charsmap", "check_spm_options", "sentences_of", "train_sentencepiece",
-           "train_sentencepiece_reference"]
+__all__ = ["SPM_DEFAULTS", "builtin_charsmap", "check_spm_options", "parse_spm_options", "sentences_of",
+           "train_sentencepiece", "train_sentencepiece_reference"]
 
 # spm_train's options this trainer reproduces, with spm_train's defaults.
 SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
@@ -145,6 +145,37 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f"{role}_piece must not be empty")
     builtin_charsmap(merged["normalization_rule_name"])  # an unknown rule fails here
     return merged
+
+
+def parse_spm_options(pairs: Iterable[str]) -> dict[str, Any]:
+    """Parse ``KEY=VALUE`` strings (spm_train's command-line spelling) into options typed as :data:`SPM_DEFAULTS`:
+    ``true``/``false``, numbers, comma-separated lists.
+
+    >>> parse_spm_options(["byte_fallback=true", "character_coverage=1.0", "control_symbols=<a>,<b>"])
+    {'byte_fallback': True, 'character_coverage': 1.0, 'control_symbols': ('<a>', '<b>')}
+    """
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().lstrip("-")
+        if not sep or key not in SPM_DEFAULTS:
+            raise ValueError(f"{pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(SPM_DEFAULTS))}")
+        default = SPM_DEFAULTS[key]
+        try:
+            if isinstance(default, bool):
+                if value.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError(value)
+                options[key] = value.lower() in ("true", "1")
+            elif isinstance(default, int | float):
+                options[key] = type(default)(value)
+            elif isinstance(default, tuple):
+                options[key] = tuple(v for v in value.split(",") if v)
+            else:
+                options[key] = value
+        except ValueError:
+            raise ValueError(f"{pair!r}: {key} takes a {type(default).__name__} value (spm_train's default: "
+                             f"{default!r})") from None
+    return options
 
 
 def _f32(value: float) -> float:
