@@ -129,12 +129,13 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
         add_prefix_space: bool | None = None,
         ignore_merges: bool | None = None,
         errors: str = "replace",
-        bpe_model: BPEModel | None = None,
         add_bos_token: bool | None = None,
         add_eos_token: bool | None = None,
         **kwargs: Any,
     ) -> None:
-        # 1. The model, loaded before the base class's __init__, which calls get_vocab().
+        # 1. The model, loaded before the base class's __init__, which calls get_vocab(). bpe_model= (from_model) is
+        #    taken from **kwargs: not a config value (the files are the model), so not a named parameter.
+        bpe_model: BPEModel | None = kwargs.pop("bpe_model", None)
         # What the source folder's manifest says about training, for the manifest that save_pretrained writes; a
         # few small, constant entries (datasets hashes __dict__, so it must not change when the tokenizer is used).
         self._training_record: dict[str, Any] | None = None
@@ -198,7 +199,8 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
 
         # 3. The base class: added tokens, roles, padding and truncation options.
         super().__init__(pattern=self.pattern, add_prefix_space=self.add_prefix_space,
-                         ignore_merges=self.ignore_merges, errors=errors, **kwargs)
+                         ignore_merges=self.ignore_merges, errors=errors, add_bos_token=add_bos_token,
+                         add_eos_token=add_eos_token, **kwargs)
         for flag, role in ((add_bos_token, "bos_token"), (add_eos_token, "eos_token")):
             if flag and getattr(self, role) is None:
                 raise ValueError(f"add_{role} = True but {role} = None: name the token, e.g. "
@@ -628,8 +630,9 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
             config.pop(key, None)
         if config.get("model_max_length") == VERY_LARGE_INTEGER:
             config.pop("model_max_length")
-        if config.get("clean_up_tokenization_spaces") is False:  # transformers 4 saves its default; 5 does not
-            config.pop("clean_up_tokenization_spaces")
+        for key in ("clean_up_tokenization_spaces", "add_bos_token", "add_eos_token"):
+            if config.get(key) is False:  # defaults: transformers 4 saves them, 5 does not (the flags live in
+                config.pop(key)           # tokenizer.json's post-processor)
         # transformers 5 saves the unnamed specials as an `extra_special_tokens` list, which transformers 4 cannot
         # read (it wants a dict there); both read `additional_special_tokens`.
         if isinstance(config.get("extra_special_tokens"), list):
