@@ -201,6 +201,11 @@ def test_compare_trains_all_three_and_agrees_with_tokenizers(first_run):
         assert set(saved["heldout"][name]["subsets"]) == {"news.txt", "stories.txt"}
     assert saved["heldout"]["hf_bpe"] == saved["heldout"]["tokenizers"]
     assert saved["heldout"]["sentencepiece"]["all"]["byte_fallback_rate"] > 0
+    exact = saved["vs_sentencepiece_exact"]  # hf_bpe's SentencePiece mode, on the peer's own options
+    assert exact["status"] == "compared", exact["error"]
+    assert exact["pieces"]["identical"] == exact["pieces"]["total"] == 420 and exact["pieces"]["first_difference"] is None
+    assert exact["scores_identical"] and exact["types_identical"]
+    assert exact["encode"]["equal"] == exact["encode"]["total"] == saved["corpus"]["heldout"]["documents"]
 
 
 def _pattern_lines(seed: int, n: int) -> list[str]:
@@ -229,6 +234,7 @@ def test_compare_writes_a_readable_markdown_and_chart(first_run):
     out, _ = first_run
     text = (out / "report.md").read_text(encoding="utf-8")
     for heading in ("## Training", "## hf_bpe vs tokenizers (must be equal)", "## hf_bpe vs SentencePiece BPE",
+                    "## hf_bpe in SentencePiece mode vs SentencePiece (exact)",
                     "## Held-out tokens per byte, by subset",
                     "![tokens per byte, training time and memory](report.png)"):
         assert heading in text

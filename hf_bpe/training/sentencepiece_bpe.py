@@ -533,8 +533,9 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
 
 
 def sentences_of(corpus: Any, *, text_column: str = "text") -> Iterable[str]:
-    """The sentences of a corpus as ``spm_train`` reads them: text files line by line (split at ``"\\n"`` only,
-    the ``"\\n"`` removed, ``"\\r"`` kept), a ``datasets`` Dataset's ``text_column``, or an iterable of str."""
+    """The sentences of a corpus as sentencepiece reads them: text files as ``spm_train --input`` (split at
+    ``"\\n"`` only, the ``"\\n"`` removed, ``"\\r"`` kept); a ``datasets`` Dataset's ``text_column`` or an iterable of
+    str as ``SentencePieceTrainer.train(sentence_iterator=...)`` (trailing ``"\\r"``/``"\\n"`` removed)."""
     import os
 
     if isinstance(corpus, str | os.PathLike):
@@ -545,8 +546,13 @@ def sentences_of(corpus: Any, *, text_column: str = "text") -> Iterable[str]:
     if column_names is not None:
         if text_column not in column_names:
             raise ValueError(f"the dataset has no column {text_column!r}; its columns are {column_names!r}")
-        return (row[text_column] for row in corpus)
-    return corpus
+        return _strip_line_ends(row[text_column] for row in corpus)
+    return _strip_line_ends(corpus)
+
+
+def _strip_line_ends(texts: Iterable[Any]) -> Iterable[Any]:
+    for text in texts:
+        yield text.rstrip("\r\n") if isinstance(text, str) else text
 
 
 def _file_lines(paths: list[str]) -> Iterable[str]:

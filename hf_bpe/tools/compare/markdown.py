@@ -115,6 +115,23 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                 "newline of the held-out text falls back to a byte.")
         add("")
 
+    exact = report.get("vs_sentencepiece_exact")
+    if exact:
+        add("## hf_bpe in SentencePiece mode vs SentencePiece (exact)\n")
+        if exact["status"] != "compared":
+            add(f"Not compared: {exact['error']}.\n")
+        else:
+            pieces, enc = exact["pieces"], exact["encode"]
+            add("hf_bpe's SentencePiece-mode BPE (`hf_bpe.train_sentencepiece`) trained on the same documents with the "
+                "peer's options:\n")
+            add(f"- pieces identical: {pieces['identical']:,} / {pieces['total']:,}"
+                + ("" if pieces["first_difference"] is None else f" (first difference at id "
+                   f"{pieces['first_difference']['id']}: {pieces['first_difference']}"))
+            add(f"- scores identical: {'yes' if exact['scores_identical'] else 'no'}; types identical: "
+                f"{'yes' if exact['types_identical'] else 'no'}")
+            add(f"- held-out ids identical: {enc['equal']:,} / {enc['total']:,} documents ({_pct(enc['rate'])})")
+            add(f"- hf_bpe SentencePiece-mode training time: {num(exact['seconds'])} s (pure-Python reference)\n")
+
     if report["heldout"]:
         add("## Held-out tokens per byte, by subset\n")
         names = ordered(report["heldout"])

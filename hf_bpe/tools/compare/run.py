@@ -297,10 +297,20 @@ def compare(
                                                  vocab_size, min_frequency, workers)
         # 6. hf_bpe vs SentencePiece: metrics.
         report["vs_sentencepiece"] = vs_sentencepiece(loaded, entries, encoded, split)
+        # 7. hf_bpe in SentencePiece mode vs SentencePiece: equality, on the peer's own options.
+        if "sentencepiece" in peers:
+            from .child import load_documents
+            from .spm_exact import sentencepiece_exact
+
+            _say("training hf_bpe in SentencePiece mode with the peer's options", show_progress)
+            report["vs_sentencepiece_exact"] = sentencepiece_exact(
+                entries, load_documents(os.fspath(split.train_path)),
+                [doc for subset in split.subsets for doc in subset.heldout],
+                {**spec["options"]["sentencepiece"], "vocab_size": vocab_size})
     report["files"] = {"json": "report.json", "markdown": "report.md", "chart": "report.png",
                        "models": {n: e["path"] for n, e in entries.items() if e["path"]}}
 
-    # 7. Write the three report files together.
+    # 8. Write the three report files together.
     from ...formats import atomic
 
     atomic.write_files(folder, {

@@ -28,6 +28,9 @@ The report's layout (``schema_version`` 1)::
                                        sentencepiece_share},
                        segmentation: {equal, total, rate, boundary_f1},
                        newline_byte_fallback: {tokens, share_of_byte_fallback, newline_is_a_piece}}
+    vs_sentencepiece_exact: {status, error, pieces: {identical, total, first_difference: None | {id, hf_bpe,
+                             sentencepiece}}, scores_identical, types_identical, encode: {equal, total, rate},
+                             seconds}          # only when sentencepiece is compared
     notes: [str]
     files: {json, markdown, chart, models: {NAME: path}}
 
