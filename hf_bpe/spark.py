@@ -298,13 +298,19 @@ def tokenize_files_spark(paths: list[str], model: BPEModel, out: str, *, add_eos
 def _encode_batches(batches: Iterator[Any], model: BPEModel, text_column: str,
                     output_column: str) -> Iterator[Any]:
     import pyarrow as pa
+    from pyspark import TaskContext
 
+    context = TaskContext.get()
+    partition = context.partitionId() if context is not None else 0
+    seen = 0  # rows of this partition before the current batch
     for batch in batches:
         texts = batch.column(batch.schema.get_field_index(text_column)).to_pylist()
-        for text in texts:
+        for position, text in enumerate(texts):
             if not isinstance(text, str):
-                raise ValueError(f"hf_bpe: column {text_column!r} holds {type(text).__name__} {text!r:.60}, not "
-                                 f"a string; drop or fill such rows first (df.na.drop(subset=[{text_column!r}]))")
+                raise ValueError(f"hf_bpe: column {text_column!r} holds {type(text).__name__} {text!r:.60} "
+                                 f"(partition {partition}, row {seen + position}), not a string; drop or fill such "
+                                 f"rows first (df.na.drop(subset=[{text_column!r}]))")
+        seen += len(texts)
         # one thread per task: Spark already runs a task per core
         ids = pa.array(model.encode_ordinary_batch(texts, num_threads=1), type=pa.list_(pa.int32()))
         yield pa.RecordBatch.from_arrays([*batch.columns, ids], names=[*batch.schema.names, output_column])

@@ -96,8 +96,11 @@ def test_spark_dataframe_column_and_tokenize(spark, tmp_path):
 
 def test_spark_bad_input_names_the_column(spark, tmp_path):
     frame = spark.createDataFrame([("fine",), (None,)], "text string")
-    with pytest.raises(InputError, match=r"column 'text' holds NoneType None .* not a string"):
+    with pytest.raises(InputError, match=r"column 'text' holds NoneType None \(partition \d+, row \d+\), not a string"):
         count_words_spark(frame, spark=spark)
+    model = hf_bpe.BPEModel.bytes_only()
+    with pytest.raises(Exception, match=r"column 'text' holds NoneType None \(partition \d+, row \d+\), not a string"):
+        tokenize_spark(frame.coalesce(1), model).collect()
     with pytest.raises(InputError, match="no column 'body'"):
         count_words_spark(frame, spark=spark, text_column="body")
     with pytest.raises(InputError, match="does not exist"):
