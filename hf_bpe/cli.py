@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .core.interrupts import interrupts_held
 from .errors import USER_ERRORS, InputError
 
 __all__ = ["main"]
@@ -660,15 +661,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("hf-bpe: interrupted", file=sys.stderr)
         return 130
     try:
-        if argv and argv[0] in _COMMANDS:
-            # Each command parses intermixed, so that FILE arguments may come before, between or after options
-            # (argparse cannot parse intermixed through subparsers).
-            args = _subparser(parser, argv[0]).parse_intermixed_args(argv[1:])
-            args.command = argv[0]
-        else:
-            args = parser.parse_args(argv)  # prints the usage error (or --help)
+        # Ctrl-C is held while argparse parses (a few ms): interrupted inside parse_intermixed_args, argparse's own
+        # clean-up fails with an AttributeError traceback. A Ctrl-C meanwhile arrives when the parse is done.
+        with interrupts_held():
+            if argv and argv[0] in _COMMANDS:
+                # Each command parses intermixed, so that FILE arguments may come before, between or after options
+                # (argparse cannot parse intermixed through subparsers).
+                args = _subparser(parser, argv[0]).parse_intermixed_args(argv[1:])
+                args.command = argv[0]
+            else:
+                args = parser.parse_args(argv)  # prints the usage error (or --help)
     except SystemExit as exc:  # argparse already printed usage + error (status 2) or help (status 0)
         return int(exc.code or 0)
+    except KeyboardInterrupt:
+        print("hf-bpe: interrupted", file=sys.stderr)
+        return 130
     try:
         return _COMMANDS[args.command](args)
     except USER_ERRORS as exc:

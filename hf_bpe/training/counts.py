@@ -22,11 +22,13 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 from concurrent.futures import ThreadPoolExecutor
 import os
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -355,10 +357,45 @@ def progress_bar(enabled: bool, **kwargs: Any) -> Any:
 
 def _ignore_interrupts() -> None:
     # Ctrl-C reaches the whole process group: the parent stops the pool and reports it once (exit 130); workers
-    # printing a KeyboardInterrupt traceback each would bury that message.
+    # printing a KeyboardInterrupt traceback each would bury that message. Workers start with SIGINT blocked
+    # (_interrupt_safe_pool): ignore it, then unblock.
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def _interrupt_safe_pool(context: Any, workers: int) -> Iterator[Any]:
+    """A process pool whose workers cannot die of a Ctrl-C; terminated on leaving, however it is left.
+
+    A worker that a Ctrl-C killed before its initializer ignored SIGINT left ``Pool.terminate`` blocked forever
+    on the task pipe (seen at ~0.5 s after start). So the workers are started with SIGINT blocked (they inherit
+    the mask), and a Ctrl-C meanwhile reaches this process when the mask is restored, inside the ``try``.
+    """
+    import signal
+
+    blocking = hasattr(signal, "pthread_sigmask")
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocking else None
+    try:
+        pool = context.Pool(workers, initializer=_ignore_interrupts)
+    except BaseException:
+        if blocking:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        raise
+    try:
+        if blocking:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        yield pool
+    finally:
+        # Pool.terminate stops the workers, then joins the thread that feeds them, which blocks forever when it is
+        # in the middle of sending a large batch that no worker will read (a CPython Pool limitation, seen on
+        # Ctrl-C). Terminate from a daemon thread: the workers are stopped either way, and a stuck feeder is
+        # left behind instead of hanging the caller.
+        stopper = threading.Thread(target=pool.terminate, name="hf_bpe-pool-stop", daemon=True)
+        stopper.start()
+        stopper.join(10)
 
 
 def _count_batch(args: tuple[Pretokenizer, list[str]]) -> dict[bytes, int]:
@@ -437,7 +474,7 @@ def count_words(
             return counts, documents, characters
         # Forked workers inherit the compiled scanner's tables; imap keeps at most a few batches in flight.
         context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        with context.Pool(workers, initializer=_ignore_interrupts) as pool:
+        with _interrupt_safe_pool(context, workers) as pool:
             for partial in pool.imap_unordered(_count_batch, ((pretokenizer, b) for b in batches), chunksize=1):
                 for word, n in partial.items():
                     counts[word] = counts.get(word, 0) + n
