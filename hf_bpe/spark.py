@@ -92,9 +92,7 @@ def count_words_spark(
     if paths is not None:
         if not paths or not all(isinstance(p, str) for p in paths):
             raise InputError(f"source must be a Spark DataFrame or a non-empty list of paths, got {source!r:.80}")
-        for path in paths:
-            if "://" not in path and not os.path.isfile(path):
-                raise InputError(f"corpus file {path!r} does not exist (or is not a file)")
+        _check_local_files(paths)
         session = spark or spark_session(master)
         frame = session.read.text(paths, lineSep="\n")
         column, suffix = "value", "\n"
@@ -137,6 +135,13 @@ def count_words_spark(
     fingerprint = {"order": "multiset", "sha256": f"{total % _MODULUS:064x}", "documents": documents, "bytes": size}
     return WordCounts(dict(sorted(counts.items())), pattern=pattern, add_prefix_space=add_prefix_space,
                       documents=documents, total_bytes=size, fingerprint=fingerprint)
+
+
+def _check_local_files(paths: list[str]) -> None:
+    """Refuse a missing local file before Spark starts (``scheme://`` paths are left to Spark's file systems)."""
+    for path in paths:
+        if "://" not in path and not os.path.isfile(path):
+            raise InputError(f"corpus file {path!r} does not exist (or is not a file)")
 
 
 def _count_partition(index: int, rows: Iterator[Any], pattern: str, add_prefix_space: bool, column: str,
@@ -252,8 +257,8 @@ def tokenize_files_spark(paths: list[str], model: BPEModel, out: str, *, add_eos
 
     On a local path Spark writes into a temporary folder beside ``out`` that is renamed to ``out`` only when the job
     succeeded, so an interrupted job leaves no partial output and a rerun starts afresh; on a cluster store
-    (``hdfs://``, ``s3a://``) Spark's output committer publishes the folder only on success. Rows follow Spark's partitions (files
-    are split and ordered by Spark), so read them as a set of documents, not in the files' order.
+    (``hdfs://``, ``s3a://``) Spark's output committer publishes the folder only on success. Rows follow Spark's
+    partitions (files are split and ordered by Spark), so read them as a set of documents, not in the files' order.
 
     Raises:
         InputError: pyspark or Java missing, a missing file, no ``eos_token`` with ``add_eos``, or ``out``
@@ -268,9 +273,7 @@ def tokenize_files_spark(paths: list[str], model: BPEModel, out: str, *, add_eos
     local = "://" not in out
     if local and os.path.exists(out) and not force:
         raise InputError(f"{out!r} already exists; pass --force to replace it")
-    for path in paths:
-        if "://" not in path and not os.path.isfile(path):
-            raise InputError(f"corpus file {path!r} does not exist (or is not a file)")
+    _check_local_files(paths)
     session = spark or spark_session(master)
     frame = tokenize_spark(session.read.text(list(paths), lineSep="\n"), model, text_column="value")
     if add_eos:

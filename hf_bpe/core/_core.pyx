@@ -245,18 +245,7 @@ _MAX_TABLE_ID = 1 << 22
 
 
 cdef list _to_list(const vector[int32_t]& ids, list ints):
-    # Reuse the encoder's int objects (ints[i] is i): building the list then costs no allocation per id, which
-    # otherwise dominates encode_words.
-    cdef Py_ssize_t i, n = <Py_ssize_t>ids.size()
-    if ints is None:
-        return [ids[i] for i in range(n)]
-    cdef list out = PyList_New(n)
-    cdef object item
-    for i in range(n):
-        item = ints[ids[i]]
-        Py_INCREF(item)  # PyList_SET_ITEM steals a reference
-        PyList_SET_ITEM(out, i, item)
-    return out
+    return _slice_to_list(ids, 0, ids.size(), ints)
 
 
 cdef int _encode_refs(vector[TextRef]& refs, int pid, PiecesFn split, vector[Encoder*]& encoders, int threads,
@@ -309,6 +298,8 @@ cdef int _emit_lists(list result, Py_ssize_t first, EncodedRange& part, list int
 
 
 cdef list _slice_to_list(const vector[int32_t]& ids, size_t start, size_t end, list ints):
+    # Reuse the encoder's int objects (ints[i] is i): building the list then costs no allocation per id, which
+    # otherwise dominates encoding.
     cdef size_t i
     if ints is None:
         return [ids[i] for i in range(start, end)]
@@ -316,7 +307,7 @@ cdef list _slice_to_list(const vector[int32_t]& ids, size_t start, size_t end, l
     cdef object item
     for i in range(start, end):
         item = ints[ids[i]]
-        Py_INCREF(item)
+        Py_INCREF(item)  # PyList_SET_ITEM steals a reference
         PyList_SET_ITEM(out, i - start, item)
     return out
 

@@ -15,7 +15,6 @@ The named patterns run on a compiled scanner (``hf_bpe.core._scanner``) that ret
 from __future__ import annotations
 
 import os
-
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any

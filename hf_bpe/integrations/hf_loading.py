@@ -15,7 +15,6 @@ transformers calls the class with the files it found in a folder (``vocab_file``
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -197,4 +196,3 @@ def as_added_token(token: Any) -> AddedToken:
         fields = {k: v for k, v in token.items() if k != "__type"}
         return AddedToken(**fields)
     raise TypeError(f"added_tokens_decoder values must be AddedToken, str or dict, got {token!r}")
-

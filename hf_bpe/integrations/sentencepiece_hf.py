@@ -37,26 +37,26 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..training.sentencepiece_normalizer import sentencepiece_normalizer
+from ..training.sentencepiece_normalizer import SPACE, sentencepiece_normalizer
 from ..formats.sentencepiece_model import CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, SentencePieceModel
 
 __all__ = ["check_expressible", "save_sentencepiece", "sentencepiece_config", "sentencepiece_files",
            "sentencepiece_merges", "sentencepiece_tokenizer"]
-
-_SPACE = "\u2581"
 
 
 def check_expressible(model: SentencePieceModel) -> None:
     """Raise ValueError naming what a ``tokenizers`` pipeline cannot reproduce exactly in ``model``."""
     if model.model_type != "bpe":
         raise ValueError(f"this is a SentencePiece {model.model_type} model; only BPE models convert exactly to a "
-                         "tokenizers BPE pipeline (a unigram model needs tokenizers' Unigram model, not supported here)")
+                         "tokenizers BPE pipeline (a unigram model needs tokenizers' Unigram model, not supported "
+                         "here)")
     if any(p.type == UNUSED for p in model.pieces):
         raise ValueError("the model has UNUSED pieces, which SentencePiece merges and then splits again; a tokenizers "
                          "BPE model cannot express that")
     user = [p.piece for p in model.pieces if p.type == USER_DEFINED]
     if user:
-        raise ValueError(f"the model has user-defined symbols ({', '.join(map(repr, user[:3]))}{', ...' if len(user) > 3 else ''}),"
+        listed = ", ".join(map(repr, user[:3])) + (", ..." if len(user) > 3 else "")
+        raise ValueError(f"the model has user-defined symbols ({listed}),"
                          " which SentencePiece matches in the normalized text after the dummy prefix; tokenizers' "
                          "added tokens match before it (the leading '▁' would be lost): not supported yet")
     if model.trainer["treat_whitespace_as_suffix"] and model.normalizer["add_dummy_prefix"]:
@@ -67,7 +67,7 @@ def check_expressible(model: SentencePieceModel) -> None:
         if piece.type == NORMAL and len(piece.piece) > 1:
             ties.setdefault(piece.score, []).append(piece.piece)
     for score, group in ties.items():
-        if len(group) > 1 and not all(set(p) == {_SPACE} for p in group):
+        if len(group) > 1 and not all(set(p) == {SPACE} for p in group):
             raise ValueError(f"pieces {sorted(group)[:4]!r} share the score {score!r}: SentencePiece breaks such ties "
                              "by position in the text, which a ranked merge list cannot express")
 
@@ -111,7 +111,7 @@ def sentencepiece_tokenizer(model: SentencePieceModel) -> Any:
     # 1. Normalizer: normalizer.cc's steps (training.sentencepiece_normalizer).
     tokenizer.normalizer = sentencepiece_normalizer(spec)
     # 2. Decoder: sentencepiece's DecodeIds (the leading space of the dummy prefix dropped).
-    parts: list[Any] = [decoders.Replace(_SPACE, " ")] if spec["escape_whitespaces"] else []
+    parts: list[Any] = [decoders.Replace(SPACE, " ")] if spec["escape_whitespaces"] else []
     parts += [decoders.ByteFallback(), decoders.Fuse()]
     if spec["add_dummy_prefix"]:
         parts.append(decoders.Strip(" ", 1, 0))
@@ -133,8 +133,8 @@ def sentencepiece_config(model: SentencePieceModel) -> dict[str, Any]:
         if 0 <= index < len(model.pieces) and model.pieces[index].type in (CONTROL, UNKNOWN, USER_DEFINED):
             roles[f"{role}_token"] = model.pieces[index].piece
     return {"tokenizer_class": "PreTrainedTokenizerFast", "add_bos_token": False, "add_eos_token": False,
-            "clean_up_tokenization_spaces": False, "split_special_tokens": True, "model_max_length": 1000000000000000019884624838656,
-            **roles}
+            "clean_up_tokenization_spaces": False, "split_special_tokens": True,
+            "model_max_length": 1000000000000000019884624838656, **roles}
 
 
 def _json(data: dict[str, Any]) -> str:

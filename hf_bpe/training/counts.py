@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from .._version import __version__
 from ..core.fragment import CUTTABLE_PATTERNS, Fragment
+from ..core.interrupts import interrupts_held
 from ..core.pretokenize import Pretokenizer, usable_cpus
 from ..errors import InputError
 from ..formats.manifest import ORDERS, CorpusFingerprint, combine_fingerprints
@@ -372,30 +373,22 @@ def _interrupt_safe_pool(context: Any, workers: int) -> Iterator[Any]:
 
     A worker that a Ctrl-C killed before its initializer ignored SIGINT left ``Pool.terminate`` blocked forever
     on the task pipe (seen at ~0.5 s after start). So the workers are started with SIGINT blocked (they inherit
-    the mask), and a Ctrl-C meanwhile reaches this process when the mask is restored, inside the ``try``.
+    the mask), and a Ctrl-C meanwhile reaches this process when the mask is restored, with the pool to stop.
     """
-    import signal
-
-    blocking = hasattr(signal, "pthread_sigmask")
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocking else None
+    pool = None
     try:
-        pool = context.Pool(workers, initializer=_ignore_interrupts)
-    except BaseException:
-        if blocking:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-        raise
-    try:
-        if blocking:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        with interrupts_held():
+            pool = context.Pool(workers, initializer=_ignore_interrupts)
         yield pool
     finally:
         # Pool.terminate stops the workers, then joins the thread that feeds them, which blocks forever when it is
         # in the middle of sending a large batch that no worker will read (a CPython Pool limitation, seen on
         # Ctrl-C). Terminate from a daemon thread: the workers are stopped either way, and a stuck feeder is
         # left behind instead of hanging the caller.
-        stopper = threading.Thread(target=pool.terminate, name="hf_bpe-pool-stop", daemon=True)
-        stopper.start()
-        stopper.join(10)
+        if pool is not None:
+            stopper = threading.Thread(target=pool.terminate, name="hf_bpe-pool-stop", daemon=True)
+            stopper.start()
+            stopper.join(10)
 
 
 def _count_batch(args: tuple[Pretokenizer, list[str]]) -> dict[bytes, int]:

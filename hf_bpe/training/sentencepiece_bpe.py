@@ -37,7 +37,7 @@ from typing import Any
 import regex
 
 from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel
-from .sentencepiece_normalizer import sentencepiece_normalizer
+from .sentencepiece_normalizer import SPACE, sentencepiece_normalizer
 
 __all__ = ["SPM_DEFAULTS", "builtin_charsmap", "check_spm_options", "parse_spm_options", "sentences_of",
            "train_sentencepiece", "train_sentencepiece_reference"]
@@ -54,7 +54,7 @@ SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "input_sentence_size": 0,
 })
 _RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
-WS, UNK_CHAR, BOUNDARY = "\u2581", "\u2585", "\x1f"  # sentencepiece 0.2.3's kPretokenizationBoundaryChar
+WS, UNK_CHAR, BOUNDARY = SPACE, "\u2585", "\x1f"  # sentencepiece 0.2.3's kPretokenizationBoundaryChar
 
 # SentencePiece's script table (unicode_script_map.h) covers Unicode 9.0's scripts; a character it does not list is
 # Common. Scripts come from `regex` (a newer Unicode): a script SentencePiece does not know counts as Common.

@@ -1,7 +1,8 @@
 """SentencePiece's normalizer (``normalizer.cc``) as a ``tokenizers`` normalizer: what both the SentencePiece-mode
 trainer and the converted ``tokenizer.json`` apply to text.
 
-Steps, for a normalizer spec (the ``normalizer`` dict of :class:`~hf_bpe.formats.sentencepiece_model.SentencePieceModel`):
+Steps, for a normalizer spec (the ``normalizer`` dict of
+:class:`~hf_bpe.formats.sentencepiece_model.SentencePieceModel`):
 
 1. the precompiled charsmap (``tokenizers``' ``Precompiled``, which reads SentencePiece's own tables), with
    ``"\\r\\n"`` first spelled as its characters' forms: ``Precompiled`` looks graphemes up whole and would map the

@@ -1,10 +1,10 @@
 // Encode a batch of texts on several threads, without the GIL, while the caller turns finished parts into Python
 // lists: the batch is cut into chunks (contiguous, of about equal length); worker threads take the chunks in order,
 // split each text into pre-tokens (the scanner's PiecesFn, handed over from the _scanner extension) and encode them
-// with an Encoder of their own (memo cache and scratch buffers per thread; the merge table copied once per thread).
+// with an Encoder copy of their own (memo cache and scratch buffers per thread; the merge table is shared).
 // The caller is one of the threads: it waits for chunk 0 (encoding unclaimed chunks meanwhile), converts it (holding
-// the GIL), waits for chunk 1, ...: the conversion, which must be serial, overlaps the encoding of later chunks. Ids do not depend on the threads, the chunks or the caches: an
-// Encoder's output is a function of the word.
+// the GIL), waits for chunk 1, ...: the conversion, which must be serial, overlaps the encoding of later chunks.
+// Ids do not depend on the threads, the chunks or the caches: an Encoder's output is a function of the word.
 #pragma once
 
 #include <atomic>
