@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .training.counts import WordCounts
     from .training.recipes import RECIPES
     from .training.scheme import train_scheme
-    from .training.sentencepiece_bpe import train_sentencepiece
+    from .training.sentencepiece_trainer import train_sentencepiece
 
 # The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
 # a few milliseconds and a child process that needs one submodule (e.g. compare's peer trainers, whose memory is
@@ -59,7 +59,7 @@ _EXPORTS = {
     "train": ".training.bpe_trainer",
     "train_from_counts": ".training.bpe_trainer",
     "train_scheme": ".training.scheme",
-    "train_sentencepiece": ".training.sentencepiece_bpe",
+    "train_sentencepiece": ".training.sentencepiece_trainer",
     "verify": ".tools.verify",
 }
 

@@ -306,7 +306,8 @@ def _default_corpus(doing: str) -> Any:
 
 def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
     from .integrations.sentencepiece_hf import save_sentencepiece
-    from .training.sentencepiece_bpe import parse_spm_options, train_sentencepiece
+    from .training.sentencepiece_bpe import parse_spm_options
+    from .training.sentencepiece_trainer import train_sentencepiece
 
     unsupported = [flag for flag, given in (
         ("--counts", args.counts), ("--spark", args.spark), ("--recipe", args.recipe is not None),

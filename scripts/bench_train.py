@@ -181,8 +181,9 @@ def _train_sentencepiece_defaults(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _train_hf_bpe_sentencepiece(spec: dict[str, Any]) -> dict[str, Any]:
-    # hf_bpe's SentencePiece mode (today the pure-Python reference) with spm_train's defaults.
-    from hf_bpe.training.sentencepiece_bpe import train_sentencepiece
+    # hf_bpe's SentencePiece mode (the compiled trainer) with spm_train's defaults: the same pieces as
+    # sentencepiece-defaults.
+    from hf_bpe.training.sentencepiece_trainer import train_sentencepiece
 
     start = time.perf_counter()
     model = train_sentencepiece([Path(f) for f in spec["files"]], vocab_size=spec["vocab_size"])

@@ -30,11 +30,14 @@ def _triples(model: SentencePieceModel) -> list[tuple[str, float, int]]:
 
 
 def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceModel:
-    ours = train_sentencepiece_reference(lines, vocab_size=vocab_size, **options)
-    theirs = _spm(lines, vocab_size, **options)
-    a, b = _triples(ours), _triples(theirs)
-    first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    assert a == b, f"first difference at id {first}: ours {a[first:first + 3]}, spm {b[first:first + 3]}"
+    """Both trainers (the compiled one and the pure-Python reference) equal spm_train."""
+    theirs = _triples(_spm(lines, vocab_size, **options))
+    for train in (hf_bpe.train_sentencepiece, train_sentencepiece_reference):
+        ours = train(lines, vocab_size=vocab_size, **options)
+        a = _triples(ours)
+        first = next((i for i, (x, y) in enumerate(zip(a, theirs)) if x != y), min(len(a), len(theirs)))
+        assert a == theirs, (f"{train.__name__}: first difference at id {first}: ours {a[first:first + 3]}, "
+                             f"spm {theirs[first:first + 3]}")
     return ours
 
 
@@ -91,6 +94,19 @@ def test_sentencepiece_bpe_corpora_equal_spm_train(request, corpus, vocab_size):
     lines = request.getfixturevalue(corpus)
     options = {"character_coverage": 0.995} if corpus == "chinese" and vocab_size <= 4000 else {}
     _assert_same(lines, vocab_size, hard_vocab_limit=False, **options)
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+@pytest.mark.parametrize("vocab_size", [8000, 16000, 32000])
+def test_sentencepiece_bpe_whole_english_corpus_equals_spm_train(shared_data, vocab_size):
+    """The compiled trainer on the whole English corpus (23.5 MB, as ``spm_train --input``) at the issue's sizes."""
+    path = shared_data / "corpora" / "en" / "english_combined.txt"
+    written = io.BytesIO()
+    spm.SentencePieceTrainer.train(input=str(path), model_writer=written, model_type="bpe", vocab_size=vocab_size,
+                                   minloglevel=2)
+    assert _triples(hf_bpe.train_sentencepiece(path, vocab_size=vocab_size)) == _triples(
+        SentencePieceModel.from_bytes(written.getvalue()))
 
 
 _ALPHABET = st.sampled_from(list("aab  b1２アカ中文éΩ-.") + ["  ", "\t", "99", "ab", "\r", "\n"])

@@ -39,8 +39,8 @@ import regex
 from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel
 from .sentencepiece_normalizer import SPACE, sentencepiece_normalizer
 
-__all__ = ["SPM_DEFAULTS", "builtin_charsmap", "check_spm_options", "parse_spm_options", "sentences_of",
-           "train_sentencepiece", "train_sentencepiece_reference"]
+__all__ = ["EMPTY_CORPUS", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info", "check_spm_options",
+           "parse_spm_options", "prepare_training", "select_required", "train_sentencepiece_reference"]
 
 # spm_train's options this trainer reproduces, with spm_train's defaults.
 SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
@@ -143,6 +143,9 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
     for role in ("unk", "bos", "eos", "pad"):
         if not merged[f"{role}_piece"]:
             raise ValueError(f"{role}_piece must not be empty")
+    for name in ("control_symbols", "user_defined_symbols"):
+        if "" in merged[name]:
+            raise ValueError(f"{name} holds an empty symbol: {list(merged[name])!r}; list non-empty strings")
     builtin_charsmap(merged["normalization_rule_name"])  # an unknown rule fails here
     return merged
 
@@ -431,6 +434,95 @@ def _split_words(text: str, allow_ws_only: bool) -> list[str]:
     return (_WORDS_WS_RUNS if allow_ws_only else _WORDS).findall(text)
 
 
+def prepare_training(vocab_size: Any, options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[int, tuple[str, int]],
+                                                                         dict[str, Any]]:
+    """Check ``vocab_size`` and the options; return them with the defaults filled in, the meta pieces
+    (``{id: (piece, type)}``) and the normalizer spec."""
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
+        raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
+    opts = check_spm_options(options)
+    meta = _meta_pieces(opts, vocab_size)
+    spec = {"name": opts["normalization_rule_name"], "precompiled_charsmap": builtin_charsmap(
+        opts["normalization_rule_name"]), "add_dummy_prefix": opts["add_dummy_prefix"],
+            "remove_extra_whitespaces": opts["remove_extra_whitespaces"], "escape_whitespaces": True}
+    return opts, meta, spec
+
+
+def select_required(seen: Mapping[str, int], opts: Mapping[str, Any], meta_count: int,
+                    vocab_size: int) -> dict[str, int]:
+    """Return the characters kept by ``character_coverage`` with their counts, most frequent first.
+
+    Args:
+        seen: every character's count in the normalized sentences, without U+0000 and U+0020.
+        opts, meta_count, vocab_size: the checked options, the number of meta pieces, the vocabulary size.
+
+    Raises:
+        ValueError: the required characters and the meta pieces do not fit in ``vocab_size``.
+    """
+    counts: dict[str, list[Any]] = {c: [True, 0] for c in opts["required_chars"] if c != "\x00"}
+    for c, n in seen.items():
+        counts.setdefault(c, [False, 0])[1] += n
+    total = sum(seen.values())
+    required: dict[str, int] = {}
+    accumulated = 0
+    threshold = _f32(opts["character_coverage"])
+    for c, (_, count) in sorted(counts.items(), key=lambda kv: (not kv[1][0], -kv[1][1], kv[0])):
+        if not opts["use_all_vocab"] and _f32(accumulated / total) >= threshold:
+            break
+        accumulated += count
+        if c == BOUNDARY:
+            continue
+        required[c] = count
+    if len(required) + meta_count > vocab_size:
+        raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(required)} required characters plus "
+                         f"{meta_count} meta pieces; raise vocab_size or lower character_coverage")
+    return required
+
+
+_SCRIPT_CODES = {name: code for code, name in enumerate([*_SCRIPTS, "Common"])}
+
+
+def char_info(char: str) -> tuple[int, bool, bool]:
+    """What ``IsValidSentencePiece`` needs of a character, for the compiled loop: its script code (Hiragana,
+    Katakana and U+30FC as Han; -2 for Inherited, which takes the previous character's), whether it is a decimal
+    digit, whether it is forbidden in pieces."""
+    script = _script(char)
+    if script in ("Hiragana", "Katakana") or char == "\u30fc":
+        script = "Han"
+    return (-2 if script == "Inherited" else _SCRIPT_CODES[script], _is_decimal(char),
+            char in (UNK_CHAR, "\x00", BOUNDARY, " "))
+
+
+def assemble_model(merged: list[str], required: Mapping[str, int], meta: Mapping[int, tuple[str, int]],
+                   vocab_size: int, opts: Mapping[str, Any], spec: dict[str, Any]) -> SentencePieceModel:
+    """Serialize as the trainer does: meta pieces at their ids, then the merged pieces and the required characters
+    (most frequent first), scores ``-index``.
+
+    Raises:
+        ValueError: fewer pieces than ``vocab_size`` with ``hard_vocab_limit``.
+    """
+    final = merged + sorted(required, key=lambda c: (-required[c], c))
+    pieces: list[Piece] = []
+    rest = iter(enumerate(final))
+    for index in range(vocab_size):
+        if index in meta:
+            pieces.append(Piece(meta[index][0], 0.0, meta[index][1]))
+            continue
+        found = next(rest, None)
+        if found is not None:
+            pieces.append(Piece(found[1], -float(found[0]), NORMAL))
+    if len(pieces) != vocab_size and opts["hard_vocab_limit"]:
+        raise ValueError(f"vocab_size {vocab_size} is too high for this corpus: it makes at most {len(pieces)} "
+                         "pieces; set vocab_size to at most that, or hard_vocab_limit=False")
+    trainer = {"model_type": 2, "vocab_size": len(pieces), **{k: opts[k] for k in (
+        "treat_whitespace_as_suffix", "byte_fallback", "unk_id", "bos_id", "eos_id", "pad_id", "unk_piece",
+        "bos_piece", "eos_piece", "pad_piece", "unk_surface")}}
+    return SentencePieceModel(tuple(pieces), trainer, spec)
+
+
+EMPTY_CORPUS = "the corpus holds no text to train on (every sentence was empty after normalization)"
+
+
 def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **options: Any) -> SentencePieceModel:
     """Train SentencePiece BPE on ``corpus`` (one sentence per str) as ``spm_train --model_type=bpe`` does.
 
@@ -447,13 +539,7 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
             characters (naming both numbers), or above what the corpus can make with ``hard_vocab_limit``.
     """
     # 1. Options, meta pieces and the normalizer.
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
-        raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
-    opts = check_spm_options(options)
-    meta = _meta_pieces(opts, vocab_size)
-    spec = {"name": opts["normalization_rule_name"], "precompiled_charsmap": builtin_charsmap(
-        opts["normalization_rule_name"]), "add_dummy_prefix": opts["add_dummy_prefix"],
-            "remove_extra_whitespaces": opts["remove_extra_whitespaces"], "escape_whitespaces": True}
+    opts, meta, spec = prepare_training(vocab_size, options)
     normalizer = sentencepiece_normalizer(spec)
     meta_matcher = _meta_matcher(piece for piece, _ in meta.values())
     # 2. Sentences (LoadSentences): raw filters, then normalization; an empty result is swapped with the last
@@ -476,33 +562,17 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
         else:
             i += 1
     if not sentences:
-        raise ValueError("the corpus holds no text to train on (every sentence was empty after normalization)")
+        raise ValueError(EMPTY_CORPUS)
     # 3. Characters kept by the coverage; the others become the unknown character.
     seen = Counter()  # every sentence has count 1 here (no TSV input)
     for text, _ in sentences:
         seen.update(text)
     seen.pop("\x00", None)
     seen.pop(" ", None)
-    counts: dict[str, list[Any]] = {c: [True, 0] for c in opts["required_chars"] if c != "\x00"}
-    for c, n in seen.items():
-        counts.setdefault(c, [False, 0])[1] += n
-    total = sum(seen.values())
-    required: dict[str, int] = {}
-    accumulated = 0
-    threshold = _f32(opts["character_coverage"])
-    for c, (_, count) in sorted(counts.items(), key=lambda kv: (not kv[1][0], -kv[1][1], kv[0])):
-        if not opts["use_all_vocab"] and _f32(accumulated / total) >= threshold:
-            break
-        accumulated += count
-        if c == BOUNDARY:
-            continue
-        required[c] = count
-    unknown = {ord(c): UNK_CHAR for c in [*counts, "\x00", " "] if c not in required}
+    required = select_required(seen, opts, len(meta), vocab_size)
+    unknown = {ord(c): UNK_CHAR for c in [*opts["required_chars"], *seen, "\x00", " "] if c not in required}
     for sentence in sentences:
         sentence[0] = sentence[0].translate(unknown)
-    if len(required) + len(meta) > vocab_size:
-        raise ValueError(f"vocab_size {vocab_size} is smaller than the {len(required)} required characters plus "
-                         f"{len(meta)} meta pieces; raise vocab_size or lower character_coverage")
     # 4. Words (SplitSentencesByWhitespace), most frequent first, then the merge loop.
     if opts["split_by_whitespace"]:
         tokens: Counter[str] = Counter()
@@ -512,82 +582,5 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
     else:
         words = [(text, freq) for text, freq in sentences]
     merged = _Trainer(words, required, opts).run(vocab_size - len(meta) - len(required))
-    final = merged + sorted(required, key=lambda c: (-required[c], c))
-    # 5. Serialize: meta pieces at their ids, the rest in order, score -index.
-    pieces: list[Piece] = []
-    rest = iter(enumerate(final))
-    for index in range(vocab_size):
-        if index in meta:
-            pieces.append(Piece(meta[index][0], 0.0, meta[index][1]))
-            continue
-        found = next(rest, None)
-        if found is not None:
-            pieces.append(Piece(found[1], -float(found[0]), NORMAL))
-    if len(pieces) != vocab_size and opts["hard_vocab_limit"]:
-        raise ValueError(f"vocab_size {vocab_size} is too high for this corpus: it makes at most {len(pieces)} "
-                         "pieces; set vocab_size to at most that, or hard_vocab_limit=False")
-    trainer = {"model_type": 2, "vocab_size": len(pieces), **{k: opts[k] for k in (
-        "treat_whitespace_as_suffix", "byte_fallback", "unk_id", "bos_id", "eos_id", "pad_id", "unk_piece",
-        "bos_piece", "eos_piece", "pad_piece", "unk_surface")}}
-    return SentencePieceModel(tuple(pieces), trainer, spec)
-
-
-def sentences_of(corpus: Any, *, text_column: str = "text") -> Iterable[str]:
-    """The sentences of a corpus as sentencepiece reads them: text files as ``spm_train --input`` (split at
-    ``"\\n"`` only, the ``"\\n"`` removed, ``"\\r"`` kept); a ``datasets`` Dataset's ``text_column`` or an iterable of
-    str as ``SentencePieceTrainer.train(sentence_iterator=...)`` (trailing ``"\\r"``/``"\\n"`` removed)."""
-    import os
-
-    if isinstance(corpus, str | os.PathLike):
-        corpus = [corpus]
-    if isinstance(corpus, list | tuple) and corpus and all(isinstance(p, os.PathLike) for p in corpus):
-        return _file_lines([os.fspath(p) for p in corpus])
-    column_names = getattr(corpus, "column_names", None)
-    if column_names is not None:
-        if text_column not in column_names:
-            raise ValueError(f"the dataset has no column {text_column!r}; its columns are {column_names!r}")
-        return _strip_line_ends(row[text_column] for row in corpus)
-    return _strip_line_ends(corpus)
-
-
-def _strip_line_ends(texts: Iterable[Any]) -> Iterable[Any]:
-    for text in texts:
-        yield text.rstrip("\r\n") if isinstance(text, str) else text
-
-
-def _file_lines(paths: list[str]) -> Iterable[str]:
-    import os
-
-    for path in paths:
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"corpus file {path!r} does not exist (or is not a file)")
-    for path in paths:
-        with open(path, "rb") as handle:
-            for number, line in enumerate(handle, 1):
-                try:
-                    yield line.rstrip(b"\n").decode("utf-8") if line.endswith(b"\n") else line.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise ValueError(f"{path!r} line {number} is not UTF-8 ({exc.reason}); decode it first") from None
-
-
-def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str = "text",
-                        **options: Any) -> SentencePieceModel:
-    """Train a SentencePiece BPE model equal to ``spm_train --model_type=bpe`` with the same options.
-
-    Args:
-        corpus: text files (paths: one sentence per line), a ``datasets`` Dataset (``text_column``), or an iterable
-            of str (one sentence each).
-        vocab_size: the number of pieces, meta pieces included (spm_train's default 8000).
-        text_column: the column of a Dataset.
-        options: spm_train's options under their own names (``character_coverage``, ``byte_fallback``,
-            ``split_digits``, ``normalization_rule_name``, ``user_defined_symbols``, ...; see ``SPM_DEFAULTS``).
-
-    Returns:
-        The model; ``hf_bpe.save_sentencepiece(model, folder)`` writes ``tokenizer.model`` and the Hugging Face files.
-
-    >>> model = train_sentencepiece(["low lower lowest"] * 3, vocab_size=16)
-    >>> [p.piece for p in model.pieces][3:8]
-    ['lo', 'low', '▁low', '▁lowe', 'st']
-    """
-    return train_sentencepiece_reference(sentences_of(corpus, text_column=text_column), vocab_size=vocab_size,
-                                         **options)
+    # 5. Serialize.
+    return assemble_model(merged, required, meta, vocab_size, opts, spec)

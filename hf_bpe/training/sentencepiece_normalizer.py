@@ -25,14 +25,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SPACE", "sentencepiece_normalizer"]
+__all__ = ["SPACE", "charsmap_normalizer", "sentencepiece_normalizer"]
 
 SPACE = "\u2581"
 
 
-def sentencepiece_normalizer(spec: Mapping[str, Any]) -> Any:
-    """Return the ``tokenizers`` normalizer equal to SentencePiece's ``Normalizer::Normalize`` for ``spec``."""
-    from tokenizers import Regex, normalizers
+def _charsmap_steps(spec: Mapping[str, Any]) -> list[Any]:
+    from tokenizers import normalizers
 
     steps: list[Any] = []
     if spec["precompiled_charsmap"]:
@@ -41,6 +40,23 @@ def sentencepiece_normalizer(spec: Mapping[str, Any]) -> Any:
         if charsmap.normalize_str("\r\n") != split and charsmap.normalize_str(split) == split:
             steps.append(normalizers.Replace("\r\n", split))
         steps.append(charsmap)
+    return steps
+
+
+def charsmap_normalizer(spec: Mapping[str, Any]) -> Any:
+    """Return step 1 alone (the precompiled charsmap) as a ``tokenizers`` normalizer, or ``None`` without a charsmap
+    (the compiled trainer does steps 2-4 itself)."""
+    from tokenizers import normalizers
+
+    steps = _charsmap_steps(spec)
+    return normalizers.Sequence(steps) if steps else None
+
+
+def sentencepiece_normalizer(spec: Mapping[str, Any]) -> Any:
+    """Return the ``tokenizers`` normalizer equal to SentencePiece's ``Normalizer::Normalize`` for ``spec``."""
+    from tokenizers import Regex, normalizers
+
+    steps = _charsmap_steps(spec)
     if spec["remove_extra_whitespaces"]:
         steps += [normalizers.Replace(Regex(" {2,}"), " "), normalizers.Replace(Regex(r"\A | \z"), "")]
     if spec["add_dummy_prefix"]:

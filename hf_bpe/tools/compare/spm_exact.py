@@ -30,7 +30,7 @@ def sentencepiece_exact(entries: dict[str, dict[str, Any]], documents: list[str]
     import sentencepiece as spm
 
     from ...formats.sentencepiece_model import SentencePieceModel
-    from ...training.sentencepiece_bpe import train_sentencepiece
+    from ...training.sentencepiece_trainer import train_sentencepiece
 
     peer_file = sorted(Path(entry["path"]).glob("*.model"))[0]
     theirs = SentencePieceModel.load(peer_file)

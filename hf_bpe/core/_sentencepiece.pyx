@@ -1,0 +1,198 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# distutils: language = c++
+"""Compiled SentencePiece-mode BPE (C++ in csrc/sp_trainer.hpp): sentence store, counts and the merge loop.
+
+The spec is the pure-Python ``hf_bpe.training.sentencepiece_bpe.train_sentencepiece_reference``;
+``hf_bpe.training.sentencepiece_trainer`` drives this module with the reference's own option checks, coverage
+arithmetic and serialization, so only the loops differ. The charsmap step of normalization stays with
+``tokenizers``' ``Precompiled`` (passed in as ``charsmap``); ASCII text skips that call through a table of the
+128 characters' forms that the same normalizer computed (an ASCII character is a grapheme of its own, so the forms
+concatenate; text with ``"\\r"`` takes the call, for the CRLF grapheme).
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint32_t
+from libcpp cimport bool as cbool
+from libcpp.utility cimport pair
+from libcpp.vector cimport vector
+from cpython.exc cimport PyErr_CheckSignals
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object)
+    void* PyUnicode_DATA(object)
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    bint PyUnicode_IS_ASCII(object)
+    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    int PyUnicode_4BYTE_KIND
+
+cdef extern from "csrc/sp_trainer.hpp" namespace "hfbpe_sp":
+    cdef cppclass Corpus:
+        Corpus(cbool, cbool, cbool, const vector[vector[uint32_t]]&) except +
+        void add(const uint32_t*, size_t, cbool) except +
+        size_t finish()
+        vector[pair[uint32_t, int64_t]] char_counts() except +
+
+    cdef struct CharInfo:
+        int32_t script
+        cbool decimal
+        cbool forbidden
+
+    cdef struct Options:
+        int64_t max_piece_length
+        cbool split_by_whitespace, split_by_number, split_by_unicode_script, split_digits, allow_ws_only
+
+    cdef cppclass Trainer:
+        int64_t run(int64_t) except + nogil
+        size_t size()
+        vector[uint32_t] piece(size_t) except +
+
+    Trainer* make_trainer(Corpus&, const vector[uint32_t]&, const vector[int64_t]&, const vector[CharInfo]&,
+                          Options) except + nogil
+
+cdef uint32_t UNK_CHAR = 0x2585
+_CHUNK = 512
+
+
+cdef vector[uint32_t] _code_points(str text):
+    cdef vector[uint32_t] out
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    out.reserve(n)
+    for i in range(n):
+        out.push_back(PyUnicode_READ(kind, data, i))
+    return out
+
+
+cdef str _text(const vector[uint32_t]& cps):
+    return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, cps.data(), cps.size())
+
+
+cdef class SentencePieceCorpus:
+    """Sentences, normalized as they are added (empty, too long and ``"▅"``-holding ones skipped, as
+    LoadSentences does); then their characters' counts and the merge loop over their words."""
+
+    cdef Corpus* corpus
+    cdef vector[vector[uint32_t]] ascii_forms
+    cdef object charsmap
+    cdef Py_ssize_t max_bytes
+    cdef Py_ssize_t seen
+    cdef Py_ssize_t sentences
+    cdef bint trained
+
+    def __cinit__(self, *, ascii_forms, charsmap, bint remove_extra_whitespaces, bint add_dummy_prefix,
+                  bint allow_whitespace_only_pieces, meta_pieces, Py_ssize_t max_sentence_length):
+        if len(ascii_forms) != 128:
+            raise ValueError(f"ascii_forms must hold the forms of the 128 ASCII characters, got {len(ascii_forms)}")
+        cdef vector[vector[uint32_t]] meta
+        for piece in meta_pieces:
+            meta.push_back(_code_points(piece))
+        for form in ascii_forms:
+            self.ascii_forms.push_back(_code_points(form))
+        self.charsmap = charsmap
+        self.max_bytes = max_sentence_length
+        self.corpus = new Corpus(remove_extra_whitespaces, add_dummy_prefix, allow_whitespace_only_pieces, meta)
+
+    def __dealloc__(self):
+        del self.corpus
+
+    def add(self, texts) -> None:
+        """Add sentences (str each; items are numbered across calls in errors)."""
+        if self.trained:
+            raise RuntimeError("this corpus has been trained on; make a new one to add sentences")
+        cdef vector[uint32_t] mapped
+        cdef Py_ssize_t i, n, size
+        cdef int kind
+        cdef void* data
+        cdef Py_UCS4 c
+        cdef bint fast
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"corpus item {self.seen} is {type(text).__name__} {text!r:.60}; expected str")
+            self.seen += 1
+            n = PyUnicode_GET_LENGTH(text)
+            if n == 0:
+                continue
+            kind, data = PyUnicode_KIND(text), PyUnicode_DATA(text)
+            mapped.clear()
+            fast = PyUnicode_IS_ASCII(text)
+            if fast:
+                if n > self.max_bytes:
+                    continue
+                for i in range(n):
+                    c = PyUnicode_READ(kind, data, i)
+                    if c == 13:
+                        fast = False
+                        break
+                    mapped.insert(mapped.end(), self.ascii_forms[c].begin(), self.ascii_forms[c].end())
+            else:
+                size = 0
+                for i in range(n):
+                    c = PyUnicode_READ(kind, data, i)
+                    size += 1 if c < 0x80 else 2 if c < 0x800 else 3 if c < 0x10000 else 4
+                    if c == UNK_CHAR:
+                        break
+                if c == UNK_CHAR or size > self.max_bytes:
+                    continue
+            if not fast:
+                mapped = _code_points(self.charsmap(text) if self.charsmap is not None else text)
+            self.corpus.add(mapped.data(), mapped.size(), True)
+            self.sentences += 1
+            if self.sentences % 65536 == 0:
+                PyErr_CheckSignals()
+
+    def finish(self) -> int:
+        """Drop the sentences that normalized to nothing; return how many are left."""
+        return self.corpus.finish()
+
+    def char_counts(self) -> dict[str, int]:
+        """Every character's count (U+0000 and U+0020 left out), in code point order."""
+        return {chr(entry.first): entry.second for entry in self.corpus.char_counts()}
+
+    def train(self, required, char_info, *, int64_t merges, int64_t max_sentencepiece_length,
+              bint split_by_whitespace, bint split_by_number, bint split_by_unicode_script, bint split_digits,
+              bint allow_whitespace_only_pieces, progress=None) -> list[str]:
+        """Run the merge loop for up to ``merges`` pieces over the words of the corpus.
+
+        Args:
+            required: the kept characters and their counts (``{char: count}``, in the reference's order).
+            char_info: per required character ``(script, decimal, forbidden)`` (see ``CharInfo`` in the header).
+        """
+        cdef vector[uint32_t] chars
+        cdef vector[int64_t] counts
+        cdef vector[CharInfo] info
+        cdef CharInfo ci
+        for char, count in required.items():
+            chars.push_back(ord(char))
+            counts.push_back(count)
+            ci.script, ci.decimal, ci.forbidden = char_info[char]
+            info.push_back(ci)
+        cdef Options options
+        options.max_piece_length = max_sentencepiece_length
+        options.split_by_whitespace = split_by_whitespace
+        options.split_by_number = split_by_number
+        options.split_by_unicode_script = split_by_unicode_script
+        options.split_digits = split_digits
+        options.allow_ws_only = allow_whitespace_only_pieces
+        if self.trained:
+            raise RuntimeError("this corpus has been trained on already (training rewrites its text)")
+        self.trained = True
+        cdef Trainer* trainer
+        with nogil:
+            trainer = make_trainer(self.corpus[0], chars, counts, info, options)
+        cdef int64_t step, done = 0, added
+        try:
+            # Chunks of merges: progress and Ctrl-C between them, the loop itself without the GIL.
+            while done < merges:
+                step = min(_CHUNK, merges - done)
+                with nogil:
+                    added = trainer.run(step)
+                done += added
+                if progress is not None:
+                    progress(added)
+                PyErr_CheckSignals()
+                if added < step:
+                    break
+            return [_text(trainer.piece(i)) for i in range(trainer.size())]
+        finally:
+            del trainer

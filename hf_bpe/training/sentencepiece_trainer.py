@@ -1,0 +1,118 @@
+"""SentencePiece-mode BPE training on the compiled core: ``train_sentencepiece``, equal to ``spm_train
+--model_type=bpe`` piece for piece.
+
+The phases are the reference's (:func:`hf_bpe.training.sentencepiece_bpe.train_sentencepiece_reference`), with the
+same option checks, coverage arithmetic and serialization; the loops run in ``hf_bpe.core._sentencepiece``:
+
+1. options, meta pieces, the normalizer spec (the reference's ``prepare_training``);
+2. sentences: read (:func:`sentences_of`), filtered and normalized into the compiled store, the charsmap step by
+   ``tokenizers``' ``Precompiled`` (ASCII text by a table of the same normalizer's forms);
+3. characters counted in the store, the kept ones chosen in Python (``select_required``);
+4. words counted and the merge loop run in C++ (``csrc/sp_trainer.hpp``), in chunks (progress, Ctrl-C);
+5. the model assembled as the reference does (``assemble_model``).
+
+``tests/test_sentencepiece_core.py`` holds this module equal to the reference; ``tests/test_sentencepiece_bpe.py``
+holds both equal to ``sentencepiece`` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..formats.sentencepiece_model import SentencePieceModel
+from .sentencepiece_bpe import EMPTY_CORPUS, assemble_model, char_info, prepare_training, select_required
+from .sentencepiece_normalizer import charsmap_normalizer
+
+__all__ = ["sentences_of", "train_sentencepiece"]
+
+
+def sentences_of(corpus: Any, *, text_column: str = "text") -> Iterable[str]:
+    """The sentences of a corpus as sentencepiece reads them: text files as ``spm_train --input`` (split at
+    ``"\\n"`` only, the ``"\\n"`` removed, ``"\\r"`` kept); a ``datasets`` Dataset's ``text_column`` or an iterable of
+    str as ``SentencePieceTrainer.train(sentence_iterator=...)`` (trailing ``"\\r"``/``"\\n"`` removed)."""
+    import os
+
+    if isinstance(corpus, str | os.PathLike):
+        corpus = [corpus]
+    if isinstance(corpus, list | tuple) and corpus and all(isinstance(p, os.PathLike) for p in corpus):
+        return _file_lines([os.fspath(p) for p in corpus])
+    column_names = getattr(corpus, "column_names", None)
+    if column_names is not None:
+        if text_column not in column_names:
+            raise ValueError(f"the dataset has no column {text_column!r}; its columns are {column_names!r}")
+        return _strip_line_ends(row[text_column] for row in corpus)
+    return _strip_line_ends(corpus)
+
+
+def _strip_line_ends(texts: Iterable[Any]) -> Iterable[Any]:
+    for text in texts:
+        yield text.rstrip("\r\n") if isinstance(text, str) else text
+
+
+def _file_lines(paths: list[str]) -> Iterable[str]:
+    import os
+
+    for path in paths:
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"corpus file {path!r} does not exist (or is not a file)")
+    for path in paths:
+        with open(path, "rb") as handle:
+            for number, line in enumerate(handle, 1):
+                try:
+                    yield line.rstrip(b"\n").decode("utf-8") if line.endswith(b"\n") else line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValueError(f"{path!r} line {number} is not UTF-8 ({exc.reason}); decode it first") from None
+
+
+def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str = "text",
+                        progress: Callable[[int], object] | None = None, **options: Any) -> SentencePieceModel:
+    """Train a SentencePiece BPE model equal to ``spm_train --model_type=bpe`` with the same options.
+
+    Args:
+        corpus: text files (paths: one sentence per line), a ``datasets`` Dataset (``text_column``), or an iterable
+            of str (one sentence each).
+        vocab_size: the number of pieces, meta pieces included (spm_train's default 8000).
+        text_column: the column of a Dataset.
+        progress: called with the number of pieces added, after each chunk of merges.
+        options: spm_train's options under their own names (``character_coverage``, ``byte_fallback``,
+            ``split_digits``, ``normalization_rule_name``, ``user_defined_symbols``, ...; see ``SPM_DEFAULTS``).
+
+    Returns:
+        The model; ``hf_bpe.save_sentencepiece(model, folder)`` writes ``tokenizer.model`` and the Hugging Face files.
+
+    Raises:
+        TypeError, ValueError: what ``train_sentencepiece_reference`` raises, with the same messages.
+
+    >>> model = train_sentencepiece(["low lower lowest"] * 3, vocab_size=16)
+    >>> [p.piece for p in model.pieces][3:8]
+    ['lo', 'low', '▁low', '▁lowe', 'st']
+    """
+    from ..core._sentencepiece import SentencePieceCorpus
+
+    # 1. Options, meta pieces, normalizer.
+    opts, meta, spec = prepare_training(vocab_size, options)
+    charsmap = charsmap_normalizer(spec)
+    ascii_forms = [charsmap.normalize_str(chr(c)) if charsmap else chr(c) for c in range(128)]
+    # 2. Sentences, normalized into the compiled store.
+    store = SentencePieceCorpus(ascii_forms=ascii_forms, charsmap=charsmap.normalize_str if charsmap else None,
+                                remove_extra_whitespaces=opts["remove_extra_whitespaces"],
+                                add_dummy_prefix=opts["add_dummy_prefix"],
+                                allow_whitespace_only_pieces=opts["allow_whitespace_only_pieces"],
+                                meta_pieces=[piece for piece, _ in meta.values()],
+                                max_sentence_length=opts["max_sentence_length"])
+    store.add(sentences_of(corpus, text_column=text_column))
+    if not store.finish():
+        raise ValueError(EMPTY_CORPUS)
+    # 3. Characters kept by the coverage.
+    required = select_required(store.char_counts(), opts, len(meta), vocab_size)
+    # 4. Words and the merge loop.
+    merged = store.train(required, {c: char_info(c) for c in required},
+                         merges=vocab_size - len(meta) - len(required),
+                         max_sentencepiece_length=opts["max_sentencepiece_length"],
+                         split_by_whitespace=opts["split_by_whitespace"], split_by_number=opts["split_by_number"],
+                         split_by_unicode_script=opts["split_by_unicode_script"],
+                         split_digits=opts["split_digits"],
+                         allow_whitespace_only_pieces=opts["allow_whitespace_only_pieces"], progress=progress)
+    # 5. The model.
+    return assemble_model(merged, required, meta, vocab_size, opts, spec)
