@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .integrations.hf_tokenizer import HFBPETokenizer
     from .integrations.preprocess import save_tokenized, tokenize_dataset
     from .integrations.sentencepiece_hf import save_sentencepiece
+    from .integrations.sentencepiece_tokenizer import HFSentencePieceTokenizer
     from .model.bpe import BPEModel
     from .model.classic import ClassicModel
     from .tools.compare import compare
@@ -47,6 +48,7 @@ _EXPORTS = {
     "CorpusFingerprint": ".formats.manifest",
     "DisallowedSpecialTokenError": ".errors",
     "HFBPETokenizer": ".integrations.hf_tokenizer",
+    "HFSentencePieceTokenizer": ".integrations.sentencepiece_tokenizer",
     "InputError": ".errors",
     "PATTERNS": ".core.patterns",
     "Pretokenizer": ".core.pretokenize",
@@ -69,6 +71,7 @@ __all__ = [
     "CorpusFingerprint",
     "DisallowedSpecialTokenError",
     "HFBPETokenizer",
+    "HFSentencePieceTokenizer",
     "InputError",
     "PATTERNS",
     "RECIPES",

@@ -22,8 +22,10 @@ _AUTO_MODULE = "transformers.models.auto.tokenization_auto"
 
 def _register_now() -> None:
     from .hf_tokenizer import register
+    from .sentencepiece_tokenizer import register as register_sentencepiece
 
     register()
+    register_sentencepiece()
 
 
 class _RegisteringLoader(importlib.abc.Loader):

@@ -60,9 +60,11 @@ from ..core.bytelevel import str_to_token, token_to_str
 from ..model.bpe import BPEModel
 from .added_tokens import AddedTokenMatcher
 from .aligned_batch import AlignedBatchMixin
-from .transformers_compat import MAJOR, PreTrainedConfig, PreTrainedTokenizer, Transformers4BatchMixin
+from .transformers_compat import (MAJOR, PreTrainedConfig, PreTrainedTokenizer, Transformers4BatchMixin,
+                                   register_with_auto)
 from .hf_loading import as_added_token, check_pretrained_folder, load_model
 from .saved_json import saved_tokenizer_json, template_flags, template_processing
+from .special_ends import SpecialEndsMixin
 from .fast_batch import FAST_PATH_METHODS, FastBatchMixin
 
 __all__ = ["HFBPETokenizer", "HFBPEConfig", "register"]
@@ -86,7 +88,8 @@ class HFBPEConfig(PreTrainedConfig):
     model_type = "hf_bpe"
 
 
-class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin, PreTrainedTokenizer):
+class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin, SpecialEndsMixin,
+                     PreTrainedTokenizer):
     """A byte-level BPE tokenizer for `transformers` backed by hf_bpe's ``BPEModel``.
 
     Args:
@@ -456,31 +459,6 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
                    for name in FAST_PATH_METHODS)
 
 
-    def build_inputs_with_special_tokens(self, token_ids_0: list[int],
-                                         token_ids_1: list[int] | None = None) -> list[int]:
-        """Add bos/eos around each sequence when ``add_bos_token``/``add_eos_token`` say so, as GPT2TokenizerFast.
-
-        >>> from hf_bpe.model import BPEModel
-        >>> tok = HFBPETokenizer.from_model(BPEModel.bytes_only(special_tokens={"<e>": 256}), eos_token="<e>",
-        ...                                 add_eos_token=True)
-        >>> tok("a", "b")["input_ids"]
-        [97, 256, 98, 256]
-        """
-        bos = [self.bos_token_id] if self.add_bos_token else []
-        eos = [self.eos_token_id] if self.add_eos_token else []
-        ids = bos + token_ids_0 + eos
-        return ids if token_ids_1 is None else ids + bos + token_ids_1 + eos
-
-    def get_special_tokens_mask(self, token_ids_0: list[int], token_ids_1: list[int] | None = None,
-                                already_has_special_tokens: bool = False) -> list[int]:
-        """Mark the ids :meth:`build_inputs_with_special_tokens` adds (1) and the sequences' own (0)."""
-        if already_has_special_tokens:
-            return super().get_special_tokens_mask(token_ids_0, token_ids_1, already_has_special_tokens=True)
-        bos = [1] if self.add_bos_token else []
-        eos = [1] if self.add_eos_token else []
-        mask = bos + [0] * len(token_ids_0) + eos
-        return mask if token_ids_1 is None else mask + bos + [0] * len(token_ids_1) + eos
-
     def _encode_without_added_tokens(self, text: str) -> list[int]:
         return self.bpe_model.encode_ordinary(text)
 
@@ -686,14 +664,7 @@ def register() -> None:
 
     >>> register(); register()
     """
-    # Imported here, not at the top: importing the auto module fires hf_bpe's import hook, which calls this
-    # function, and at the top of this module it would find the module half-initialised (a spurious warning).
-    from transformers.models.auto.tokenization_auto import AutoTokenizer
-
-    if MAJOR >= 5:
-        AutoTokenizer.register(HFBPEConfig, tokenizer_class=HFBPETokenizer, exist_ok=True)
-    else:  # transformers 4: a slow (Python) tokenizer class
-        AutoTokenizer.register(HFBPEConfig, slow_tokenizer_class=HFBPETokenizer, exist_ok=True)
+    register_with_auto(HFBPEConfig, HFBPETokenizer)
 
 
 # Importing this module means transformers is loaded: register at once.

@@ -124,15 +124,16 @@ def sentencepiece_tokenizer(model: SentencePieceModel) -> Any:
 
 
 def sentencepiece_config(model: SentencePieceModel) -> dict[str, Any]:
-    """Return the ``tokenizer_config.json`` of the converted folder: ``PreTrainedTokenizerFast`` with the
-    model's roles (bos/eos/unk/pad from the trainer spec), adding no special tokens (as ``sentencepiece.encode``).
+    """Return the ``tokenizer_config.json`` of the converted folder: hf_bpe's ``HFSentencePieceTokenizer`` (what
+    ``AutoTokenizer`` returns with ``hf_bpe`` imported; ``PreTrainedTokenizerFast`` reads ``tokenizer.json``) with
+    the model's roles (bos/eos/unk/pad from the trainer spec), adding no special tokens (as ``sentencepiece.encode``).
     """
     roles: dict[str, Any] = {}
     for role in ("bos", "eos", "unk", "pad"):
         index = model.trainer[f"{role}_id"]
         if 0 <= index < len(model.pieces) and model.pieces[index].type in (CONTROL, UNKNOWN, USER_DEFINED):
             roles[f"{role}_token"] = model.pieces[index].piece
-    return {"tokenizer_class": "PreTrainedTokenizerFast", "add_bos_token": False, "add_eos_token": False,
+    return {"tokenizer_class": "HFSentencePieceTokenizer", "add_bos_token": False, "add_eos_token": False,
             "clean_up_tokenization_spaces": False, "split_special_tokens": True,
             "model_max_length": 1000000000000000019884624838656, **roles}
 

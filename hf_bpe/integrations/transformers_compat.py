@@ -20,9 +20,21 @@ try:
 except ImportError:
     from transformers.tokenization_utils import PreTrainedTokenizer
 
-__all__ = ["MAJOR", "PreTrainedConfig", "PreTrainedTokenizer", "Transformers4BatchMixin"]
+__all__ = ["MAJOR", "PreTrainedConfig", "PreTrainedTokenizer", "Transformers4BatchMixin", "register_with_auto"]
 
 MAJOR = int(transformers.__version__.split(".")[0])
+
+
+def register_with_auto(config: type, tokenizer: type) -> None:
+    """Make ``AutoTokenizer`` return ``tokenizer`` for folders whose config names it (idempotent): transformers 5
+    registers any tokenizer class, transformers 4 a Python one as the "slow" class."""
+    # Imported here: importing the auto module fires hf_bpe's import hook, which registers through this function.
+    from transformers.models.auto.tokenization_auto import AutoTokenizer
+
+    if MAJOR >= 5:
+        AutoTokenizer.register(config, tokenizer_class=tokenizer, exist_ok=True)
+    else:
+        AutoTokenizer.register(config, slow_tokenizer_class=tokenizer, exist_ok=True)
 
 
 class Transformers4BatchMixin:

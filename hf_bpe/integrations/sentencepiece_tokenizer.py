@@ -1,0 +1,188 @@
+"""``HFSentencePieceTokenizer``: a `transformers` tokenizer class for SentencePiece BPE folders, id for id
+``sentencepiece``.
+
+The folders :func:`hf_bpe.save_sentencepiece` and ``hf-bpe convert MODEL.model --to tokenizers`` write hold
+``tokenizer.model``, ``tokenizer.json`` and a ``tokenizer_config.json`` naming this class, so that
+``AutoTokenizer.from_pretrained(folder)`` (with ``hf_bpe`` imported) returns it and ``PreTrainedTokenizerFast``
+(without ``hf_bpe``) reads ``tokenizer.json``; both encode as ``sentencepiece.SentencePieceProcessor.encode``.
+
+The class reads ``tokenizer.model`` and encodes with the exact ``tokenizers`` pipeline of
+:mod:`hf_bpe.integrations.sentencepiece_hf` (normalizer, score-ranked merges, byte fallback), under transformers'
+Python backend: special tokens are never matched in text (``split_special_tokens=True``, as ``sentencepiece``
+encodes ``"<s>"`` in a text as characters) and no BOS/EOS is added unless asked (``add_bos_token``/
+``add_eos_token``). ``save_pretrained`` writes ``tokenizer.model`` and ``tokenizer.json`` again.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from typing import Any
+
+from ..formats.sentencepiece_model import CONTROL, UNKNOWN, USER_DEFINED, SentencePieceModel
+from .saved_json import saved_tokenizer_json, template_flags, template_processing
+from .sentencepiece_hf import sentencepiece_tokenizer
+from .special_ends import SpecialEndsMixin
+from .transformers_compat import PreTrainedConfig, PreTrainedTokenizer, register_with_auto
+
+__all__ = ["HFSentencePieceConfig", "HFSentencePieceTokenizer", "register"]
+
+TOKENIZER_CLASS = "HFSentencePieceTokenizer"
+
+
+class HFSentencePieceConfig(PreTrainedConfig):
+    """The model type ``AutoTokenizer.register`` needs to know ``HFSentencePieceTokenizer``."""
+
+    model_type = "hf_bpe_sentencepiece"
+
+
+class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
+    """A SentencePiece BPE tokenizer for `transformers` that encodes exactly like ``sentencepiece``.
+
+    Args:
+        vocab_file: the SentencePiece model (``tokenizer.model``). Not needed with ``sentencepiece_model``.
+        sentencepiece_model: an in-memory model (e.g. fresh from ``hf_bpe.train_sentencepiece``).
+        add_bos_token, add_eos_token: add the model's BOS / EOS piece around each sequence (default: as the saved
+            ``tokenizer.json`` does; neither for a new one, as ``sentencepiece.encode``).
+        kwargs: the usual `transformers` tokenizer options (``model_max_length``, ``padding_side``, ...).
+
+    Raises:
+        ValueError: no model given, or a model that cannot be encoded exactly (unigram, user-defined symbols,
+            UNUSED pieces: see :func:`hf_bpe.integrations.sentencepiece_hf.check_expressible`).
+
+    >>> from hf_bpe import train_sentencepiece
+    >>> model = train_sentencepiece(["low lower lowest"] * 3, vocab_size=16)
+    >>> tok = HFSentencePieceTokenizer(sentencepiece_model=model)
+    >>> tok("lowest low")["input_ids"], tok.decode(tok("lowest low")["input_ids"])
+    ([6, 7, 5], 'lowest low')
+    """
+
+    vocab_files_names = {"vocab_file": "tokenizer.model"}
+    model_input_names = ["input_ids", "attention_mask"]
+
+    def __init__(self, vocab_file: str | os.PathLike[str] | None = None, *,
+                 sentencepiece_model: SentencePieceModel | None = None, add_bos_token: bool | None = None,
+                 add_eos_token: bool | None = None, **kwargs: Any) -> None:
+        # 1. The model and its exact encoder, before the base class (whose __init__ calls get_vocab()).
+        if sentencepiece_model is None:
+            if vocab_file is None:
+                raise ValueError("HFSentencePieceTokenizer needs vocab_file (a SentencePiece tokenizer.model) or "
+                                 "sentencepiece_model; load a folder with from_pretrained(folder)")
+            sentencepiece_model = SentencePieceModel.load(vocab_file)
+        if not isinstance(sentencepiece_model, SentencePieceModel):
+            raise TypeError(f"sentencepiece_model must be a SentencePieceModel, got "
+                            f"{type(sentencepiece_model).__name__}")
+        self.sentencepiece_model = sentencepiece_model
+        self._engine = sentencepiece_tokenizer(sentencepiece_model)
+        self._pieces = [p.piece for p in sentencepiece_model.pieces]
+        self._encoder = {piece: index for index, piece in enumerate(self._pieces)}
+        # Unset flags come from a saved tokenizer.json's post-processor, where transformers 5 keeps them.
+        saved_bos, saved_eos = template_flags(kwargs.get("tokenizer_file"))
+        self.add_bos_token = saved_bos if add_bos_token is None else bool(add_bos_token)
+        self.add_eos_token = saved_eos if add_eos_token is None else bool(add_eos_token)
+        # 2. Roles from the trainer spec unless given; special tokens are never found in text.
+        trainer = sentencepiece_model.trainer
+        for role in ("bos", "eos", "unk", "pad"):
+            index = trainer.get(f"{role}_id", -1)
+            if f"{role}_token" not in kwargs and 0 <= index < len(self._pieces) and \
+                    sentencepiece_model.pieces[index].type in (CONTROL, UNKNOWN, USER_DEFINED):
+                kwargs[f"{role}_token"] = self._pieces[index]
+        kwargs.setdefault("split_special_tokens", True)
+        kwargs.setdefault("clean_up_tokenization_spaces", False)
+        for key in ("backend", "tokenizer_file", "files_loaded", "use_fast"):  # where it came from, not what it is
+            kwargs.pop(key, None)
+        super().__init__(add_bos_token=self.add_bos_token, add_eos_token=self.add_eos_token, **kwargs)
+        for flag, role in ((self.add_bos_token, "bos_token"), (self.add_eos_token, "eos_token")):
+            if flag and getattr(self, role) is None:
+                raise ValueError(f"add_{role} = True but the model has no {role.split('_')[0]} piece")
+
+    # -- vocabulary -----------------------------------------------------------------------------------------------
+
+    @property
+    def vocab_size(self) -> int:
+        """The number of pieces of the SentencePiece model."""
+        return len(self._pieces)
+
+    def get_vocab(self) -> dict[str, int]:
+        """Return pieces (and added tokens) to ids."""
+        vocab = dict(self._encoder)
+        vocab.update(self.__dict__.get("_added_tokens_encoder", {}))
+        return vocab
+
+    def _convert_token_to_id(self, token: str) -> int | None:
+        index = self._encoder.get(token)
+        if index is None and self.unk_token is not None:
+            return self._encoder.get(str(self.unk_token))
+        return index
+
+    def _convert_id_to_token(self, index: int) -> str | None:
+        index = operator.index(index)
+        if not 0 <= index < len(self._pieces):
+            raise ValueError(f"token id {index} is out of range; ids are 0..{len(self._pieces) - 1}")
+        return self._pieces[index]
+
+    # -- encoding and decoding ------------------------------------------------------------------------------------
+
+    def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
+        """The pieces ``sentencepiece`` gives ``text`` (normalized, merged by score, byte fallback)."""
+        return self._engine.encode(text, add_special_tokens=False).tokens
+
+    def convert_tokens_to_string(self, tokens: list[str]) -> str:
+        """Join pieces as ``sentencepiece`` decodes them (``▁`` as spaces, byte pieces as UTF-8)."""
+        return self._engine.decoder.decode(tokens)
+
+    def _decode(self, token_ids: int | list[int], skip_special_tokens: bool = False,
+                clean_up_tokenization_spaces: bool | None = None, **kwargs: Any) -> str:
+        if isinstance(token_ids, int):
+            token_ids = [token_ids]
+        ids: list[int] = []
+        added = self._added_tokens_decoder
+        for raw in token_ids:
+            try:
+                index = operator.index(raw)
+            except TypeError:
+                raise TypeError(f"token ids must be integers, got {raw!r} ({type(raw).__name__})") from None
+            if index < 0 or (index >= len(self._pieces) and index not in added):
+                raise ValueError(f"token id {index} is out of range; ids are 0..{len(self.get_vocab()) - 1}")
+            ids.append(index)
+        if any(index >= len(self._pieces) for index in ids):  # tokens added after loading: their text
+            tokens = [added[i].content if i >= len(self._pieces) else self._pieces[i] for i in ids
+                      if not (skip_special_tokens and i in self.all_special_ids)]
+            text = self.convert_tokens_to_string(tokens)
+        else:
+            text = self._engine.decode(ids, skip_special_tokens=skip_special_tokens)
+        if clean_up_tokenization_spaces if clean_up_tokenization_spaces is not None else \
+                self.clean_up_tokenization_spaces:
+            text = self.clean_up_tokenization(text)
+        return text
+
+    # -- saving ---------------------------------------------------------------------------------------------------
+
+    def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
+        """Write ``tokenizer.model`` and the exact ``tokenizer.json`` (atomically); return their paths."""
+        from ..formats import atomic
+
+        if not os.path.isdir(save_directory):
+            raise FileNotFoundError(f"save_directory {save_directory!r} is not a folder; create it first")
+        prefix = f"{filename_prefix}-" if filename_prefix else ""
+        files: dict[str, str | bytes] = {prefix + "tokenizer.model": self.sentencepiece_model.to_bytes()}
+        if not prefix:  # PreTrainedTokenizerFast reads tokenizer.json by that exact name
+            # The pipeline's own special pieces, tokens added since, and BOS/EOS as the fast tokenizer adds them.
+            added = {**self._engine.get_added_tokens_decoder(),
+                     **{i: t for i, t in self._added_tokens_decoder.items() if i >= len(self._pieces)}}
+            ends = [(str(getattr(self, f"{role}_token")), getattr(self, f"{role}_token_id"))
+                    if getattr(self, f"add_{role}_token") else None for role in ("bos", "eos")]
+            files["tokenizer.json"] = saved_tokenizer_json(self._engine.to_str(pretty=True) + "\n", added,
+                                                           template_processing(*ends))
+        atomic.replace_folder(save_directory, files, force=True)
+        return tuple(os.path.join(save_directory, name) for name in files)
+
+
+def register() -> None:
+    """Register ``HFSentencePieceTokenizer`` with ``AutoTokenizer`` (idempotent).
+
+    >>> register(); register()
+    """
+    register_with_auto(HFSentencePieceConfig, HFSentencePieceTokenizer)
+
+register()
