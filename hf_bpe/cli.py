@@ -305,7 +305,7 @@ def _default_corpus(doing: str) -> Any:
 
 
 def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
-    from .integrations.sentencepiece_hf import save_sentencepiece
+    from .integrations.sentencepiece_hf import missing_tokenizer_json, save_sentencepiece
     from .training.sentencepiece_bpe import parse_spm_options
     from .training.sentencepiece_trainer import train_sentencepiece
 
@@ -334,8 +334,10 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         corpus = [Path(p) for p in corpus]
     model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
                                 **options)
-    folder = save_sentencepiece(model, out, force=args.force)  # refuses what tokenizer.json cannot express
+    folder = save_sentencepiece(model, out, force=args.force)
     _log(f"wrote a SentencePiece BPE model of {len(model.pieces)} pieces to {os.fspath(folder)}")
+    if note := missing_tokenizer_json(folder):
+        _log(note)
     return 0
 
 
@@ -617,11 +619,14 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
+    from .integrations.sentencepiece_hf import missing_tokenizer_json
     from .tools.convert import convert
 
     _check_out(args.out)
     folder = convert(args.src, to=args.to, out=args.out, pattern=args.pattern, force=args.force)
     _log(f"wrote {args.to} files to {os.fspath(folder)}")
+    if note := missing_tokenizer_json(folder):
+        _log(note)
     return 0
 
 

@@ -133,9 +133,14 @@ def test_sentencepiece_refuses_what_it_cannot_express(shared_data, tmp_path, cap
     assert "is not a SentencePiece model" in capsys.readouterr().err
     spm.SentencePieceTrainer.train(sentence_iterator=iter(["a b c <x> abc"] * 50), model_prefix=str(tmp_path / "ud"),
                                    model_type="bpe", vocab_size=15, user_defined_symbols=["<x>"], minloglevel=2)
-    assert main(["convert", str(tmp_path / "ud.model"), "--to", "tokenizers", "--out", str(tmp_path / "d")]) == 2
-    assert "user-defined symbols ('<x>')" in capsys.readouterr().err
-    assert not any((tmp_path / name).exists() for name in ("g", "b", "d"))
+    assert not any((tmp_path / name).exists() for name in ("g", "b"))
+    # User-defined symbols: a folder without tokenizer.json (HFSentencePieceTokenizer encodes it), said on stderr.
+    assert main(["convert", str(tmp_path / "ud.model"), "--to", "tokenizers", "--out", str(tmp_path / "d")]) == 0
+    assert "tokenizer.json left out: the model has user-defined symbols" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["special_tokens_map.json", "tokenizer.model",
+                                                                   "tokenizer_config.json"]
+    with pytest.raises(ValueError, match="user-defined symbols"):
+        sentencepiece_tokenizer(SentencePieceModel.load(tmp_path / "ud.model"))
 
 
 @pytest.mark.shared_data

@@ -125,3 +125,66 @@ def test_sentencepiece_tokenizer_refuses_bad_input_clearly(tmp_path):
             ["low lower"] * 3, vocab_size=12, bos_id=-1, hard_vocab_limit=False), add_bos_token=True)
     with pytest.raises(FileNotFoundError):
         tok.save_vocabulary(str(tmp_path / "missing"))
+
+
+# Texts around user-defined symbols: at the start, between spaces, glued to words, overlapping each other, full-width
+# (normalized into a symbol: sentencepiece freezes it after normalization), and the combining sequences on which
+# tokenizers' Precompiled differs from SentencePiece.
+_USER_TEXTS = ["a<sep>b", "<sep>b", " <sep> b", "＜ｓｅｐ＞", "a@@@b", "@@ @@", "abc ab", "ａｂ", "<sep>", " ",
+               "  <sep>  ", "ｓ\u0301 a\u0301\u0301 ﬁ\u0301", "x<sep@@>y"]
+
+
+@pytest.mark.shared_data
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(text=st.sampled_from(_USER_TEXTS)
+       | st.lists(st.sampled_from(list("ab xy<>sep@ｓ\u0301ä1") + _USER_TEXTS), max_size=10).map("".join)
+       | st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00")))
+def test_sentencepiece_tokenizer_user_symbols_and_combining_marks_exactly(shared_data, tmp_path_factory, text):
+    """What tokenizer.json cannot express, this class encodes as sentencepiece: spm_train's and hf_bpe's models."""
+    for tok, sp in _user_symbol_pairs(shared_data, tmp_path_factory.getbasetemp()):
+        assert tok(text)["input_ids"] == sp.encode(text)
+
+
+@functools.cache
+def _user_symbol_pairs(shared_data: Path, where: Path) -> tuple:
+    from transformers import AutoTokenizer
+
+    text = (shared_data / "corpora" / "en" / "english_combined.txt").read_bytes()[:200_000].decode("utf-8", "ignore")
+    lines = text.split("\n")
+    options = {"user_defined_symbols": ["<sep>", "@@", "ab"], "byte_fallback": True}
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(where / "uds"), model_type="bpe",
+                                   vocab_size=900, minloglevel=2, **options)
+    hf_bpe.save_sentencepiece(SentencePieceModel.load(where / "uds.model"), where / "uds")
+    ours = hf_bpe.train_sentencepiece(lines, vocab_size=900, remove_extra_whitespaces=False, **options)
+    hf_bpe.save_sentencepiece(ours, where / "ours")
+    pairs = []
+    for folder in (where / "uds", where / "ours"):
+        assert not (folder / "tokenizer.json").exists()
+        tok = AutoTokenizer.from_pretrained(folder)
+        assert type(tok) is HFSentencePieceTokenizer
+        pairs.append((tok, spm.SentencePieceProcessor(model_file=str(folder / "tokenizer.model"))))
+    return tuple(pairs)
+
+
+@pytest.mark.shared_data
+def test_sentencepiece_tokenizer_user_symbols_on_real_text(shared_data, tmp_path_factory):
+    lines = _lines(shared_data)
+    for tok, sp in _user_symbol_pairs(shared_data, tmp_path_factory.getbasetemp()):
+        _assert_like_sentencepiece(tok, sp, lines + _USER_TEXTS)
+
+
+@pytest.mark.shared_data
+def test_sentencepiece_tokenizer_where_tokenizers_precompiled_differs(shared_data, tmp_path):
+    """tokenizers' Precompiled maps a grapheme to the form of its shortest known prefix, SentencePiece to the longest:
+    on such text the class equals sentencepiece and tokenizer.json does not (README: a difference of tokenizers)."""
+    from transformers import PreTrainedTokenizerFast
+
+    text = (shared_data / "corpora" / "en" / "english_combined.txt").read_bytes()[:100_000].decode("utf-8", "ignore")
+    model = hf_bpe.train_sentencepiece(text.split("\n"), vocab_size=800, byte_fallback=True)
+    hf_bpe.save_sentencepiece(model, tmp_path / "m")
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m" / "tokenizer.model"))
+    tok = HFSentencePieceTokenizer.from_pretrained(tmp_path / "m")
+    fast = PreTrainedTokenizerFast.from_pretrained(tmp_path / "m")
+    for text in ("ｓ\u0301", "a\u0301\u0301"):
+        assert tok(text)["input_ids"] == sp.encode(text) != fast(text)["input_ids"]
+    assert tok("plain text")["input_ids"] == sp.encode("plain text") == fast("plain text")["input_ids"]

@@ -4,16 +4,15 @@
 
 The spec is the pure-Python ``hf_bpe.training.sentencepiece_bpe.train_sentencepiece_reference``;
 ``hf_bpe.training.sentencepiece_trainer`` drives this module with the reference's own option checks, coverage
-arithmetic and serialization, so only the loops differ. The charsmap step of normalization stays with
-``tokenizers``' ``Precompiled`` (passed in as ``charsmap``); ASCII text skips that call through a table of the
-128 characters' forms that the same normalizer computed (an ASCII character is a grapheme of its own, so the forms
-concatenate; text with ``"\\r"`` takes the call, for the CRLF grapheme).
+arithmetic and serialization, so only the loops differ. Normalization is SentencePiece's own (csrc/sp_normalizer.hpp,
+spec: ``hf_bpe.core.sentencepiece_normalize``), over the precompiled charsmap a model carries.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint32_t
 from libcpp cimport bool as cbool
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
+from libcpp.string cimport string
 from cpython.exc cimport PyErr_CheckSignals
 
 cdef extern from "Python.h":
@@ -24,11 +23,18 @@ cdef extern from "Python.h":
     Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
     int PyUnicode_4BYTE_KIND
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    object PyUnicode_DecodeUTF8(const char* data, Py_ssize_t size, const char* errors)
+
+cdef extern from "csrc/sp_normalizer.hpp" namespace "hfbpe_sp":
+    cdef cppclass Normalizer:
+        Normalizer(const string&, cbool, cbool, cbool, vector[string]) except +
+        void normalize(const char*, size_t, string&) except +
 
 cdef extern from "csrc/sp_trainer.hpp" namespace "hfbpe_sp":
     cdef cppclass Corpus:
-        Corpus(cbool, cbool, cbool, const vector[vector[uint32_t]]&) except +
-        void add(const uint32_t*, size_t, cbool) except +
+        Corpus(const string&, cbool, cbool, cbool, const vector[vector[uint32_t]]&) except +
+        void add(const char*, size_t) except +
         size_t finish()
         vector[pair[uint32_t, int64_t]] char_counts() except +
 
@@ -49,7 +55,6 @@ cdef extern from "csrc/sp_trainer.hpp" namespace "hfbpe_sp":
     Trainer* make_trainer(Corpus&, const vector[uint32_t]&, const vector[int64_t]&, const vector[CharInfo]&,
                           Options) except + nogil
 
-cdef uint32_t UNK_CHAR = 0x2585
 _CHUNK = 512
 
 
@@ -68,30 +73,51 @@ cdef str _text(const vector[uint32_t]& cps):
     return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, cps.data(), cps.size())
 
 
+cdef class SentencePieceNormalizer:
+    """SentencePiece's ``Normalizer::Normalize``, compiled; the same API and results as
+    ``hf_bpe.core.sentencepiece_normalize.SentencePieceNormalizer``."""
+
+    cdef Normalizer* normalizer
+
+    def __cinit__(self, spec, user_symbols=()):
+        cdef vector[string] symbols
+        for symbol in user_symbols:
+            if symbol:
+                symbols.push_back(symbol.encode("utf-8"))
+        self.normalizer = new Normalizer(bytes(spec["precompiled_charsmap"]), bool(spec["add_dummy_prefix"]),
+                                         bool(spec["remove_extra_whitespaces"]), bool(spec["escape_whitespaces"]),
+                                         symbols)
+
+    def __dealloc__(self):
+        del self.normalizer
+
+    def normalize(self, str text not None) -> str:
+        """Return the normalized text."""
+        cdef Py_ssize_t size
+        cdef const char* data = PyUnicode_AsUTF8AndSize(text, &size)
+        cdef string out
+        self.normalizer.normalize(data, size, out)
+        return PyUnicode_DecodeUTF8(out.data(), out.size(), NULL)
+
+
 cdef class SentencePieceCorpus:
     """Sentences, normalized as they are added (empty, too long and ``"▅"``-holding ones skipped, as
     LoadSentences does); then their characters' counts and the merge loop over their words."""
 
     cdef Corpus* corpus
-    cdef vector[vector[uint32_t]] ascii_forms
-    cdef object charsmap
     cdef Py_ssize_t max_bytes
     cdef Py_ssize_t seen
     cdef Py_ssize_t sentences
     cdef bint trained
 
-    def __cinit__(self, *, ascii_forms, charsmap, bint remove_extra_whitespaces, bint add_dummy_prefix,
+    def __cinit__(self, *, bytes charsmap not None, bint remove_extra_whitespaces, bint add_dummy_prefix,
                   bint allow_whitespace_only_pieces, meta_pieces, Py_ssize_t max_sentence_length):
-        if len(ascii_forms) != 128:
-            raise ValueError(f"ascii_forms must hold the forms of the 128 ASCII characters, got {len(ascii_forms)}")
         cdef vector[vector[uint32_t]] meta
         for piece in meta_pieces:
             meta.push_back(_code_points(piece))
-        for form in ascii_forms:
-            self.ascii_forms.push_back(_code_points(form))
-        self.charsmap = charsmap
         self.max_bytes = max_sentence_length
-        self.corpus = new Corpus(remove_extra_whitespaces, add_dummy_prefix, allow_whitespace_only_pieces, meta)
+        self.corpus = new Corpus(charsmap, remove_extra_whitespaces, add_dummy_prefix, allow_whitespace_only_pieces,
+                                 meta)
 
     def __dealloc__(self):
         del self.corpus
@@ -100,43 +126,18 @@ cdef class SentencePieceCorpus:
         """Add sentences (str each; items are numbered across calls in errors)."""
         if self.trained:
             raise RuntimeError("this corpus has been trained on; make a new one to add sentences")
-        cdef vector[uint32_t] mapped
-        cdef Py_ssize_t i, n, size
-        cdef int kind
-        cdef void* data
-        cdef Py_UCS4 c
-        cdef bint fast
+        cdef Py_ssize_t size
+        cdef const char* data
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"corpus item {self.seen} is {type(text).__name__} {text!r:.60}; expected str")
             self.seen += 1
-            n = PyUnicode_GET_LENGTH(text)
-            if n == 0:
+            if PyUnicode_GET_LENGTH(text) == 0:
                 continue
-            kind, data = PyUnicode_KIND(text), PyUnicode_DATA(text)
-            mapped.clear()
-            fast = PyUnicode_IS_ASCII(text)
-            if fast:
-                if n > self.max_bytes:
-                    continue
-                for i in range(n):
-                    c = PyUnicode_READ(kind, data, i)
-                    if c == 13:
-                        fast = False
-                        break
-                    mapped.insert(mapped.end(), self.ascii_forms[c].begin(), self.ascii_forms[c].end())
-            else:
-                size = 0
-                for i in range(n):
-                    c = PyUnicode_READ(kind, data, i)
-                    size += 1 if c < 0x80 else 2 if c < 0x800 else 3 if c < 0x10000 else 4
-                    if c == UNK_CHAR:
-                        break
-                if c == UNK_CHAR or size > self.max_bytes:
-                    continue
-            if not fast:
-                mapped = _code_points(self.charsmap(text) if self.charsmap is not None else text)
-            self.corpus.add(mapped.data(), mapped.size(), True)
+            data = PyUnicode_AsUTF8AndSize(text, &size)
+            if size > self.max_bytes or (not PyUnicode_IS_ASCII(text) and "\u2585" in text):
+                continue
+            self.corpus.add(data, size)
             self.sentences += 1
             if self.sentences % 65536 == 0:
                 PyErr_CheckSignals()

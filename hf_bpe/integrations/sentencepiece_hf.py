@@ -17,9 +17,16 @@ and writes spaces as ``▁``. The ``tokenizers`` equivalent built here:
   left, as SentencePiece does; checked for every run length). Models with other ties are refused;
 - control symbols (and ``<unk>``) as special added tokens that are not matched in text
   (``tokenizer.encode_special_tokens = True`` here, ``"split_special_tokens": true`` in ``tokenizer_config.json``):
-  ``sentencepiece`` encodes ``"<s>"`` in a text as characters. Models with user-defined symbols are refused for now
-  (SentencePiece matches them after the dummy prefix is added, ``tokenizers`` before);
+  ``sentencepiece`` encodes ``"<s>"`` in a text as characters. Models with user-defined symbols get no
+  ``tokenizer.json`` (SentencePiece copies them unnormalized and matches them again after the dummy prefix is added,
+  ``tokenizers``' added tokens match once, before it): ``HFSentencePieceTokenizer`` encodes them exactly;
 - decoder: ``▁`` → space, byte pieces → bytes, the dummy prefix's space removed.
+
+One difference is ``tokenizers``' own: its ``Precompiled`` replaces a grapheme by the form of the grapheme's
+*shortest* prefix the charsmap knows, where SentencePiece takes the longest (``"ｓ\u0301"`` gives ``"s"`` here,
+``"ś"`` in SentencePiece), so text holding such combining sequences can encode differently through
+``tokenizer.json``; ``HFSentencePieceTokenizer`` normalizes as SentencePiece
+(:mod:`hf_bpe.core.sentencepiece_normalize`).
 
 >>> from hf_bpe.formats.sentencepiece_model import Piece, SentencePieceModel
 >>> pieces = [Piece("<unk>", 0, 2), Piece("▁", -4, 1), Piece("a", -5, 1), Piece("b", -6, 1), Piece("▁a", -1, 1),
@@ -40,12 +47,18 @@ from typing import Any
 from ..training.sentencepiece_normalizer import SPACE, sentencepiece_normalizer
 from ..formats.sentencepiece_model import CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, SentencePieceModel
 
-__all__ = ["check_expressible", "save_sentencepiece", "sentencepiece_config", "sentencepiece_files",
-           "sentencepiece_merges", "sentencepiece_tokenizer"]
+__all__ = ["NO_TOKENIZER_JSON", "check_expressible", "missing_tokenizer_json", "save_sentencepiece", "sentencepiece_config",
+           "sentencepiece_files", "sentencepiece_merges", "sentencepiece_tokenizer", "user_symbols"]
 
 
-def check_expressible(model: SentencePieceModel) -> None:
-    """Raise ValueError naming what a ``tokenizers`` pipeline cannot reproduce exactly in ``model``."""
+def user_symbols(model: SentencePieceModel) -> list[str]:
+    """The model's user-defined symbols (which ``sentencepiece`` copies unnormalized and never splits)."""
+    return [p.piece for p in model.pieces if p.type == USER_DEFINED]
+
+
+def check_expressible(model: SentencePieceModel, *, user_symbols_ok: bool = False) -> None:
+    """Raise ValueError naming what a ``tokenizers`` pipeline cannot reproduce exactly in ``model``
+    (``user_symbols_ok``: except user-defined symbols, which ``HFSentencePieceTokenizer`` handles itself)."""
     if model.model_type != "bpe":
         raise ValueError(f"this is a SentencePiece {model.model_type} model; only BPE models convert exactly to a "
                          "tokenizers BPE pipeline (a unigram model needs tokenizers' Unigram model, not supported "
@@ -53,8 +66,8 @@ def check_expressible(model: SentencePieceModel) -> None:
     if any(p.type == UNUSED for p in model.pieces):
         raise ValueError("the model has UNUSED pieces, which SentencePiece merges and then splits again; a tokenizers "
                          "BPE model cannot express that")
-    user = [p.piece for p in model.pieces if p.type == USER_DEFINED]
-    if user:
+    user = user_symbols(model)
+    if user and not user_symbols_ok:
         listed = ", ".join(map(repr, user[:3])) + (", ..." if len(user) > 3 else "")
         raise ValueError(f"the model has user-defined symbols ({listed}),"
                          " which SentencePiece matches in the normalized text after the dummy prefix; tokenizers' "
@@ -92,8 +105,11 @@ def sentencepiece_merges(model: SentencePieceModel) -> list[tuple[str, str]]:
     return [(left, right) for *_, left, right in ranked]
 
 
-def sentencepiece_tokenizer(model: SentencePieceModel) -> Any:
+def sentencepiece_tokenizer(model: SentencePieceModel, *, user_symbols_ok: bool = False) -> Any:
     """Build the ``tokenizers.Tokenizer`` that encodes exactly as ``sentencepiece`` does with ``model``.
+
+    With ``user_symbols_ok``, a model with user-defined symbols gets a pipeline that knows them as pieces but does
+    not match them (the caller splits them off, as ``HFSentencePieceTokenizer`` does).
 
     Raises:
         ValueError: what the model holds that cannot be expressed exactly (see :func:`check_expressible`).
@@ -101,7 +117,7 @@ def sentencepiece_tokenizer(model: SentencePieceModel) -> Any:
     from tokenizers import AddedToken, Tokenizer, decoders
     from tokenizers.models import BPE
 
-    check_expressible(model)
+    check_expressible(model, user_symbols_ok=user_symbols_ok)
     spec = model.normalizer
     vocab = {p.piece: i for i, p in enumerate(model.pieces)}
     unk = next((p.piece for p in model.pieces if p.type == UNKNOWN), None)
@@ -142,20 +158,36 @@ def _json(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
+NO_TOKENIZER_JSON = ("tokenizer.json left out: the model has user-defined symbols, which no tokenizers pipeline "
+                     "matches as sentencepiece does; the folder loads with hf_bpe.HFSentencePieceTokenizer (and "
+                     "AutoTokenizer with hf_bpe imported), which encodes exactly")
+
+
+def missing_tokenizer_json(folder: str | os.PathLike[str]) -> str | None:
+    """:data:`NO_TOKENIZER_JSON` for a SentencePiece folder written without ``tokenizer.json``, else None."""
+    folder = Path(folder)
+    missing = (folder / "tokenizer.model").is_file() and not (folder / "tokenizer.json").exists()
+    return NO_TOKENIZER_JSON if missing else None
+
+
 def sentencepiece_files(model: SentencePieceModel, source: bytes) -> dict[str, str | bytes]:
-    """The converted folder's files: ``tokenizer.json``, ``tokenizer_config.json``, ``special_tokens_map.json``
-    and the model itself as ``tokenizer.model``."""
+    """The converted folder's files: ``tokenizer.json`` (left out for a model with user-defined symbols:
+    :data:`NO_TOKENIZER_JSON`), ``tokenizer_config.json``, ``special_tokens_map.json`` and the model itself as
+    ``tokenizer.model``."""
+    check_expressible(model, user_symbols_ok=True)
     config = sentencepiece_config(model)
     roles = {k: v for k, v in config.items() if k.endswith("_token") and isinstance(v, str)}
-    return {"tokenizer.json": sentencepiece_tokenizer(model).to_str(pretty=True) + "\n",
-            "tokenizer_config.json": _json(config), "special_tokens_map.json": _json(roles),
-            "tokenizer.model": source}
+    files: dict[str, str | bytes] = {"tokenizer_config.json": _json(config), "special_tokens_map.json": _json(roles),
+                                     "tokenizer.model": source}
+    if not user_symbols(model):
+        files["tokenizer.json"] = sentencepiece_tokenizer(model).to_str(pretty=True) + "\n"
+    return files
 
 
 def save_sentencepiece(model: SentencePieceModel, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Write a SentencePiece BPE model as a folder: ``tokenizer.model`` (``sentencepiece`` loads it) and the
-    ``tokenizer.json``, ``tokenizer_config.json`` and ``special_tokens_map.json`` that encode exactly like it,
-    all or nothing. Returns the folder.
+    ``tokenizer.json`` (not for user-defined symbols: :data:`NO_TOKENIZER_JSON`), ``tokenizer_config.json`` and
+    ``special_tokens_map.json`` that encode exactly like it, all or nothing. Returns the folder.
 
     Raises:
         ValueError: the model cannot be expressed exactly as a tokenizer.json (see :func:`check_expressible`).

@@ -6,11 +6,15 @@ The folders :func:`hf_bpe.save_sentencepiece` and ``hf-bpe convert MODEL.model -
 ``AutoTokenizer.from_pretrained(folder)`` (with ``hf_bpe`` imported) returns it and ``PreTrainedTokenizerFast``
 (without ``hf_bpe``) reads ``tokenizer.json``; both encode as ``sentencepiece.SentencePieceProcessor.encode``.
 
-The class reads ``tokenizer.model`` and encodes with the exact ``tokenizers`` pipeline of
-:mod:`hf_bpe.integrations.sentencepiece_hf` (normalizer, score-ranked merges, byte fallback), under transformers'
-Python backend: special tokens are never matched in text (``split_special_tokens=True``, as ``sentencepiece``
-encodes ``"<s>"`` in a text as characters) and no BOS/EOS is added unless asked (``add_bos_token``/
-``add_eos_token``). ``save_pretrained`` writes ``tokenizer.model`` and ``tokenizer.json`` again.
+The class reads ``tokenizer.model``, normalizes as SentencePiece does (its own normalizer, compiled:
+:mod:`hf_bpe.core.sentencepiece_normalize`; user-defined symbols copied and frozen) and merges with the BPE model of
+the exact ``tokenizers`` pipeline of :mod:`hf_bpe.integrations.sentencepiece_hf` (score-ranked merges, byte
+fallback), under transformers' Python backend. It therefore also encodes exactly what that pipeline cannot: models
+with user-defined symbols (their folders have no ``tokenizer.json``) and the combining sequences on which
+``tokenizers``' ``Precompiled`` differs from SentencePiece. Further: special tokens are never matched in text
+(``split_special_tokens=True``, as ``sentencepiece`` encodes ``"<s>"`` in a text as characters) and no BOS/EOS is
+added unless asked (``add_bos_token``/``add_eos_token``). ``save_pretrained`` writes ``tokenizer.model`` and
+``tokenizer.json`` again (not for user-defined symbols).
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ import operator
 import os
 from typing import Any
 
+import regex
+
+from ..core._sentencepiece import SentencePieceNormalizer as CompiledNormalizer
 from ..formats.sentencepiece_model import CONTROL, UNKNOWN, USER_DEFINED, SentencePieceModel
 from .saved_json import saved_tokenizer_json, template_flags, template_processing
-from .sentencepiece_hf import sentencepiece_tokenizer
+from .sentencepiece_hf import sentencepiece_tokenizer, user_symbols
 from .special_ends import SpecialEndsMixin
 from .transformers_compat import PreTrainedConfig, PreTrainedTokenizer, register_with_auto
 
@@ -47,8 +54,8 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         kwargs: the usual `transformers` tokenizer options (``model_max_length``, ``padding_side``, ...).
 
     Raises:
-        ValueError: no model given, or a model that cannot be encoded exactly (unigram, user-defined symbols,
-            UNUSED pieces: see :func:`hf_bpe.integrations.sentencepiece_hf.check_expressible`).
+        ValueError: no model given, or a model that cannot be encoded exactly (unigram, UNUSED pieces, ties: see
+            :func:`hf_bpe.integrations.sentencepiece_hf.check_expressible`).
 
     >>> from hf_bpe import train_sentencepiece
     >>> model = train_sentencepiece(["low lower lowest"] * 3, vocab_size=16)
@@ -73,7 +80,13 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
             raise TypeError(f"sentencepiece_model must be a SentencePieceModel, got "
                             f"{type(sentencepiece_model).__name__}")
         self.sentencepiece_model = sentencepiece_model
-        self._engine = sentencepiece_tokenizer(sentencepiece_model)
+        self._engine = sentencepiece_tokenizer(sentencepiece_model, user_symbols_ok=True)
+        # SentencePiece's own normalizer (tokenizers' Precompiled differs on some combining sequences) and its
+        # user-defined symbols: copied unnormalized, then never split.
+        self._user_symbols = user_symbols(sentencepiece_model)
+        self._normalizer = CompiledNormalizer(sentencepiece_model.normalizer, self._user_symbols)
+        self._frozen = regex.compile("|".join(regex.escape(u) for u in sorted(
+            self._user_symbols, key=len, reverse=True))) if self._user_symbols else None
         self._pieces = [p.piece for p in sentencepiece_model.pieces]
         self._encoder = {piece: index for index, piece in enumerate(self._pieces)}
         # Unset flags come from a saved tokenizer.json's post-processor, where transformers 5 keeps them.
@@ -124,8 +137,22 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
     # -- encoding and decoding ------------------------------------------------------------------------------------
 
     def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
-        """The pieces ``sentencepiece`` gives ``text`` (normalized, merged by score, byte fallback)."""
-        return self._engine.encode(text, add_special_tokens=False).tokens
+        """The pieces ``sentencepiece`` gives ``text``: normalized, user-defined symbols frozen, the rest merged by
+        score (byte fallback, fused unknowns) as ``bpe_model.cc`` does."""
+        normalized = self._normalizer.normalize(text)
+        model = self._engine.model
+        if self._frozen is None:
+            return [token.value for token in model.tokenize(normalized)] if normalized else []
+        tokens: list[str] = []
+        start = 0
+        for match in self._frozen.finditer(normalized):  # leftmost, longest first: bpe_model.cc's PrefixMatcher
+            if match.start() > start:
+                tokens += [token.value for token in model.tokenize(normalized[start:match.start()])]
+            tokens.append(match.group())
+            start = match.end()
+        if start < len(normalized):
+            tokens += [token.value for token in model.tokenize(normalized[start:])]
+        return tokens
 
     def convert_tokens_to_string(self, tokens: list[str]) -> str:
         """Join pieces as ``sentencepiece`` decodes them (``▁`` as spaces, byte pieces as UTF-8)."""
@@ -166,7 +193,7 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
             raise FileNotFoundError(f"save_directory {save_directory!r} is not a folder; create it first")
         prefix = f"{filename_prefix}-" if filename_prefix else ""
         files: dict[str, str | bytes] = {prefix + "tokenizer.model": self.sentencepiece_model.to_bytes()}
-        if not prefix:  # PreTrainedTokenizerFast reads tokenizer.json by that exact name
+        if not prefix and not self._user_symbols:  # PreTrainedTokenizerFast reads tokenizer.json by that name
             # The pipeline's own special pieces, tokens added since, and BOS/EOS as the fast tokenizer adds them.
             added = {**self._engine.get_added_tokens_decoder(),
                      **{i: t for i, t in self._added_tokens_decoder.items() if i >= len(self._pieces)}}

@@ -441,8 +441,11 @@ def _convert_sentencepiece(path: Path, to: str, out: Path, force: bool) -> Path:
     if to != "tokenizers":
         raise ValueError(f"a SentencePiece model converts only to 'tokenizers' (a tokenizer.json folder), not {to!r}: "
                          "its pieces are not byte-level BPE, so it has no GPT-2 or tiktoken form")
-    data = path.read_bytes()
-    model = SentencePieceModel.load(path)
+    data = path.read_bytes()  # read once: parsed here, written unchanged as tokenizer.model
+    try:
+        model = SentencePieceModel.from_bytes(data)
+    except ValueError as exc:
+        raise ValueError(f"{os.fspath(path)!r} is not a SentencePiece model: {exc}") from None
     try:
         files = sentencepiece_files(model, data)
     except ValueError as exc:

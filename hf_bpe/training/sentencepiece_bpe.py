@@ -4,8 +4,9 @@ This module follows ``trainer_interface.cc`` (sentence loading, normalization, c
 splitting into words) and ``bpe_model_trainer.cc`` (the merge loop) step by step, including what makes
 SentencePiece's BPE differ from ``tokenizers``':
 
-- the normalized text (``nmt_nfkc`` by default, through :mod:`hf_bpe.training.sentencepiece_normalizer`) keeps its
-  ``▁`` word marks; words are the ``▁``-started runs (``split_by_whitespace``), counted and sorted by count;
+- the normalized text (``nmt_nfkc`` by default; SentencePiece's own normalizer,
+  :mod:`hf_bpe.core.sentencepiece_normalize`) keeps its ``▁`` word marks; words are the ``▁``-started runs
+  (``split_by_whitespace``), counted and sorted by count;
 - characters outside ``character_coverage`` become ``▅`` (unknown) and never merge; the kept ones are appended to
   the vocabulary after the merged pieces, most frequent first;
 - a pair may merge only into a valid piece (``IsValidSentencePiece``: length, ``▁`` only as a prefix, one Unicode
@@ -37,7 +38,8 @@ from typing import Any
 import regex
 
 from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel
-from .sentencepiece_normalizer import SPACE, sentencepiece_normalizer
+from ..core.sentencepiece_normalize import SentencePieceNormalizer
+from .sentencepiece_normalizer import SPACE
 
 __all__ = ["EMPTY_CORPUS", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info", "check_spm_options",
            "parse_spm_options", "prepare_training", "select_required", "train_sentencepiece_reference"]
@@ -540,7 +542,7 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
     """
     # 1. Options, meta pieces and the normalizer.
     opts, meta, spec = prepare_training(vocab_size, options)
-    normalizer = sentencepiece_normalizer(spec)
+    normalizer = SentencePieceNormalizer(spec)
     meta_matcher = _meta_matcher(piece for piece, _ in meta.values())
     # 2. Sentences (LoadSentences): raw filters, then normalization; an empty result is swapped with the last
     #    sentence (the order matters without split_by_whitespace).
@@ -552,7 +554,7 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
             continue
         sentences.append([text, 1])
     for sentence in sentences:
-        normalized = normalizer.normalize_str(sentence[0])
+        normalized = normalizer.normalize(sentence[0])
         sentence[0] = meta_matcher.sub(BOUNDARY, normalized) if meta_matcher else normalized
     i = 0
     while i < len(sentences):

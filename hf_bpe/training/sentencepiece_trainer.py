@@ -5,8 +5,8 @@ The phases are the reference's (:func:`hf_bpe.training.sentencepiece_bpe.train_s
 same option checks, coverage arithmetic and serialization; the loops run in ``hf_bpe.core._sentencepiece``:
 
 1. options, meta pieces, the normalizer spec (the reference's ``prepare_training``);
-2. sentences: read (:func:`sentences_of`), filtered and normalized into the compiled store, the charsmap step by
-   ``tokenizers``' ``Precompiled`` (ASCII text by a table of the same normalizer's forms);
+2. sentences: read (:func:`sentences_of`), filtered and normalized into the compiled store (SentencePiece's own
+   normalizer over the charsmap, ``csrc/sp_normalizer.hpp``);
 3. characters counted in the store, the kept ones chosen in Python (``select_required``);
 4. words counted and the merge loop run in C++ (``csrc/sp_trainer.hpp``), in chunks (progress, Ctrl-C);
 5. the model assembled as the reference does (``assemble_model``).
@@ -22,7 +22,6 @@ from typing import Any
 
 from ..formats.sentencepiece_model import SentencePieceModel
 from .sentencepiece_bpe import EMPTY_CORPUS, assemble_model, char_info, prepare_training, select_required
-from .sentencepiece_normalizer import charsmap_normalizer
 
 __all__ = ["sentences_of", "train_sentencepiece"]
 
@@ -92,10 +91,8 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
 
     # 1. Options, meta pieces, normalizer.
     opts, meta, spec = prepare_training(vocab_size, options)
-    charsmap = charsmap_normalizer(spec)
-    ascii_forms = [charsmap.normalize_str(chr(c)) if charsmap else chr(c) for c in range(128)]
-    # 2. Sentences, normalized into the compiled store.
-    store = SentencePieceCorpus(ascii_forms=ascii_forms, charsmap=charsmap.normalize_str if charsmap else None,
+    # 2. Sentences, normalized (SentencePiece's own rules) into the compiled store.
+    store = SentencePieceCorpus(charsmap=spec["precompiled_charsmap"],
                                 remove_extra_whitespaces=opts["remove_extra_whitespaces"],
                                 add_dummy_prefix=opts["add_dummy_prefix"],
                                 allow_whitespace_only_pieces=opts["allow_whitespace_only_pieces"],

@@ -26,6 +26,7 @@
 
 #include "hash.hpp"
 #include "pair_map.hpp"
+#include "sp_normalizer.hpp"
 
 namespace hfbpe_sp {
 
@@ -47,17 +48,16 @@ struct Words {
     }
 };
 
-// 1. Sentences. add() takes a sentence whose precompiled charsmap step is done and applies the rest of
-//    Normalizer::Normalize (whitespace, dummy prefix, escaping), then replaces meta pieces with the boundary
-//    character. A sentence is kept as its sequence of distinct-word ids (words split at "▁" as the trainer splits
-//    them, before characters outside the coverage are known): memory grows with the vocabulary of the corpus,
-//    not its size, and characters and words are counted per distinct word. finish() drops empty sentences as
-//    LoadSentences does (swapped with the last one).
+// 1. Sentences. add() normalizes a sentence exactly as SentencePiece does (csrc/sp_normalizer.hpp), then replaces
+//    meta pieces with the boundary character. A sentence is kept as its sequence of distinct-word ids (words split
+//    at "▁" as the trainer splits them, before characters outside the coverage are known): memory grows with the
+//    vocabulary of the corpus, not its size, and characters and words are counted per distinct word. finish()
+//    drops empty sentences as LoadSentences does (swapped with the last one).
 class Corpus {
    public:
-    Corpus(bool remove_extra_whitespaces, bool add_dummy_prefix, bool allow_ws_only,
+    Corpus(const std::string& charsmap, bool remove_extra_whitespaces, bool add_dummy_prefix, bool allow_ws_only,
            const std::vector<std::vector<uint32_t>>& meta)
-        : remove_ws_(remove_extra_whitespaces), dummy_prefix_(add_dummy_prefix), allow_ws_only_(allow_ws_only) {
+        : normalizer_(charsmap, add_dummy_prefix, remove_extra_whitespaces, true, {}), allow_ws_only_(allow_ws_only) {
         for (const auto& piece : meta)
             if (!piece.empty()) meta_.emplace_back(piece.begin(), piece.end());
         // Longest first, then the smaller string: at each position the first match is the longest.
@@ -67,27 +67,26 @@ class Corpus {
         slots_.assign(1 << 16, -1);
     }
 
-    void add(const uint32_t* mapped, size_t n, bool raw_nonempty) {
+    // Add one sentence (valid UTF-8).
+    void add(const char* utf8, size_t n) {
+        normalizer_.normalize(utf8, n, normalized_);
         buffer_.clear();
-        if (remove_ws_) {
-            // Runs of U+0020 collapsed, leading and trailing ones removed; then "▁" before a non-empty result.
-            size_t begin = 0, end = n;
-            while (begin < end && mapped[begin] == kSpace) ++begin;
-            while (end > begin && mapped[end - 1] == kSpace) --end;
-            if (begin < end && dummy_prefix_) buffer_.push_back(kWs);
-            for (size_t i = begin; i < end; ++i) {
-                if (mapped[i] == kSpace && mapped[i - 1] == kSpace) continue;
-                buffer_.push_back(mapped[i] == kSpace ? kWs : mapped[i]);
-            }
-        } else {
-            // The dummy prefix comes before the charsmap here: it depends on the raw text only.
-            if (raw_nonempty && dummy_prefix_) buffer_.push_back(kWs);
-            for (size_t i = 0; i < n; ++i) buffer_.push_back(mapped[i] == kSpace ? kWs : mapped[i]);
+        const unsigned char* p = (const unsigned char*)normalized_.data();
+        for (size_t i = 0, end = normalized_.size(); i < end;) {  // UTF-8 to code points
+            uint32_t c = p[i];
+            size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+            if (i + len > end) throw std::invalid_argument("normalized text is not UTF-8");
+            if (len == 2) c = ((c & 0x1F) << 6) | (p[i + 1] & 0x3F);
+            else if (len == 3) c = ((c & 0x0F) << 12) | ((p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F);
+            else if (len == 4)
+                c = ((c & 0x07) << 18) | ((p[i + 1] & 0x3F) << 12) | ((p[i + 2] & 0x3F) << 6) | (p[i + 3] & 0x3F);
+            buffer_.push_back(c);
+            i += len;
         }
         if (!meta_.empty()) replace_meta();
         size_t first = sentence_words_.size();
-        split(buffer_.data(), buffer_.size(), allow_ws_only_, [&](const uint32_t* p, size_t len) {
-            sentence_words_.push_back(intern(p, len));
+        split(buffer_.data(), buffer_.size(), allow_ws_only_, [&](const uint32_t* q, size_t len) {
+            sentence_words_.push_back(intern(q, len));
         });
         sentences_.emplace_back(first, (uint32_t)(sentence_words_.size() - first));
     }
@@ -275,8 +274,10 @@ class Corpus {
         slots_[i] = w;
     }
 
-    bool remove_ws_, dummy_prefix_, allow_ws_only_;
+    Normalizer normalizer_;
+    bool allow_ws_only_;
     std::vector<Text> meta_;
+    std::string normalized_;
     std::vector<uint32_t> buffer_, scratch_;
     std::vector<uint32_t> chars_;          // distinct words' characters
     std::vector<int64_t> word_start_{0};   // word w at [word_start_[w], word_start_[w + 1])
