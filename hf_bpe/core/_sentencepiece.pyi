@@ -3,14 +3,18 @@ hf_bpe.training.sentencepiece_bpe.train_sentencepiece_reference."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+class SentencePieceNormalizer:
+    def __init__(self, spec: Mapping[str, Any], user_symbols: Iterable[str] = ()) -> None: ...
+    def normalize(self, text: str) -> str: ...
 
 class SentencePieceCorpus:
     def __init__(
         self,
         *,
-        ascii_forms: Sequence[str],
-        charsmap: Callable[[str], str] | None,
+        charsmap: bytes,
         remove_extra_whitespaces: bool,
         add_dummy_prefix: bool,
         allow_whitespace_only_pieces: bool,
