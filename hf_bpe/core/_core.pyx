@@ -21,6 +21,7 @@ from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport Py_INCREF
 from cpython.pycapsule cimport PyCapsule_GetPointer
 
+from hf_bpe.core._text_ref cimport TextRef, hfbpe_text_ref
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
 
 # The C++ lives in csrc/ (one job per header); these declarations are what Cython calls.
@@ -59,12 +60,6 @@ cdef extern from "Python.h":
 
 
 cdef extern from "csrc/parallel_encode.hpp":
-    cdef struct TextRef "hfbpe::TextRef":
-        const void* data
-        Py_ssize_t length
-        int kind
-        int ascii
-    int hfbpe_text_ref(object text, TextRef* ref) except -1
     ctypedef int (*PiecesFn "hfbpe::PiecesFn")(const TextRef*, int, string*, vector[size_t]*) noexcept nogil
     cdef cppclass EncodedRange "hfbpe::EncodedRange":
         vector[int32_t] ids

@@ -32,6 +32,8 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
+from hf_bpe.core._text_ref cimport TextRef, hfbpe_text_ref
+
 
 cdef extern from "Python.h":
     # PEP 393 accessors (macros); declared here so that no Python object is made per character.
@@ -62,15 +64,9 @@ cdef extern from "csrc/piece_counter.hpp":
 
 
 cdef extern from "csrc/parallel_count.hpp":
-    cdef struct HfbpeTextRef "hfbpe::TextRef":
-        const void* data
-        Py_ssize_t length
-        int kind
-        int ascii
-    int hfbpe_text_ref(object text, HfbpeTextRef* ref) except -1
-    ctypedef int (*HfbpeScanFn "hfbpe::ScanFn")(const HfbpeTextRef*, int, HfbpePieceCounter*, string*) noexcept nogil
+    ctypedef int (*HfbpeScanFn "hfbpe::ScanFn")(const TextRef*, int, HfbpePieceCounter*, string*) noexcept nogil
     int hfbpe_count_parallel "hfbpe::count_parallel"(
-        const HfbpeTextRef* refs, size_t n, int pid, int threads, HfbpeScanFn scan,
+        const TextRef* refs, size_t n, int pid, int threads, HfbpeScanFn scan,
         HfbpePieceCounter& into, Py_ssize_t* failed_at) nogil
     enum:
         COUNT_OK "hfbpe::COUNT_OK"
@@ -564,7 +560,7 @@ cdef int _count_nogil(
     return 0
 
 
-cdef int _count_ref(const HfbpeTextRef* ref, int pid, HfbpePieceCounter* counter, string* buf) noexcept nogil:
+cdef int _count_ref(const TextRef* ref, int pid, HfbpePieceCounter* counter, string* buf) noexcept nogil:
     if ref.kind == PyUnicode_1BYTE_KIND:
         return _count_nogil(<const uint8_t*>ref.data, ref.length, ref.ascii, pid, counter, buf)
     if ref.kind == PyUnicode_2BYTE_KIND:
@@ -599,7 +595,7 @@ cdef int _pieces_nogil(
     return 0
 
 
-cdef int _pieces_ref(const HfbpeTextRef* ref, int pid, string* utf8, vector[size_t]* ends) noexcept nogil:
+cdef int _pieces_ref(const TextRef* ref, int pid, string* utf8, vector[size_t]* ends) noexcept nogil:
     if ref.kind == PyUnicode_1BYTE_KIND:
         return _pieces_nogil(<const uint8_t*>ref.data, ref.length, ref.ascii, pid, utf8, ends)
     if ref.kind == PyUnicode_2BYTE_KIND:
@@ -712,7 +708,7 @@ cdef class PieceTally:
     def add(self, texts, int threads=1):
         """Count the pieces of every str in `texts` (an iterable; a list is read without copying)."""
         cdef list batch = texts if type(texts) is list else list(texts)
-        cdef vector[HfbpeTextRef] refs
+        cdef vector[TextRef] refs
         cdef list kept = batch    # the texts read, alive until the threads are done (copies when prefixed)
         cdef Py_ssize_t i, n = len(batch), failed_at = -1, chars = 0
         cdef int status
