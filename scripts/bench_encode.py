@@ -12,7 +12,8 @@ else the embedded default corpus), split on ``"\\n"``, at most ``--lines`` lines
 
 Each peer runs once untimed (warm-up: imports, lazy global tables), then ``--repeat`` timed runs, each with a
 freshly built encoder (built outside the timing) so that no word cache is primed with the very same lines;
-``--warm-cache`` reuses one encoder instead (steady state of a long-running encoder). The table shows the median. Timings cover turning the list of lines into lists of ids (for `tokenizers`, reading ``.ids`` off
+``--warm-cache`` reuses one encoder instead (steady state of a long-running encoder). hf_bpe's N-thread and 1-thread
+runs alternate, so that load from elsewhere on the machine falls on both sides of their ratio. The table shows the median. Timings cover turning the list of lines into lists of ids (for `tokenizers`, reading ``.ids`` off
 each ``Encoding`` is included). transformers' slow ``GPT2Tokenizer`` only encodes the first ``--slow-lines``
 lines; its time is scaled to the full text by bytes. ``ids identical`` compares each peer with hf_bpe's output.
 """
@@ -180,6 +181,31 @@ def _measure(row: Row, make: Callable[[], Callable[[list[str]], Any]], lines: li
     return ids
 
 
+def _measure_alternating(rows: Sequence[Row], makes: Sequence[Callable[[], Callable[[list[str]], Any]]],
+                         lines: list[str], repeat: int, *, warm_cache: bool) -> list[list[int]]:
+    """Time ``rows`` as :func:`_measure` does, their runs alternating; check they agree; return the first's output."""
+    outputs = []
+    encoders = []
+    for row, make in zip(rows, makes):
+        row.text_bytes = sum(len(line.encode("utf-8")) for line in lines)
+        encoders.append(make())
+        outputs.append(encoders[-1](lines))  # warm-up
+    for index in range(repeat):
+        for k, (row, make) in enumerate(zip(rows, makes)):
+            outputs[k] = None
+            if not warm_cache:
+                encoders[k] = make()
+            gc.collect()
+            start = time.perf_counter()
+            outputs[k] = encoders[k](lines)
+            row.seconds.append(time.perf_counter() - start)
+            print(f"  {row.name} run {index + 1}/{repeat}: {row.seconds[-1]:.3f} s", file=sys.stderr, flush=True)
+    first = [list(x) for x in outputs[0]]
+    for row, output in zip(rows[1:], outputs[1:]):
+        row.identical = "yes" if [list(x) for x in output] == first else "no"
+    return outputs[0]
+
+
 def _run(row: Row, make: Callable[[], Callable[[list[str]], Any]], lines: list[str], repeat: int,
          reference: list[list[int]] | None, *, warm_cache: bool) -> list[list[int]] | None:
     try:
@@ -281,18 +307,21 @@ def _bench(lines: list[str], vocab_dir: Path, args: argparse.Namespace) -> list[
 
         return make
 
+    # The N-thread and 1-thread runs alternate (their ratio is a target): a burst of load from elsewhere on the
+    # machine then slows both rows instead of one.
     row = Row(f"hf_bpe encode_ordinary_batch ({args.threads} threads)")
     rows.append(row)
     print(row.name, file=sys.stderr, flush=True)
-    reference = _run(row, make_batch(args.threads), lines, repeat, None, warm_cache=args.warm_cache)
+    if args.threads == 1:
+        reference = _run(row, make_batch(1), lines, repeat, None, warm_cache=args.warm_cache)
+    else:
+        single = Row("hf_bpe encode_ordinary_batch (1 thread)")
+        rows.append(single)
+        reference = _measure_alternating((row, single), (make_batch(args.threads), make_batch(1)), lines, repeat,
+                                         warm_cache=args.warm_cache)
     if reference is None:
         raise SystemExit(f"hf_bpe failed, nothing to compare with: {row.skipped}")
     reference = [list(x) for x in reference]
-    if args.threads != 1:
-        row = Row("hf_bpe encode_ordinary_batch (1 thread)")
-        rows.append(row)
-        print(row.name, file=sys.stderr, flush=True)
-        _run(row, make_batch(1), lines, repeat, reference, warm_cache=args.warm_cache)
     row.identical = "(reference)"
 
     def add(name: str, module: str | None, make: Callable[[], Callable[[list[str]], Any]], *,

@@ -193,6 +193,33 @@ def test_core_encoder_long_words_bounded_cache_and_pickle() -> None:
         _core.WordEncoder(merges, byte_ids[:10])
 
 
+def test_core_threaded_batches_share_a_bounded_cache_without_changing_ids() -> None:
+    # Threads of a batch share one memo cache, kept between batches: filled up (cache_size words) it takes no
+    # more, the next batch empties it; batches from several Python threads at once each get their own.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hf_bpe.core import _scanner
+    from hf_bpe.core.pretokenize import Pretokenizer
+
+    rng = random.Random(5)
+    texts = [" ".join("".join(rng.choice("abcdefgh") for _ in range(rng.randint(1, 9))) for _ in range(12))
+             for _ in range(3000)]  # ~80K characters, thousands of distinct words: the threads run
+    pretokenizer = Pretokenizer("gpt2")
+    counts = collections.Counter(p for t in texts[:300] for p in pretokenizer.split_bytes(t))
+    vocab, merges = _core.train_merges(list(counts), list(counts.values()), vocab_size=600)
+    byte_ids = [vocab.index(bytes([b])) for b in range(256)]
+    reference = _reference.WordEncoder(merges, byte_ids)
+    expected = [reference.encode_words(pretokenizer.split_bytes(t)) for t in texts]
+    pieces, pid = _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
+    for cache_size in (0, 5, 500, 65536):
+        core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size)
+        for threads in (2, 3, 2, 1, 2):  # again and again: the full cache is emptied between batches
+            assert core.encode_texts(texts, pieces, pid, threads) == expected, (cache_size, threads)
+        with ThreadPoolExecutor(3) as pool:
+            results = list(pool.map(lambda k: core.encode_texts(texts[k:], pieces, pid, 2), range(6)))
+        assert results == [expected[k:] for k in range(6)]
+
+
 # -- real corpora: core == tokenizers ----------------------------------------------------------------------------
 
 GPT2_PATTERN = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")

@@ -54,3 +54,57 @@ int main() {
     assert done.returncode == 0, done.stderr[-3000:]
     run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
     assert (run.returncode, run.stdout.strip()) == (0, "ok")
+
+
+def test_csrc_shared_word_cache_under_thread_sanitizer(tmp_path):
+    # Four threads publish and read the same words at once (the batch encoder's pattern): every hit holds the ids
+    # its word was published with, a full table stops taking words, and ThreadSanitizer reports no data race.
+    source = tmp_path / "shared.cpp"
+    source.write_text(r'''
+#include "shared_word_cache.hpp"
+#include "hash.hpp"
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+int main() {
+    using namespace hfbpe;
+    SharedWordCache cache(3000);
+    int bad = 0;
+    for (int round = 0; round < 3; ++round) {
+        cache.prepare(4);
+        std::vector<std::thread> threads;
+        std::vector<int> wrong(4, 0);
+        for (int t = 0; t < 4; ++t) {
+            threads.emplace_back([&, t] {
+                std::vector<int32_t> out;
+                for (int i = 0; i < 5000; ++i) {
+                    int w = (i * 7 + t * 13 + round) % 4000;
+                    std::string word = "w" + std::to_string(w);
+                    uint64_t h = hash_bytes(word.data(), word.size());
+                    int32_t ids[3] = {w, w + 1, -w};
+                    out.clear();
+                    if (cache.get(word.data(), word.size(), h, out)) {
+                        if (out.size() != 3 || out[0] != w || out[1] != w + 1 || out[2] != -w) ++wrong[t];
+                    } else {
+                        cache.put(word.data(), word.size(), h, ids, 3, cache.arena(t));
+                    }
+                }
+            });
+        }
+        for (auto& thread : threads) thread.join();
+        for (int x : wrong) bad += x;
+    }
+    std::puts(bad == 0 ? "ok" : "wrong ids");
+    return 0;
+}
+''', encoding="utf-8")
+    binary = tmp_path / "shared"
+    done = subprocess.run([GXX, "-std=c++17", "-O1", "-g", "-fsanitize=thread", "-pthread", f"-I{CSRC}",
+                           str(source), "-o", str(binary)], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 and "tsan" in done.stderr:
+        pytest.skip(f"g++ cannot link ThreadSanitizer here: {done.stderr[-300:]}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=120,
+                         env={"TSAN_OPTIONS": "halt_on_error=1 exitcode=66"})
+    assert (run.returncode, run.stdout.strip()) == (0, "ok"), run.stderr[-3000:]

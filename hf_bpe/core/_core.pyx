@@ -59,6 +59,12 @@ cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object o)
 
 
+cdef extern from "csrc/shared_word_cache.hpp":
+    cdef cppclass SharedWordCache "hfbpe::SharedWordCache":
+        SharedWordCache(size_t words)
+        void prepare(int threads) except +
+
+
 cdef extern from "csrc/parallel_encode.hpp":
     ctypedef int (*PiecesFn "hfbpe::PiecesFn")(const TextRef*, int, string*, vector[size_t]*) noexcept nogil
     cdef cppclass EncodedRange "hfbpe::EncodedRange":
@@ -69,7 +75,7 @@ cdef extern from "csrc/parallel_encode.hpp":
         EncodedRange& out, Py_ssize_t* failed_at) nogil
     cdef cppclass EncodeJob "hfbpe::EncodeJob":
         EncodeJob(const TextRef* refs, size_t n, int pid, PiecesFn pieces, Encoder* const* encoders, int threads,
-                  int chunks) except +
+                  int chunks, SharedWordCache* shared) except +
         size_t chunks()
         size_t chunk_begin(size_t k)
         EncodedRange& chunk(size_t k)
@@ -244,8 +250,10 @@ cdef list _to_list(const vector[int32_t]& ids, list ints):
 
 
 cdef int _encode_refs(vector[TextRef]& refs, int pid, PiecesFn split, vector[Encoder*]& encoders, int threads,
-                      Py_ssize_t chars, list result, list ints, Py_ssize_t* failed_at) except -1:
-    """Encode the texts into `result` (one list per text) with encoders[0..threads); return an EncodeFailure."""
+                      Py_ssize_t chars, list result, list ints, SharedWordCache* shared,
+                      Py_ssize_t* failed_at) except -1:
+    """Encode the texts into `result` (one list per text) with encoders[0..threads), more than one sharing the
+    memo cache `shared` (if not null, prepared for `threads`); return an EncodeFailure."""
     cdef EncodedRange single
     cdef EncodeJob* job
     cdef size_t chunk, n = refs.size()
@@ -256,10 +264,11 @@ cdef int _encode_refs(vector[TextRef]& refs, int pid, PiecesFn split, vector[Enc
         if status == ENCODE_OK:
             _emit_lists(result, 0, single, ints)
         return status
-    # Chunks of >= 16K characters, ~16 per thread: converting chunk k to lists (the GIL's serial part) overlaps
-    # the encoding of the next ones, and no thread waits long for the last chunk.
+    # Chunks of >= 4K characters, ~64 per thread: converting chunk k to lists (the GIL's serial part) overlaps
+    # the encoding of the next ones, and the threads' last chunks end close together (16 per thread left ~1 ms of
+    # a 5 MB batch idle at the end).
     job = new EncodeJob(refs.data(), n, pid, split, encoders.data(), threads,
-                        <int>max(threads, min(16 * threads, chars >> 14)))
+                        <int>max(threads, min(64 * threads, chars >> 12)), shared)
     try:
         job.start()
         for chunk in range(job.chunks()):
@@ -326,9 +335,11 @@ cdef class WordEncoder:
 
     cdef Encoder* _encoder
     # _encoder runs with the GIL held (encode_word/encode_words). encode_texts runs without it, on copies of its
-    # tables (_threads, one per thread, kept between calls); _busy marks them in use, so that a second Python
-    # thread calling encode_texts meanwhile gets copies of its own instead of sharing their caches.
+    # tables (_threads, one per thread, kept between calls; one thread uses its copy's own cache, more share
+    # _shared, also kept); _busy marks them in use, so that a second Python thread calling encode_texts meanwhile
+    # gets copies (and a shared cache) of its own instead of sharing their caches.
     cdef vector[Encoder*] _threads
+    cdef SharedWordCache* _shared
     cdef bint _busy
     cdef list _merges
     cdef list _byte_ids
@@ -343,6 +354,7 @@ cdef class WordEncoder:
         cdef Encoder* copy
         for copy in self._threads:
             del copy
+        del self._shared
         del self._encoder
 
     def __init__(self, merges, byte_ids, *, cache_size=65536, whole_words=None):
@@ -435,23 +447,34 @@ cdef class WordEncoder:
         cdef list result = PyList_New(n)
         cdef vector[Encoder*] own  # the copies this call uses: the kept ones, or its own while they are busy
         cdef bint borrowed = not self._busy
+        cdef bint sharing = threads > 1 and self._cache_size > 0
         cdef Encoder* copy
+        cdef SharedWordCache* shared = NULL
+        cdef SharedWordCache* temporary = NULL
         if borrowed:
             while <int>self._threads.size() < threads:
                 self._threads.push_back(new Encoder(self._encoder[0]))
             own = self._threads
+            if sharing and self._shared == NULL:
+                self._shared = new SharedWordCache(self._cache_size)
+            shared = self._shared if sharing else NULL
             self._busy = True
         else:
             for t in range(threads):
                 own.push_back(new Encoder(self._encoder[0]))
+            if sharing:
+                temporary = shared = new SharedWordCache(self._cache_size)
         try:
-            status = _encode_refs(refs, pid, split, own, threads, chars, result, self._ints, &failed_at)
+            if shared != NULL:
+                shared.prepare(threads)
+            status = _encode_refs(refs, pid, split, own, threads, chars, result, self._ints, shared, &failed_at)
         finally:
             if borrowed:
                 self._busy = False
             else:
                 for copy in own:
                     del copy
+                del temporary
         if status == ENCODE_BAD_TEXT:
             texts[failed_at].encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
             raise UnicodeError(f"cannot encode {texts[failed_at]!r} to UTF-8")

@@ -3,6 +3,7 @@
 #include "common.hpp"
 #include "hash.hpp"
 #include "pair_map.hpp"
+#include "shared_word_cache.hpp"
 #include "word_cache.hpp"
 
 #include <memory>
@@ -40,7 +41,12 @@ public:
     void set_cache_size(size_t words) { cache.set_capacity(words); }
     void clear_cache() { cache.clear(); }
 
-    void encode(const char* word, size_t size, std::vector<int32_t>& out) {
+    void encode(const char* word, size_t size, std::vector<int32_t>& out) { encode(word, size, out, nullptr, nullptr); }
+    size_t cache_capacity() const { return cache.capacity(); }
+    // encode() with `shared` (when not null) as the memo cache instead of this encoder's own, the words it merges
+    // published there with entries in `arena` (this thread's): how the threads of a batch share their work.
+    void encode(const char* word, size_t size, std::vector<int32_t>& out, SharedWordCache* shared,
+                EntryArena* arena) {
         const unsigned char* bytes = (const unsigned char*)word;
         const auto& whole = tables->whole;
         if (!whole.empty()) {
@@ -71,6 +77,13 @@ public:
             return;
         }
         const uint64_t hash = hash_bytes(word, size);
+        if (shared != nullptr) {
+            if (shared->get(word, size, hash, out)) return;
+            size_t start = out.size();
+            merge_all(bytes, size, out);
+            shared->put(word, size, hash, out.data() + start, out.size() - start, *arena);
+            return;
+        }
         if (cache.get(word, size, hash, out)) return;
         size_t start = out.size();
         merge_all(bytes, size, out);
