@@ -142,7 +142,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _add_recipe_arguments(train: argparse.ArgumentParser) -> None:
-    from .training.recipes import RECIPES
+    from .training.recipe_table import RECIPES
 
     train.add_argument("--recipe", default=None, metavar="NAME",
                        help=f"reproduce a published trainer exactly: {', '.join(RECIPES)}")

@@ -158,3 +158,47 @@ def test_corpus_one_huge_line_trains_in_the_memory_of_many_lines(tmp_path):
         assert done.returncode == 0, done.stderr[-2000:]
         peaks.append(float(done.stdout.split()[-1]))
     assert peaks[1] <= 2 * peaks[0], peaks
+
+
+def test_corpus_line_blocks_count_like_the_lines_in_every_order(tmp_path, monkeypatch):
+    # Issue 10: files reach the counter as 4 MB blocks of lines (no str per line). Blocks, over-long lines read
+    # in parts, and an undecodable block's line-by-line path must count, order and fingerprint like the lines.
+    import hf_bpe.training.corpus as corpus_module
+    import hf_bpe.training.counts as counts_module
+    from hf_bpe.training.corpus import LineBlock
+    from hf_bpe.training.counts import WordCounts
+
+    rng = __import__("random").Random(7)
+    words = ["the", "café", "中文字", "😀", "x1", "42", "don't", "!!", "  ", "\t", "Ωmega", "ÿ", "a"]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 30))) + "\n" for _ in range(3000)]
+    lines[1500] = " ".join(rng.choice(words) for _ in range(400)) + "\n"  # over the long-line limit below
+    lines[-1] = lines[-1].rstrip("\n")  # the last line has no newline
+    path = tmp_path / "blocks.txt"
+    path.write_text("".join(lines), encoding="utf-8")
+    monkeypatch.setattr(corpus_module, "_LINE_BLOCK", 4096)
+    monkeypatch.setattr(counts_module, "_FRAGMENT_BYTES", 1024)
+    items = list(iter_texts(path, max_line_bytes=1024, line_blocks=True))
+    assert {type(item).__name__ for item in items} >= {"LineBlock", "Fragment"}
+    text = "".join(item.text if type(item) is LineBlock else item for item in items)
+    assert text == "".join(lines)
+    assert all(item.raw == item.text.encode() and item.lines == item.text.count("\n")
+               for item in items if type(item) is LineBlock)
+    for pattern in ("gpt2", "llama3"):
+        for order in ("sequence", "multiset"):
+            in_memory = WordCounts.from_corpus(lines, pattern=pattern, corpus_order=order, show_progress=False)
+            for workers in (1, 2):
+                from_file = WordCounts.from_corpus(path, pattern=pattern, corpus_order=order, workers=workers,
+                                                   show_progress=False)
+                assert list(from_file.items()) == list(in_memory.items())
+                assert from_file.fingerprint == in_memory.fingerprint
+                assert from_file.documents == len(lines)
+
+
+def test_corpus_line_blocks_name_an_undecodable_line(tmp_path, monkeypatch):
+    import hf_bpe.training.corpus as corpus_module
+
+    monkeypatch.setattr(corpus_module, "_LINE_BLOCK", 64)
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"ok line\n" * 30 + b"bad \xff here\n" + b"after\n")
+    with pytest.raises(ValueError, match=r"line 31 is not UTF-8"):
+        list(iter_texts(path, line_blocks=True))

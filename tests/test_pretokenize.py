@@ -266,6 +266,62 @@ def test_pretokenize_count_on_threads_names_the_bad_text() -> None:
         Pretokenizer("gpt2").count(texts, threads=0)
 
 
+def _lines_of(block: str) -> list[str]:
+    """block's lines as tokenizers reads a file: each ends after its "\\n" (a last one without it too)."""
+    lines = [part + "\n" for part in block.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
+@settings(deadline=None, derandomize=True, max_examples=80)
+@given(st.lists(st.sampled_from(["a", "b c", " ", "\n", "\n\n", "é", "中文", "😀", "\t", "'s", "12", "\u0a0a",
+                                 "\U0001000a", "\u2028", "\u0085", "ÿ"]), max_size=80),
+       st.sampled_from(NAMES), st.booleans(), st.integers(1, 3), st.booleans(), st.integers(1, 1200))
+def test_pretokenize_count_lines_of_a_block_equals_counting_the_lines(
+        parts: list[str], name: str, prefix: bool, threads: int, with_raw: bool, repeat: int) -> None:
+    # Issue 10: a file block is counted in place, line by line (PieceTally.add_lines / start_lines), with the
+    # counts and first-seen order of counting its lines as str; every PEP 393 kind, with and without the UTF-8.
+    block = "".join(parts) * repeat
+    pid = _scanner.SCANNERS[Pretokenizer(name).name]
+    expected = Pretokenizer(name, add_prefix_space=prefix).count(_lines_of(block))
+    tally = _scanner.PieceTally(pid, prefix)
+    raw = block.encode("utf-8") if with_raw else None
+    assert tally.add_lines(block, threads, raw) == len(_lines_of(block))
+    assert list(tally.into({}).items()) == list(expected.items())
+
+
+def test_pretokenize_tally_batches_in_the_background_keep_the_order_of_one_thread() -> None:
+    # Threads keep counters of their own across batches (each piece stamped with its place in the stream):
+    # batches counted with different thread counts, started in the background, give one thread's dict.
+    words = [" ".join(f"w{(i * 7919 + k) % 5003}" for k in range(12)) + "\n" for i in range(12_000)]
+    pre = Pretokenizer("gpt2")
+    one = pre.count(words)
+    tally = pre.tally()
+    plan = [(0, 3000, 2), (3000, 3001, 1), (3001, 8000, 3), (8000, 12_000, 2)]
+    for begin, end, threads in plan:
+        if threads == 3:
+            tally.start_lines("".join(words[begin:end]), threads)
+        else:
+            tally.start(words[begin:end], threads)
+    tally.finish()
+    assert len(tally) == len(one)
+    assert list(tally.into({}).items()) == list(one.items())
+
+
+def test_pretokenize_tally_names_a_bad_line_of_a_block() -> None:
+    tally = Pretokenizer("gpt2").tally()
+    block = "fine text\n" * 20_000 + "bad \ud800 here\n" + "more\n"
+    with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+        tally.add_lines(block, 2)
+
+
+def test_pretokenize_frame_lines_equals_frame_utf8_of_the_lines() -> None:
+    for block in ("", "a", "a\n", "a\nbc\n\n", "é中\n😀", "\n\n"):
+        raw = block.encode("utf-8")
+        assert _scanner.frame_lines(raw) == _scanner.frame_utf8(_lines_of(block))
+        assert _scanner.longest_line(raw) == max((len(line) for line in raw.split(b"\n")), default=0)
+
+
 @pytest.mark.shared_data
 @pytest.mark.parametrize("relative", ["corpora/en/english_combined.txt", "corpora/zh/zh_songci_simplified.txt"])
 def test_pretokenize_count_on_threads_real_corpora(shared_data: Path, relative: str) -> None:

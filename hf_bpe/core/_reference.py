@@ -402,6 +402,14 @@ def check_encoder_args(
     [(1, 2, 3)]
     """
     checked: list[tuple[int, int, int]] = []
+    # Fast path, the common case (a trained or loaded model: plain int triples): checked in bulk, in C-level
+    # loops (the per-merge checks below took 0.3 s on 32,000 merges, serial time in every training run).
+    plain = merges = merges if type(merges) is list else list(merges)
+    if all(type(m) is tuple and len(m) == 3 for m in plain):
+        flat = [i for m in plain for i in m]
+        if all(type(i) is int for i in flat) and (not flat or (min(flat) >= 0 and max(flat) <= MAX_ID)):
+            checked = plain.copy()
+            merges = ()  # nothing left for the slow path
     for rank, merge in enumerate(merges):
         if not isinstance(merge, (tuple, list)) or len(merge) != 3:
             raise TypeError(f"merge {rank} must be a (left_id, right_id, new_id) triple, got {merge!r}")

@@ -47,6 +47,11 @@ _DECODE_TABLE = str.maketrans(
 )
 
 
+# Byte b (as the latin-1 character chr(b)) -> its alphabet character: str.translate spells a token in C, ~4x
+# faster than joining a list (spelling a 32,000-token vocabulary twice per save cost 0.15 s).
+_SPELL_TABLE = {b: BYTE_TO_UNICODE[b] for b in range(256)}
+
+
 def token_to_str(token: bytes) -> str:
     """Spell a token's bytes in the byte-level alphabet.
 
@@ -59,7 +64,7 @@ def token_to_str(token: bytes) -> str:
     >>> token_to_str(b"\\xe4\\xbd\\xa0")
     'ä½ł'
     """
-    return "".join([_ENCODE_TABLE[b] for b in token])
+    return token.decode("latin-1").translate(_SPELL_TABLE)
 
 
 def str_to_token(text: str) -> bytes:

@@ -54,7 +54,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..core._scanner import frame_utf8
+from ..core._scanner import frame_lines, frame_utf8
 from ..core.fragment import Fragment
 
 __all__ = [
@@ -160,6 +160,22 @@ class CorpusFingerprint:
             for data in datas:
                 total += int.from_bytes(hashlib.sha256(data).digest(), "big")
             self._sum = total % _MODULUS
+
+    def update_lines(self, raw: bytes, lines: int) -> None:
+        """Add the lines of ``raw`` (UTF-8 text, each line ending with "\\n"), as :meth:`update` adds them decoded.
+
+        How a text file read in blocks is fingerprinted: no str or bytes object per line.
+
+        >>> a = CorpusFingerprint(); a.update(["a\\n", "bc\\n"]); b = CorpusFingerprint(); b.update_lines(b"a\\nbc\\n", 2)
+        >>> a.as_dict() == b.as_dict()
+        True
+        """
+        if self._order != "sequence":
+            self.update([line + "\n" for line in raw.decode("utf-8").split("\n")[:-1]])
+            return
+        self._hash.update(frame_lines(raw))
+        self._bytes += len(raw)
+        self._documents += lines
 
     def _update_fragments(self, batch: list[str], datas: list[bytes]) -> None:
         # A line read in parts (hf_bpe.core.fragment) hashes exactly like the whole line: framed by its full size

@@ -6,36 +6,57 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 import hashlib
-
-import numpy as np
+import sys
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 
 __all__ = ["pack", "pack_bytes", "packed_digest", "unpack", "unpack_bytes"]
+
+# Little-endian uint32 and int64 with the standard library's array (numpy cost 0.13 s of import in every command
+# that loads a model).
+_U32 = "I" if array("I").itemsize == 4 else "L"
+_I64 = "q"
+_SWAP = sys.byteorder == "big"
+
+
+def _to_le(code: str, values: Iterable[int]) -> bytes:
+    packed = array(code, values)
+    if _SWAP:
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def _from_le(code: str, data: bytes) -> array:
+    values = array(code)
+    values.frombytes(data)
+    if _SWAP:
+        values.byteswap()
+    return values
 
 
 def pack_bytes(items: Sequence[bytes]) -> tuple[bytes, bytes]:
     """Byte strings as (their lengths, little-endian uint32; their concatenation)."""
-    return np.fromiter(map(len, items), dtype="<u4", count=len(items)).tobytes(), b"".join(items)
+    return _to_le(_U32, map(len, items)), b"".join(items)
 
 
 def unpack_bytes(lengths: bytes, data: bytes) -> list[bytes]:
-    ends = np.cumsum(np.frombuffer(lengths, dtype="<u4"), dtype=np.int64).tolist()
+    ends = list(accumulate(_from_le(_U32, lengths)))
     return [data[start:end] for start, end in zip([0, *ends[:-1]], ends)]
 
 
 def pack(vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]]) -> tuple[bytes, ...]:
     """The vocabulary and merges as six byte strings (see ``__reduce__``)."""
     tokens = list(vocab)
-    ids = np.fromiter(vocab.values(), dtype="<i8", count=len(tokens)).tobytes()
+    ids = _to_le(_I64, vocab.values())
     return (ids, *pack_bytes(tokens), *pack_bytes([a for a, _ in merges]), *pack_bytes([b for _, b in merges]))
 
 
 def unpack(packed: tuple[bytes, ...]) -> tuple[dict[bytes, int], list[tuple[bytes, bytes]]]:
     """The vocabulary and merges that :func:`pack` packed."""
     ids, token_lengths, token_data, left_lengths, left_data, right_lengths, right_data = packed
-    vocab = dict(zip(unpack_bytes(token_lengths, token_data), np.frombuffer(ids, dtype="<i8").tolist()))
+    vocab = dict(zip(unpack_bytes(token_lengths, token_data), _from_le(_I64, ids).tolist()))
     return vocab, list(zip(unpack_bytes(left_lengths, left_data), unpack_bytes(right_lengths, right_data)))
 
 

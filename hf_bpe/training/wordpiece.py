@@ -31,10 +31,9 @@ from typing import Any
 
 from . import classic
 from .corpus import iter_batches
+from .recipe_table import BERT_SPECIAL_TOKENS
 
 __all__ = ["BERT_SPECIAL_TOKENS", "bert_word_counts", "train_wordpiece"]
-
-BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
 def bert_word_counts(texts: Iterable[str], *, lowercase: bool = False) -> dict[str, int]:

@@ -2,6 +2,7 @@
 // per piece. Hashes with hf_bpe's one hash (hash.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -13,16 +14,20 @@
 namespace hfbpe {
 
 
-// Count byte strings in first-seen order. Open addressing (linear probing, load <= 1/2) over 8-byte slots
-// (32-bit hash tag | entry index + 1; 0 = empty), so probing a missing key touches one small slot; `entries`
-// (first-seen order) hold the full hash, a 64-bit fingerprint `word` of the key (the packed key itself when
-// it has <= 8 bytes: most pieces), the key's place in `arena` and the count. Amortised O(1) per piece.
-struct HfbpePieceCounter {
-    struct Entry { uint64_t hash; uint64_t word; size_t off; size_t len; int64_t count; };
+// Count byte strings, each with the position of its first occurrence. Open addressing (linear probing, load
+// <= 1/2) over 8-byte slots (32-bit hash tag | entry index + 1; 0 = empty), so probing a missing key touches one
+// small slot; `entries` (in insertion order) hold the full hash, a 64-bit fingerprint `word` of the key (the packed
+// key itself when it has <= 8 bytes: most pieces), the key's place in `arena`, the count and `first`, the smallest
+// position it was added at. Positions: `stamp`, set by the caller before each text to the text's place in the
+// whole stream (in characters) and advanced by one per piece, so that positions follow the order of a
+// single-threaded scan whatever thread counted what: order() gives the keys in that order. Amortised O(1) a piece.
+struct alignas(64) HfbpePieceCounter {  // aligned: the threads' counters sit side by side in a vector
+    struct Entry { uint64_t hash; uint64_t word; size_t off; size_t len; int64_t count; uint64_t first; };
     std::vector<uint64_t> slots;
     std::vector<Entry> entries;
     std::string arena;
     size_t mask;
+    uint64_t stamp = 0;  // the position of the next piece add() counts
     HfbpePieceCounter() : slots(1 << 12, 0), mask((1 << 12) - 1) {}
 
     static inline uint64_t slot_of(uint64_t h, size_t k) { return (h & 0xFFFFFFFF00000000ULL) | (uint64_t)(k + 1); }
@@ -37,9 +42,9 @@ struct HfbpePieceCounter {
         slots.swap(bigger);
         mask = m;
     }
-    void add(const char* p, size_t len) { add_n(p, len, 1); }
-    // Add n occurrences (merging another counter); the key keeps its first-seen place.
-    void add_n(const char* p, size_t len, int64_t n) {
+    void add(const char* p, size_t len) { add_n(p, len, 1, stamp++); }
+    // Add n occurrences first seen at position `first` (merging another counter): the earliest position stays.
+    void add_n(const char* p, size_t len, int64_t n, uint64_t first) {
         uint64_t w = fingerprint(p, len);
         uint64_t h = hash_bytes(p, len, w);
         uint64_t tag = h & 0xFFFFFFFF00000000ULL;
@@ -51,6 +56,7 @@ struct HfbpePieceCounter {
                 Entry& e = entries[(s & 0xFFFFFFFFULL) - 1];
                 if (e.word == w && e.len == len && (len <= 8 || std::memcmp(arena.data() + e.off, p, len) == 0)) {
                     e.count += n;
+                    if (first < e.first) e.first = first;
                     return;
                 }
             }
@@ -58,7 +64,7 @@ struct HfbpePieceCounter {
         }
         if (entries.size() >= 0xFFFFFFF0u) throw std::length_error("more than 4e9 distinct pieces");
         slots[i] = slot_of(h, entries.size());
-        entries.push_back(Entry{h, w, arena.size(), len, n});
+        entries.push_back(Entry{h, w, arena.size(), len, n, first});
         arena.append(p, len);
         if (entries.size() * 2 > slots.size()) grow();
     }
@@ -66,6 +72,25 @@ struct HfbpePieceCounter {
     const char* key_data(size_t k) const { return arena.data() + entries[k].off; }
     size_t key_size(size_t k) const { return entries[k].len; }
     int64_t value(size_t k) const { return entries[k].count; }
+
+    // Add every key of `other` (counts summed, earliest positions kept), then empty it. O(other's keys).
+    void absorb(HfbpePieceCounter& other) {
+        for (const Entry& e : other.entries) add_n(other.arena.data() + e.off, e.len, e.count, e.first);
+        other = HfbpePieceCounter();
+    }
+    // The entry indices in order of first position: the first-seen order of a single-threaded scan. O(n) when
+    // the entries are in that order already (one thread counted everything), O(n log n) otherwise.
+    std::vector<size_t> order() const {
+        std::vector<size_t> idx(entries.size());
+        for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+        bool sorted = true;
+        for (size_t k = 1; k < entries.size() && sorted; ++k) sorted = entries[k - 1].first < entries[k].first;
+        if (!sorted) {
+            std::sort(idx.begin(), idx.end(),
+                      [this](size_t a, size_t b) { return entries[a].first < entries[b].first; });
+        }
+        return idx;
+    }
 };
 
 }  // namespace hfbpe
