@@ -9,7 +9,8 @@ installed transformers version from PyPI (``pip download --no-binary``), copies 
 test tree (``--work``, default a temporary folder), writes a test module with two classes that differ only in
 ``tokenizer_class`` (both loading GPT-2's folder, no hub access), runs pytest on it and prints, test by test, where
 HFBPETokenizer does not pass while GPT2Tokenizer does. The sdist has no ``fixtures/sample_text.txt``: the first
-20 KB of the English corpus stand in for it. Not part of the test suite (it needs the network to PyPI).
+20 KB of the English corpus stand in for it. The mixin needs ``parameterized`` (``pip install parameterized``).
+Not part of the test suite (it needs the network to PyPI).
 """
 
 from __future__ import annotations
@@ -63,7 +64,12 @@ def main() -> int:
     parser.add_argument("--vocab", type=Path, default=SHARED / "vocabs" / "gpt2")
     parser.add_argument("--work", type=Path, default=None)
     args = parser.parse_args()
+    import importlib.util
+
     import transformers
+
+    if importlib.util.find_spec("parameterized") is None:
+        parser.error("transformers' test mixin needs the parameterized package: pip install parameterized")
 
     work = args.work or Path(tempfile.mkdtemp(prefix="hf_bpe-tf-suite-"))
     tests = _sdist(transformers.__version__, work / "sdist")
