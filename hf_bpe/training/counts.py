@@ -41,7 +41,7 @@ from ..core.interrupts import interrupts_held
 from ..core.pretokenize import Pretokenizer, usable_cpus
 from ..errors import InputError
 from ..formats.manifest import ORDERS, CorpusFingerprint, combine_fingerprints
-from .corpus import LineBlock, iter_batches, iter_texts
+from .corpus import LineBlock, is_paths, iter_batches, iter_texts
 
 __all__ = ["COUNTS_FORMAT_VERSION", "MAX_COUNT", "WordCounts", "choose_workers", "corpus_chars_hint", "count_words",
            "progress_bar"]
@@ -155,7 +155,7 @@ class WordCounts(Mapping[bytes, int]):
         # Named patterns can cut a huge line into parts that count the same (hf_bpe.core.fragment).
         long_lines = _FRAGMENT_BYTES if pretokenizer.name in CUTTABLE_PATTERNS else None
         # Text files reach the compiled counter as blocks of lines, with no str made per line.
-        blocks = pretokenizer.compiled
+        blocks = pretokenizer.compiled and is_paths(corpus)
         texts = iter_texts(corpus, text_column=text_column, max_line_bytes=long_lines, line_blocks=blocks)
         if workers is None:
             workers = choose_workers(pretokenizer, corpus_chars_hint(corpus))
