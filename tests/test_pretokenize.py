@@ -313,6 +313,13 @@ def test_pretokenize_tally_names_a_bad_line_of_a_block() -> None:
     block = "fine text\n" * 20_000 + "bad \ud800 here\n" + "more\n"
     with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
         tally.add_lines(block, 2)
+    # A bad text in a batch queued behind others (up to two wait) is named when the tally finishes.
+    fine = ["fine text " * 20 + "\n"] * 8000
+    tally = Pretokenizer("gpt2").tally()
+    for batch in (fine, fine, fine[:100] + ["queued \ud800 bad\n"] + fine[:7000], fine):
+        tally.start(batch, 2)
+    with pytest.raises(UnicodeEncodeError, match="position 7"):
+        tally.finish()
 
 
 def test_pretokenize_frame_lines_equals_frame_utf8_of_the_lines() -> None:

@@ -30,6 +30,7 @@ from cpython.ref cimport PyObject
 from cpython.exc cimport PyErr_CheckSignals
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memchr
+from libcpp cimport bool as cbool
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
@@ -69,11 +70,13 @@ cdef extern from "csrc/piece_counter.hpp":
 cdef extern from "csrc/parallel_count.hpp":
     ctypedef int (*HfbpeScanFn "hfbpe::ScanFn")(const TextRef*, int, HfbpePieceCounter*, string*) noexcept nogil
     cppclass CountJob "hfbpe::CountJob":
-        void start(vector[TextRef]& refs, int pid, int threads, HfbpeScanFn scan, HfbpePieceCounter* counters,
-                   uint64_t base) except +
-        int finish(Py_ssize_t* failed_at) nogil
+        uint64_t start(vector[TextRef]& refs, int pid, int threads, HfbpeScanFn scan, HfbpePieceCounter* counters,
+                       uint64_t base) except + nogil
+        int finish(Py_ssize_t* failed_at, uint64_t* failed_batch) nogil
         int run_here(vector[TextRef]& refs, int pid, HfbpeScanFn scan, HfbpePieceCounter* counters, uint64_t base,
-                     Py_ssize_t* failed_at) nogil
+                     Py_ssize_t* failed_at, uint64_t* failed_batch) nogil
+        uint64_t completed() nogil
+        cbool failed() nogil
     enum:
         COUNT_OK "hfbpe::COUNT_OK"
         COUNT_BAD_TEXT "hfbpe::COUNT_BAD_TEXT"
@@ -790,11 +793,8 @@ cdef class PieceTally:
     cdef vector[HfbpePieceCounter] counters
     cdef uint64_t position    # characters counted so far: where the next text starts in the stream
     cdef CountJob job
-    cdef object pending       # what the running job reads (a list of str, or one str of lines); None: no job
+    cdef dict pending         # batch number -> what it reads (a list of str, or a str of lines), until complete
     cdef bint here            # add()/add_lines(): one thread counts on the calling thread, at once
-    cdef bint done            # pending was counted already (by run_here), with this status:
-    cdef int done_status
-    cdef Py_ssize_t done_at
     cdef readonly int pid
     cdef readonly bint add_prefix_space
 
@@ -803,11 +803,13 @@ cdef class PieceTally:
         _ensure_tables()
         self.pid = pid
         self.add_prefix_space = add_prefix_space
+        self.pending = {}
 
     def __dealloc__(self):
         cdef Py_ssize_t ignored
+        cdef uint64_t batch
         with nogil:
-            self.job.finish(&ignored)    # before the texts it reads are released
+            self.job.finish(&ignored, &batch)    # before the texts it reads are released
 
     def __len__(self):
         self._fold()
@@ -856,8 +858,7 @@ cdef class PieceTally:
                 )
             hfbpe_text_ref(text, &refs[i])
             chars += refs[i].length
-        self.finish()    # only now: the texts above were read while the threads counted the previous batch
-        self._start(refs, chars, threads, kept)
+        self._start(refs, chars, threads, kept)    # while the threads count the previous batches
 
     def start_lines(self, str block not None, int threads=1, bytes raw=None):
         """Begin counting the lines of `block` as :meth:`add_lines` does, in the background; return how many.
@@ -882,21 +883,24 @@ cdef class PieceTally:
         _line_refs(PyUnicode_DATA(block), PyUnicode_GET_LENGTH(block), PyUnicode_KIND(block),
                    PyUnicode_IS_ASCII(block), raw_data, raw_size, refs)
         cdef Py_ssize_t lines_found = refs.size()
-        self.finish()    # only now: the lines above were found while the threads counted the previous batch
         self._start(refs, PyUnicode_GET_LENGTH(block), threads, block if raw is None else (block, raw))
         return lines_found
 
     def finish(self):
-        """Wait for the count :meth:`start` began (if any); raise what it met (a lone surrogate: UnicodeError)."""
-        cdef Py_ssize_t failed_at = self.done_at
-        cdef int status = self.done_status
-        cdef size_t t
-        if self.pending is None:
+        """Wait for the counts :meth:`start` began (if any); raise what they met (a lone surrogate: UnicodeError)."""
+        cdef Py_ssize_t failed_at = -1
+        cdef uint64_t failed_batch = 0
+        cdef int status
+        if not self.pending:
             return
-        if not self.done:
-            with nogil:
-                status = self.job.finish(&failed_at)
-        kept, self.pending, self.done = self.pending, None, False
+        with nogil:
+            status = self.job.finish(&failed_at, &failed_batch)
+        pending, self.pending = self.pending, {}
+        self._after(status, failed_at, pending.get(failed_batch))
+
+    cdef int _after(self, int status, Py_ssize_t failed_at, object kept) except -1:
+        """Fold large thread counters; raise the failure of the batch that read `kept`, if any."""
+        cdef size_t t
         for t in range(1, self.counters.size()):
             # A thread's counter holds (mostly) the same pieces as counters[0]: fold it in once it is large, so
             # that memory stays about one counter's even for corpora with many distinct pieces.
@@ -910,21 +914,35 @@ cdef class PieceTally:
         if status != COUNT_OK:
             raise MemoryError("counting pre-tokens ran out of memory (or past 4e9 distinct pieces)")
         PyErr_CheckSignals()    # a long batch runs without Python code: let Ctrl-C through
+        return 0
 
     cdef int _start(self, vector[TextRef]& refs, Py_ssize_t chars, int threads, object kept) except -1:
+        cdef Py_ssize_t failed_at = -1
+        cdef uint64_t failed_batch = 0, number, completed
+        cdef int status
+        if self.job.failed():
+            self.finish()    # raises now, instead of after reading (and holding) the rest of the corpus
         if chars < _THREAD_MIN_CHARS:
             threads = 1
         if self.counters.size() < <size_t>threads:
-            self.counters.resize(threads)    # no job runs: finish() came first
+            self.finish()    # no batch may run while the counters move
+            self.counters.resize(threads)
         if self.here and threads == 1:
             with nogil:
-                self.done_status = self.job.run_here(refs, self.pid, _count_ref, self.counters.data(),
-                                                     self.position, &self.done_at)
-            self.done = True
-        else:
-            self.job.start(refs, self.pid, threads, _count_ref, self.counters.data(), self.position)
-        self.pending = kept    # only once the job ran or runs: finish() then reports it
+                status = self.job.run_here(refs, self.pid, _count_ref, self.counters.data(), self.position,
+                                           &failed_at, &failed_batch)
+            pending, self.pending = self.pending, {}
+            self.position += <uint64_t>chars
+            self._after(status, failed_at, pending.get(failed_batch, kept))
+            return 0
+        with nogil:    # waits while two batches are queued: the threads must be free to finish them
+            number = self.job.start(refs, self.pid, threads, _count_ref, self.counters.data(), self.position)
+        self.pending[number] = kept    # until the batch is complete (or failed: finish() names the text)
         self.position += <uint64_t>chars
+        if not self.job.failed():
+            completed = self.job.completed()
+            for done in [n for n in self.pending if n < completed]:
+                del self.pending[done]
         return 0
 
     cdef void _fold(self) except *:

@@ -12,6 +12,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <mutex>
 #include <exception>
 #include <string>
@@ -67,9 +69,11 @@ enum CountFailure { COUNT_OK = 0, COUNT_BAD_TEXT = 1, COUNT_NO_MEMORY = 2 };
 // Counting on a pool of threads that lives as long as the tally: start() hands a batch to the pool and returns at
 // once, so that the caller (holding the GIL) reads the next batch meanwhile and the counting threads never wait
 // for the GIL (a Python thread that counts must take it back between batches, and waited out the reader's 5 ms
-// switch interval: reading and counting ran in turn). Thread t always counts into counters[t] (kept warm in its
-// core's caches: a fresh thread per batch, landing on either core, ran ~25% slower). Chunks are claimed in turn,
-// so that a thread sharing its core with the reader holds up at most one small chunk.
+// switch interval: reading and counting ran in turn). Up to two batches wait or run at a time: the reader can be a
+// batch ahead, so that a slow block to read does not leave the counting threads idle (with one batch at a time they
+// idled ~0.1 s each on 165 MB). Thread t always counts into counters[t] (kept warm in its core's caches: a fresh
+// thread per batch, landing on either core, ran ~25% slower). Chunks are claimed in turn, so that a thread
+// sharing its core with the reader holds up at most one small chunk.
 class CountJob {
 public:
     CountJob() = default;
@@ -78,18 +82,19 @@ public:
     ~CountJob() {
         {
             std::unique_lock<std::mutex> lock(mutex_);
-            done_.wait(lock, [this] { return remaining_ == 0; });
+            done_.wait(lock, [this] { return batches_.empty(); });
             quit_ = true;
         }
         wake_.notify_all();
         for (auto& thread : pool_) thread.join();
     }
 
-    // Count `refs` on `threads` pool threads into counters[0..threads), text i stamped from base + (characters
-    // of texts 0..i-1); the caller keeps the texts alive and leaves `counters` alone until finish().
-    void start(std::vector<TextRef>& refs, int pid, int threads, ScanFn scan, HfbpePieceCounter* counters,
-               uint64_t base) {
-        wait_idle();
+    // Queue `refs` for `threads` pool threads, counted into counters[0..threads), text i stamped from base +
+    // (characters of texts 0..i-1); waits while two batches are queued. The caller keeps each batch's texts alive
+    // until completed() passes its number (start() returns it; batches complete in order) and does not move
+    // `counters` until finish(). Returns the batch's number.
+    uint64_t start(std::vector<TextRef>& refs, int pid, int threads, ScanFn scan, HfbpePieceCounter* counters,
+                   uint64_t base) {
         if (threads < 1) threads = 1;
         while ((int)pool_.size() < threads) {
             try {
@@ -100,118 +105,166 @@ public:
                 threads = (int)pool_.size();
             }
         }
-        prepare(refs, pid, threads, scan, counters, base);
+        std::unique_ptr<Batch> batch(new Batch());
+        prepare(*batch, refs, pid, threads, scan, counters, base);
+        uint64_t number;
         {
-            std::lock_guard<std::mutex> lock(mutex_);
-            active_ = threads;
-            remaining_ = threads;
-            ++round_;
+            std::unique_lock<std::mutex> lock(mutex_);
+            done_.wait(lock, [this] { return batches_.size() < 2; });
+            number = batch->number = submitted_++;
+            batches_.push_back(std::move(batch));
         }
         wake_.notify_all();
+        return number;
     }
-    // Count `refs` as start() with one thread would, on the calling thread (without the GIL), and return as
-    // finish() does: no hand-over, and counters[0] stays in this thread's caches (a pool thread on the other core
-    // read it cold: one thread counted ~10% slower through the pool).
+    // Count `refs` as start() with one thread would, on the calling thread (without the GIL), after the queued
+    // batches, and return as finish() does: counters[0] stays in this thread's caches (a pool thread on the other
+    // core read it cold: one thread counted ~10% slower through the pool).
     int run_here(std::vector<TextRef>& refs, int pid, ScanFn scan, HfbpePieceCounter* counters, uint64_t base,
-                 Py_ssize_t* failed_at) {
-        wait_idle();
+                 Py_ssize_t* failed_at, uint64_t* failed_batch) {
+        int status = finish(failed_at, failed_batch);
+        if (status != COUNT_OK) return status;
+        Batch batch;
         try {
-            prepare(refs, pid, 1, scan, counters, base);
+            prepare(batch, refs, pid, 1, scan, counters, base);
         } catch (...) {
-            *failed_at = -1;
             return COUNT_NO_MEMORY;
         }
-        count_chunks(0);
-        return finish(failed_at);
-    }
-    // Wait for the batch start() gave; its status (COUNT_OK when none), the lowest failing text in *failed_at.
-    int finish(Py_ssize_t* failed_at) {
-        wait_idle();
-        *failed_at = -1;
-        for (int k = 0; k < chunks_; ++k) {
-            if (failure_[k] != COUNT_OK) {
-                *failed_at = where_[k];
-                int status = failure_[k];
-                failure_.assign(failure_.size(), COUNT_OK);
-                return status;
-            }
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            batch.number = submitted_++;
         }
-        return COUNT_OK;
+        count_chunks(batch, 0);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            completed_ = submitted_;
+        }
+        note_failures(batch);
+        return finish(failed_at, failed_batch);
+    }
+    // Wait for every queued batch; the status of the first that failed (COUNT_OK when none), its lowest failing
+    // text in *failed_at and its number in *failed_batch. The failure is then forgotten.
+    int finish(Py_ssize_t* failed_at, uint64_t* failed_batch) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        done_.wait(lock, [this] { return batches_.empty(); });
+        int status = fail_status_;
+        *failed_at = fail_at_;
+        *failed_batch = fail_batch_;
+        fail_status_ = COUNT_OK;
+        fail_at_ = -1;
+        fail_batch_ = 0;
+        return status;
+    }
+    // How many batches are complete (numbers 0..completed() - 1; in order), and whether one of them failed.
+    uint64_t completed() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return completed_;
+    }
+    bool failed() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return fail_status_ != COUNT_OK;
     }
 
 private:
+    struct Batch {
+        std::vector<TextRef> refs;
+        std::vector<uint64_t> starts;
+        std::vector<size_t> bounds;
+        std::vector<int> failure;
+        std::vector<Py_ssize_t> where;
+        int chunks = 0, threads = 1, pid = 0;
+        int next = 0, done = 0;  // chunks claimed, chunks counted (under mutex_)
+        ScanFn scan = nullptr;
+        HfbpePieceCounter* counters = nullptr;
+        uint64_t number = 0;
+    };
     std::vector<std::thread> pool_;
     std::mutex mutex_;
     std::condition_variable wake_, done_;
-    uint64_t round_ = 0;
-    int active_ = 0, remaining_ = 0;
+    std::deque<std::unique_ptr<Batch>> batches_;  // queued or running, in order; the front leaves when complete
+    uint64_t submitted_ = 0, completed_ = 0;
+    int fail_status_ = COUNT_OK;
+    Py_ssize_t fail_at_ = -1;
+    uint64_t fail_batch_ = 0;
     bool quit_ = false;
-    // The batch (written by start() while no thread counts, read by the threads of the round).
-    std::vector<TextRef> refs_;
-    std::vector<uint64_t> starts_;
-    std::vector<size_t> bounds_;
-    std::vector<int> failure_;
-    std::vector<Py_ssize_t> where_;
-    int chunks_ = 0, pid_ = 0;
-    ScanFn scan_ = nullptr;
-    HfbpePieceCounter* counters_ = nullptr;
-    std::atomic<int> next_{0};
 
-    void wait_idle() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        done_.wait(lock, [this] { return remaining_ == 0; });
-    }
-    // The batch state for a round (no thread counts while it is written).
-    void prepare(std::vector<TextRef>& refs, int pid, int threads, ScanFn scan, HfbpePieceCounter* counters,
-                 uint64_t base) {
-        refs_.swap(refs);
-        const size_t n = refs_.size();
-        starts_.assign(n + 1, base);
-        for (size_t i = 0; i < n; ++i) starts_[i + 1] = starts_[i] + (uint64_t)refs_[i].length;
-        const int64_t total = (int64_t)(starts_[n] - base);
+    // A batch's chunks (its own storage: no thread reads it before it is queued).
+    static void prepare(Batch& batch, std::vector<TextRef>& refs, int pid, int threads, ScanFn scan,
+                        HfbpePieceCounter* counters, uint64_t base) {
+        batch.refs.swap(refs);
+        const size_t n = batch.refs.size();
+        batch.starts.assign(n + 1, base);
+        for (size_t i = 0; i < n; ++i) batch.starts[i + 1] = batch.starts[i] + (uint64_t)batch.refs[i].length;
+        const int64_t total = (int64_t)(batch.starts[n] - base);
         // Chunks of >= 16K characters, ~16 per thread.
-        chunks_ = threads == 1 ? 1 : (int)std::max<int64_t>(threads, std::min<int64_t>(16 * threads, total >> 14));
-        bounds_ = split_ranges(refs_.data(), n, chunks_);
-        failure_.assign((size_t)chunks_, COUNT_OK);
-        where_.assign((size_t)chunks_, -1);
-        next_.store(0);
-        pid_ = pid;
-        scan_ = scan;
-        counters_ = counters;
+        batch.chunks = threads == 1 ? 1
+                                    : (int)std::max<int64_t>(threads, std::min<int64_t>(16 * threads, total >> 14));
+        batch.bounds = split_ranges(batch.refs.data(), n, batch.chunks);
+        batch.failure.assign((size_t)batch.chunks, COUNT_OK);
+        batch.where.assign((size_t)batch.chunks, -1);
+        batch.threads = threads;
+        batch.pid = pid;
+        batch.scan = scan;
+        batch.counters = counters;
     }
-    // Claim chunks of the current batch and count them into counters_[t] until none is left.
-    void count_chunks(int t) {
-        std::string buf;
-        HfbpePieceCounter& counter = counters_[t];
-        for (int k = next_.fetch_add(1); k < chunks_; k = next_.fetch_add(1)) {
-            try {
-                for (size_t i = bounds_[k]; i < bounds_[k + 1]; ++i) {
-                    counter.stamp = starts_[i];
-                    if (scan_(&refs_[i], pid_, &counter, &buf) < 0) {
-                        failure_[k] = COUNT_BAD_TEXT;
-                        where_[k] = (Py_ssize_t)i;
-                        break;
-                    }
+    // Count chunk k of `batch` into its counters[t].
+    static void count_chunk(Batch& batch, int k, int t, std::string& buf) {
+        HfbpePieceCounter& counter = batch.counters[t];
+        try {
+            for (size_t i = batch.bounds[k]; i < batch.bounds[k + 1]; ++i) {
+                counter.stamp = batch.starts[i];
+                if (batch.scan(&batch.refs[i], batch.pid, &counter, &buf) < 0) {
+                    batch.failure[k] = COUNT_BAD_TEXT;
+                    batch.where[k] = (Py_ssize_t)i;
+                    return;
                 }
-            } catch (...) {  // bad_alloc, or more distinct pieces than the counter indexes
-                failure_[k] = COUNT_NO_MEMORY;
+            }
+        } catch (...) {  // bad_alloc, or more distinct pieces than the counter indexes
+            batch.failure[k] = COUNT_NO_MEMORY;
+        }
+    }
+    static void count_chunks(Batch& batch, int t) {
+        std::string buf;
+        for (int k = 0; k < batch.chunks; ++k) count_chunk(batch, k, t, buf);
+    }
+    // Keep the first failure (lowest batch, then lowest chunk). Call with mutex_ held or no thread running.
+    void note_failures(const Batch& batch) {
+        if (fail_status_ != COUNT_OK) return;
+        for (int k = 0; k < batch.chunks; ++k) {
+            if (batch.failure[k] != COUNT_OK) {
+                fail_status_ = batch.failure[k];
+                fail_at_ = batch.where[k];
+                fail_batch_ = batch.number;
+                return;
             }
         }
     }
+    // The first queued batch with an unclaimed chunk that thread t may count, or null.
+    Batch* claimable(int t) {
+        for (auto& batch : batches_) {
+            if (batch->next < batch->chunks && t < batch->threads) return batch.get();
+        }
+        return nullptr;
+    }
     void serve(int t) {
-        uint64_t seen = 0;
+        std::string buf;
+        std::unique_lock<std::mutex> lock(mutex_);
         for (;;) {
-            {
-                std::unique_lock<std::mutex> lock(mutex_);
-                wake_.wait(lock, [&] { return quit_ || round_ != seen; });
-                if (quit_) return;
-                seen = round_;
-                if (t >= active_) continue;  // not needed this round
-            }
-            count_chunks(t);
-            {
-                std::lock_guard<std::mutex> lock(mutex_);
-                if (--remaining_ == 0) done_.notify_all();
+            Batch* batch = nullptr;
+            wake_.wait(lock, [&] { return quit_ || (batch = claimable(t)) != nullptr; });
+            if (quit_) return;
+            int k = batch->next++;
+            lock.unlock();
+            count_chunk(*batch, k, t, buf);
+            lock.lock();
+            if (++batch->done == batch->chunks) {
+                // Batches leave in order: the front, and any complete ones behind it.
+                while (!batches_.empty() && batches_.front()->done == batches_.front()->chunks) {
+                    note_failures(*batches_.front());
+                    batches_.pop_front();
+                    ++completed_;
+                }
+                done_.notify_all();
             }
         }
     }
