@@ -662,7 +662,7 @@ def split_bytes(str text not None, int pid):
 
 # Below this many characters a batch is counted on one thread: starting threads costs more than it saves.
 _THREAD_MIN_CHARS = 1 << 16
-# A thread's counter is folded into the first once it holds this many pieces (PieceTally._count).
+# A thread's counter is folded into the first once it holds this many pieces (PieceTally._after).
 cdef size_t _FOLD_PIECES = 1 << 20
 # Characters of an iterable (not a list) read before counting them.
 _CHUNK_CHARS = 1 << 22
@@ -705,17 +705,14 @@ cdef void _line_refs(const void* data, Py_ssize_t n, unsigned int kind, bint asc
     points. A line is ASCII iff its UTF-8 is as long as it is (any other character takes 2-4 bytes).
     """
     cdef Py_ssize_t start = 0, i, byte_start = 0, byte_end
-    cdef const char* bytes1
     cdef const char* hit
     cdef TextRef ref
-    if ascii and kind == PyUnicode_1BYTE_KIND:
-        bytes1 = <const char*>data
+    if ascii:    # 1 byte per code point, all ASCII: every line is
         ref.kind = kind
         ref.ascii = 1
         while start < n:
-            hit = <const char*>memchr(bytes1 + start, 10, n - start)
-            i = n - 1 if hit == NULL else hit - bytes1
-            ref.data = bytes1 + start
+            i = _newline(data, kind, start, n)
+            ref.data = <const char*>data + start
             ref.length = i + 1 - start
             refs.push_back(ref)
             start = i + 1
@@ -754,8 +751,6 @@ cdef inline Py_ssize_t _newline(const void* data, unsigned int kind, Py_ssize_t 
     cdef const char* end = base + n * kind
     cdef const char* hit
     cdef Py_ssize_t unit
-    cdef unsigned int k
-    cdef bint zero
     while p < end:
         hit = <const char*>memchr(p, 10, end - p)
         if hit == NULL:

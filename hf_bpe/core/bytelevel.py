@@ -38,18 +38,12 @@ UNICODE_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_UNICODE.items()}
 # Byte values in the order of their symbols' code points: the id order `tokenizers` gives the alphabet.
 BYTE_ORDER: tuple[int, ...] = tuple(sorted(range(256), key=lambda b: ord(BYTE_TO_UNICODE[b])))
 
-_ENCODE_TABLE = BYTE_TO_UNICODE
 # Latin-1 characters outside the alphabet (space, controls, ...) are sent past U+00FF so that the final
 # latin-1 encode rejects them instead of passing them through as bytes.
 _DECODE_TABLE = str.maketrans(
     {**{chr(c): "\uffff" for c in range(256) if chr(c) not in UNICODE_TO_BYTE},
      **{c: chr(b) for c, b in UNICODE_TO_BYTE.items()}}
 )
-
-
-# Byte b (as the latin-1 character chr(b)) -> its alphabet character: str.translate spells a token in C, ~4x
-# faster than joining a list (spelling a 32,000-token vocabulary twice per save cost 0.15 s).
-_SPELL_TABLE = {b: BYTE_TO_UNICODE[b] for b in range(256)}
 
 
 def token_to_str(token: bytes) -> str:
@@ -64,7 +58,9 @@ def token_to_str(token: bytes) -> str:
     >>> token_to_str(b"\\xe4\\xbd\\xa0")
     'ä½ł'
     """
-    return token.decode("latin-1").translate(_SPELL_TABLE)
+    # Byte b read as the latin-1 character chr(b), then BYTE_TO_UNICODE (ordinal -> str) as the translate table:
+    # spelled in C, ~4x faster than joining a list (a 32,000-token vocabulary is spelled twice per save).
+    return token.decode("latin-1").translate(BYTE_TO_UNICODE)
 
 
 def str_to_token(text: str) -> bytes:

@@ -188,11 +188,10 @@ def _iter_files(paths: list[Path], max_line_bytes: int | None = None, blocks: bo
                     except UnicodeDecodeError:
                         text = None
                     if text is not None and blocks:
-                        raw = whole
-                        lines = raw.count(b"\n")  # faster than on the str, whose characters may be 2-4 bytes
+                        lines = whole.count(b"\n")  # faster than on the str, whose characters may be 2-4 bytes
                         number += lines
                         handle.seek(start + end)
-                        yield LineBlock(text, raw, lines)
+                        yield LineBlock(text, whole, lines)
                         continue
                     if text is not None:
                         lines = text.split("\n")

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import multiprocessing
-from concurrent.futures import ThreadPoolExecutor
 import os
 import sys
 import threading

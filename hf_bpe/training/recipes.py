@@ -29,22 +29,19 @@ the paper), ``vocab_size`` for all (the initial symbols, special tokens and merg
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..core.bytelevel import token_to_str
 from ..errors import InputError
-from .recipe_table import RECIPES, Recipe
 from ..model.classic import ClassicModel
 from ..model.segment import rasbt_pretokenize
 from . import classic
-from .wordpiece import BERT_SPECIAL_TOKENS, bert_word_counts, train_wordpiece
+from .recipe_table import RECIPES, Recipe
+from .wordpiece import bert_word_counts, train_wordpiece
 
 __all__ = ["RECIPES", "Recipe", "train_recipe"]
-
-
 
 
 def _size(name: str, vocab_size: int | None, num_merges: int | None, initial: int) -> int:
