@@ -12,7 +12,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hf_bpe.core import _scanner
+from hf_bpe.core import _scanner, _tally
 from hf_bpe.core.bytelevel import str_to_token
 from helpers import tiktoken_pat_str
 from hf_bpe.core.patterns import to_oniguruma
@@ -284,7 +284,7 @@ def test_pretokenize_count_lines_of_a_block_equals_counting_the_lines(
     block = "".join(parts) * repeat
     pid = _scanner.SCANNERS[Pretokenizer(name).name]
     expected = Pretokenizer(name, add_prefix_space=prefix).count(_lines_of(block))
-    tally = _scanner.PieceTally(pid, prefix)
+    tally = _tally.PieceTally(pid, prefix)
     raw = block.encode("utf-8") if with_raw else None
     assert tally.add_lines(block, threads, raw) == len(_lines_of(block))
     assert list(tally.into({}).items()) == list(expected.items())
@@ -325,8 +325,8 @@ def test_pretokenize_tally_names_a_bad_line_of_a_block() -> None:
 def test_pretokenize_frame_lines_equals_frame_utf8_of_the_lines() -> None:
     for block in ("", "a", "a\n", "a\nbc\n\n", "é中\n😀", "\n\n"):
         raw = block.encode("utf-8")
-        assert _scanner.frame_lines(raw) == _scanner.frame_utf8(_lines_of(block))
-        assert _scanner.longest_line(raw) == max((len(line) for line in raw.split(b"\n")), default=0)
+        assert _tally.frame_lines(raw) == _tally.frame_utf8(_lines_of(block))
+        assert _tally.longest_line(raw) == max((len(line) for line in raw.split(b"\n")), default=0)
 
 
 @pytest.mark.shared_data

@@ -1,5 +1,22 @@
-# The view of a str that the compiled modules hand to threads without the GIL (csrc/parallel_count.hpp), declared
-# once for _scanner.pyx (counting, splitting) and _core.pyx (encoding).
+# The view of a str that the compiled modules hand to threads without the GIL (csrc/parallel_count.hpp), and the
+# PEP 393 accessors that read a str in place, declared once for _scanner.pyx (splitting), _tally.pyx (counting) and
+# _core.pyx (encoding).
+
+cdef extern from "Python.h":
+    # PEP 393 accessors (macros); declared so that no Python object is made per character.
+    unsigned int PyUnicode_KIND(object o)
+    void* PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    bint PyUnicode_IS_ASCII(object o)
+    enum:
+        PyUnicode_1BYTE_KIND
+        PyUnicode_2BYTE_KIND
+        PyUnicode_4BYTE_KIND
+
+
+cdef extern from "csrc/py_unicode.hpp":
+    int hfbpe_unicode_ready(object s) except -1
+
 
 cdef extern from "csrc/parallel_count.hpp":
     cdef struct TextRef "hfbpe::TextRef":

@@ -21,7 +21,7 @@ from typing import Any
 
 import regex
 
-from . import _scanner
+from . import _scanner, _tally
 from .patterns import ALIASES, PATTERNS, to_oniguruma
 
 __all__ = ["PATTERNS", "ALIASES", "Pretokenizer"]
@@ -212,7 +212,7 @@ class Pretokenizer:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads must be an int >= 1, got {threads!r}")
         if self._scanner_id >= 0:
-            return _scanner.count(texts, self._scanner_id, self._add_prefix_space, counts, threads)
+            return _tally.count(texts, self._scanner_id, self._add_prefix_space, counts, threads)
         # Custom regex: count str pieces, then encode each distinct piece once.
         pieces: Counter[str] = Counter()
         for i, text in enumerate(texts):
@@ -262,7 +262,7 @@ class Pretokenizer:
         """
         if self._scanner_id < 0:
             return None
-        return _scanner.PieceTally(self._scanner_id, self._add_prefix_space)
+        return _tally.PieceTally(self._scanner_id, self._add_prefix_space)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Pretokenizer):

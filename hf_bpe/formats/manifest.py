@@ -54,7 +54,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..core._scanner import frame_lines, frame_utf8
+from ..core._tally import frame_lines, frame_utf8
 from ..core.fragment import Fragment
 
 __all__ = [

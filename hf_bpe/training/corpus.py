@@ -24,7 +24,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..core._scanner import longest_line
+from ..core._tally import longest_line
 from ..core.fragment import Fragment, last_safe_cut
 from ..errors import InputError
 
