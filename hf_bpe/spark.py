@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,6 +42,8 @@ _STATS = "__hf_bpe_stats__"  # the key of the per-partition (documents, bytes, s
 
 def spark_session(master: str | None = None, *, app_name: str = "hf_bpe") -> Any:
     """Return the active ``SparkSession``, or start one on ``master`` (e.g. ``"local[2]"``), logging warnings only.
+
+    On a local master the Python workers run this interpreter: ``PYSPARK_PYTHON`` is set to it unless already set.
 
     Raises:
         InputError: ``pyspark`` is not installed, or no Java runtime is found (saying what to install).
@@ -58,6 +61,11 @@ def spark_session(master: str | None = None, *, app_name: str = "hf_bpe") -> Any
     builder = SparkSession.builder.appName(app_name).config("spark.ui.enabled", "false")
     if master is not None:
         builder = builder.master(master)
+    if (master or "").startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
+        # Local workers run this interpreter (where hf_bpe is installed), not the first `python3` on PATH: a venv
+        # used without activating it (.venv/bin/hf-bpe --spark local[2]) failed in the workers on a missing import.
+        # pyspark reads the variable, not the spark.pyspark.python setting, when it ships Python functions.
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session

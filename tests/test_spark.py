@@ -94,6 +94,12 @@ def test_spark_dataframe_column_and_tokenize(spark, tmp_path):
     assert [row["text"] for row in rows] == texts
 
 
+def test_spark_local_workers_run_this_interpreter(spark):
+    # Not the first python3 on PATH: a venv used without activating it must still find hf_bpe in the workers.
+    expected = os.environ.get("PYSPARK_PYTHON") or sys.executable
+    assert spark.sparkContext.pythonExec == expected
+
+
 def test_spark_bad_input_names_the_column(spark, tmp_path):
     frame = spark.createDataFrame([("fine",), (None,)], "text string")
     with pytest.raises(InputError, match=r"column 'text' holds NoneType None \(partition \d+, row \d+\), not a string"):
