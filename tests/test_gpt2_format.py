@@ -25,6 +25,8 @@ from hf_bpe.formats.gpt2 import (
     dump_vocab_json,
     load_merges_txt,
     load_vocab_json,
+    spell_merges,
+    spell_tokens,
 )
 from hf_bpe.formats.tokenizer_json import (
     dump_tokenizer_json,
@@ -320,6 +322,35 @@ def test_gpt2_format_random_merges_equal_tokenizers_save(pairs) -> None:
         assert ours.encode("utf-8") == (Path(d) / "merges.txt").read_bytes()
         vocab = {str_to_token(s): i for s, i in spelled.items()}
         assert load_merges_txt(_write(Path(d) / "m.txt", ours), vocab=vocab) == list(pairs)
+
+
+@settings(deadline=None, derandomize=True, max_examples=100)
+@given(tokens=st.lists(_token_bytes, min_size=1, max_size=30, unique=True),
+       pairs=st.lists(st.tuples(_token_bytes, _token_bytes), max_size=30),
+       known_count=st.integers(0, 30))
+def test_gpt2_format_spelling_in_bulk_equals_token_by_token(tokens, pairs, known_count) -> None:
+    by_id = dict(enumerate(tokens))
+    spelled, known = spell_tokens(by_id, {"<s>": len(tokens)})
+    assert spelled == {i: token_to_str(t) for i, t in by_id.items()} | {len(tokens): "<s>"}
+    assert known == {t: token_to_str(t) for t in tokens}
+    # Parts found in `known` and parts spelled afresh give the same spellings.
+    partial = dict(list(known.items())[:known_count])
+    assert spell_merges(pairs, known=partial) == [(token_to_str(a), token_to_str(b)) for a, b in pairs]
+
+
+def test_gpt2_format_bulk_checks_still_name_the_bad_entry() -> None:
+    with pytest.raises(TypeError, match=r"token 1 must be bytes, got str 'b'"):
+        dump_vocab_json({0: b"a", 1: "b"})
+    with pytest.raises(ValueError, match=r"token 1 is empty"):
+        dump_vocab_json({0: b"a", 1: b""})
+    with pytest.raises(TypeError, match=r"a token id must be an int, got bool True"):
+        dump_vocab_json({True: b"a"})
+    with pytest.raises(ValueError, match=r"ids 0 and 1 are both spelled 'a'"):
+        dump_vocab_json({0: b"a"}, {"a": 1})
+    with pytest.raises(ValueError, match=r"merge 1 has an empty part"):
+        dump_merges_txt([(b"a", b"b"), (b"", b"c")])
+    with pytest.raises(ValueError, match=r"merge 0 \(b'a', b'c'\): its right part 'c' is not in the vocabulary"):
+        dump_tokenizer_json({0: b"a", 1: b"b", 2: b"ab"}, [(b"a", b"c")])
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from ..core.bytelevel import token_to_str
+from ..core.bytelevel import str_to_token
 from ..core.patterns import from_oniguruma, to_oniguruma
-from .gpt2 import check_merges, check_utf8, merge_parser, parse_json, read_text, spell_vocab, split_vocab, to_json
+from .gpt2 import check_utf8, merge_parser, parse_json, read_text, spell_merges, spell_tokens, split_vocab, to_json
 
-__all__ = ["dump_tokenizer_json", "load_tokenizer_json"]
+__all__ = ["check_pattern", "dump_tokenizer_json", "load_tokenizer_json", "render_tokenizer_json"]
 
 _EMPTY: Mapping[str, int] = MappingProxyType({})
 
@@ -81,28 +81,45 @@ def dump_tokenizer_json(
     for name, flag in (("add_prefix_space", add_prefix_space), ("ignore_merges", ignore_merges)):
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__} {flag!r}")
-    split_regex = None if pattern_regex is None else _check_pattern(pattern_regex)
+    split_regex = None if pattern_regex is None else check_pattern(pattern_regex)
 
-    # 2. vocabulary (id order) and merges, each merge checked against the vocabulary as tokenizers would.
-    spelled = spell_vocab(tokens, special_tokens)
+    # 2. vocabulary (id order) and merges.
+    spelled, known = spell_tokens(tokens, special_tokens)
+    return render_tokenizer_json(spelled, spell_merges(merges, known=known), special_tokens=special_tokens,
+                                 split_regex=split_regex, add_prefix_space=add_prefix_space,
+                                 ignore_merges=ignore_merges, unk_token=unk_token, fuse_unk=fuse_unk)
+
+
+def render_tokenizer_json(
+    spelled: Mapping[int, str],
+    pairs: Sequence[tuple[str, str]],
+    *,
+    special_tokens: Mapping[str, int],
+    split_regex: str | None,
+    add_prefix_space: bool,
+    ignore_merges: bool,
+    unk_token: str | None,
+    fuse_unk: bool,
+) -> str:
+    """Render :func:`dump_tokenizer_json`'s text from the spelled vocabulary and merges (``gpt2.spell_tokens``,
+    ``gpt2.spell_merges``) and the pre-tokenizer's regex as :func:`check_pattern` returns it (None: GPT-2's).
+
+    Raises:
+        ValueError: for a merge whose part or result is not in the vocabulary.
+    """
     vocab = {text: idx for idx, text in spelled.items()}
-    checked = check_merges(merges)
-    # Spelling is per byte, so spell(a + b) == spell(a) + spell(b); memoized because parts repeat a lot.
-    spell: dict[bytes, str] = {}
-    merge_pairs: list[list[str]] = []
-    for rank, (left, right) in enumerate(checked):
-        a = spell.get(left)
-        if a is None:
-            a = spell[left] = token_to_str(left)
-        b = spell.get(right)
-        if b is None:
-            b = spell[right] = token_to_str(right)
-        if a not in vocab or b not in vocab or a + b not in vocab:
+    # 1. Each merge checked against the vocabulary as tokenizers would: in bulk, then merge by merge to name one.
+    lefts = [a for a, _ in pairs]
+    rights = [b for _, b in pairs]
+    has = vocab.__contains__
+    if not (all(map(has, lefts)) and all(map(has, rights)) and all(map(has, map(str.__add__, lefts, rights)))):
+        for rank, (a, b) in enumerate(pairs):
             for part, what in ((a, "left part"), (b, "right part"), (a + b, "merged result")):
                 if part not in vocab:
-                    raise ValueError(f"merge {rank} {(left, right)!r}: its {what} {part!r} is not in the vocabulary "
-                                     "(tokenizers refuses such a model); add the token or drop the merge")
-        merge_pairs.append([a, b])
+                    raise ValueError(f"merge {rank} {(str_to_token(a), str_to_token(b))!r}: its {what} {part!r} "
+                                     "is not in the vocabulary (tokenizers refuses such a model); add the token or "
+                                     "drop the merge")
+    merge_pairs = list(map(list, pairs))
 
     # 3. the pipeline; key order is the one tokenizers serializes, so the text is stable through from_str/to_str.
     specials = sorted((idx, name) for name, idx in special_tokens.items())
@@ -111,7 +128,7 @@ def dump_tokenizer_json(
          "normalized": False, "special": True}
         for idx, name in specials
     ]
-    if pattern_regex is None:
+    if split_regex is None:
         pre_tokenizer: dict[str, Any] = {"type": "ByteLevel", "add_prefix_space": add_prefix_space,
                                          "trim_offsets": True, "use_regex": True}
     else:
@@ -147,7 +164,7 @@ def dump_tokenizer_json(
     return to_json(document)
 
 
-def _check_pattern(pattern: object) -> str:
+def check_pattern(pattern: object) -> str:
     """Validate a Python-`regex` pattern and return its Oniguruma spelling (see :func:`to_oniguruma`)."""
     if not isinstance(pattern, str):
         raise TypeError(f"pattern_regex must be a str or None, got {type(pattern).__name__} {pattern!r}")

@@ -522,15 +522,18 @@ class BPEModel:
         from ..formats import gpt2, hf_config, manifest, tokenizer_json
 
         tokens = {i: t for t, i in self._vocab.items()}
+        # Spelled once for the three files (what the dump_* functions each do alone).
+        spelled, known = gpt2.spell_tokens(tokens, self._specials)
+        pairs = gpt2.spell_merges(self._merges, known=known)
         pattern_regex = None if self._pretokenizer.name == "gpt2" else self._pretokenizer.regex
         files = {
-            "vocab.json": gpt2.dump_vocab_json(tokens, self._specials),
-            "merges.txt": gpt2.dump_merges_txt(self._merges),
-            "tokenizer.json": tokenizer_json.dump_tokenizer_json(
-                tokens,
-                self._merges,
+            "vocab.json": gpt2.render_vocab_json(spelled),
+            "merges.txt": gpt2.render_merges_txt(pairs),
+            "tokenizer.json": tokenizer_json.render_tokenizer_json(
+                spelled,
+                pairs,
                 special_tokens=self._specials,
-                pattern_regex=pattern_regex,
+                split_regex=None if pattern_regex is None else tokenizer_json.check_pattern(pattern_regex),
                 add_prefix_space=self.add_prefix_space,
                 ignore_merges=self._ignore_merges,
                 unk_token=self._unk[0],
