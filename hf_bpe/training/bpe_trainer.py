@@ -30,12 +30,8 @@ from ..core.pretokenize import Pretokenizer
 from ..errors import InputError
 from ..model.bpe import BPEModel
 from ..model.classic import ClassicModel
-from .counts import (
-    WordCounts,
-    choose_workers,
-    corpus_chars_hint,
-    progress_bar,
-)
+from .counts import WordCounts, choose_workers, corpus_chars_hint
+from .progress import progress_bar
 
 __all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "train", "train_from_counts"]
 

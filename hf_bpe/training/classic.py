@@ -20,7 +20,6 @@ Words keep the order in which the corpus first shows them: the first-seen tie-br
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ import numpy as np
 
 from ..core import _classic
 from ..core.pretokenize import Pretokenizer
+from . import progress
 from .corpus import is_paths, iter_texts
 
 __all__ = [
@@ -61,10 +61,8 @@ def iter_corpus_texts(corpus: Any, *, text_column: str = "text", whole_files: bo
 
 
 def progress_bar(show: bool, total: int | None) -> Any:
-    """A tqdm bar of merges on stderr (disabled unless ``show``)."""
-    from tqdm.auto import tqdm
-
-    return tqdm(disable=not show, file=sys.stderr, total=total, desc="merges", dynamic_ncols=True)
+    """A bar of merges on stderr (disabled unless ``show``)."""
+    return progress.progress_bar(show, total=total, desc="merges")
 
 
 def _count(words: Iterable[str], counts: dict[str, int]) -> None:

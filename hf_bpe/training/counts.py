@@ -41,9 +41,9 @@ from ..core.pretokenize import Pretokenizer, usable_cpus
 from ..errors import InputError
 from ..formats.manifest import ORDERS, CorpusFingerprint, combine_fingerprints
 from .corpus import LineBlock, is_paths, iter_batches, iter_texts
+from .progress import progress_bar
 
-__all__ = ["COUNTS_FORMAT_VERSION", "MAX_COUNT", "WordCounts", "choose_workers", "corpus_chars_hint", "count_words",
-           "progress_bar"]
+__all__ = ["COUNTS_FORMAT_VERSION", "MAX_COUNT", "WordCounts", "choose_workers", "corpus_chars_hint", "count_words"]
 
 COUNTS_FORMAT_VERSION = 1
 # The merge loop's counts are signed 64-bit (hf_bpe.core._reference.MAX_COUNT).
@@ -360,13 +360,6 @@ class WordCounts(Mapping[bytes, int]):
             except ValueError as exc:
                 raise InputError(f"adding {os.fspath(path)!r}: {exc}") from None
         return total
-
-
-def progress_bar(enabled: bool, **kwargs: Any) -> Any:
-    """Return a tqdm progress bar on stderr (disabled unless ``enabled``)."""
-    from tqdm.auto import tqdm
-
-    return tqdm(disable=not enabled, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
 def _ignore_interrupts() -> None:
