@@ -379,9 +379,11 @@ def saved_merges(vocab: Sequence[bytes], merges: Sequence[tuple[int, int, int]])
     >>> saved_merges([b"a", b"b", b"ab", b"ab"], [(0, 1, 2), (0, 1, 3)])
     [(b'a', b'b')]
     """
-    last_rank = {(left, right): rank for rank, (left, right, _new) in enumerate(merges)}
-    ordered = sorted(last_rank.items(), key=lambda item: item[1])
-    return [(vocab[left], vocab[right]) for (left, right), _rank in ordered]
+    pairs = [(left, right) for left, right, _new in merges]
+    last_rank = dict(zip(pairs, range(len(pairs))))  # a repeated pair keeps its last rank
+    if len(last_rank) != len(pairs):
+        pairs = sorted(last_rank, key=last_rank.__getitem__)
+    return [(vocab[left], vocab[right]) for left, right in pairs]
 
 
 def check_encoder_args(
@@ -405,9 +407,9 @@ def check_encoder_args(
     # Fast path, the common case (a trained or loaded model: plain int triples): checked in bulk, in C-level
     # loops (the per-merge checks below took 0.3 s on 32,000 merges, serial time in every training run).
     plain = merges = merges if type(merges) is list else list(merges)
-    if all(type(m) is tuple and len(m) == 3 for m in plain):
+    if set(map(type, plain)) <= {tuple} and set(map(len, plain)) <= {3}:
         flat = [i for m in plain for i in m]
-        if all(type(i) is int for i in flat) and (not flat or (min(flat) >= 0 and max(flat) <= MAX_ID)):
+        if set(map(type, flat)) <= {int} and (not flat or (min(flat) >= 0 and max(flat) <= MAX_ID)):
             checked = plain.copy()
             merges = ()  # nothing left for the slow path
     for rank, merge in enumerate(merges):

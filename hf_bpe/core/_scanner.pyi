@@ -4,6 +4,7 @@ from collections.abc import Mapping
 
 SCANNERS: Mapping[str, int]
 TABLE_BUILD_SECONDS: float | None
+TABLE_SOURCE: str | None
 
 def split(text: str, pid: int) -> list[str]: ...
 def split_bytes(text: str, pid: int) -> list[bytes]: ...

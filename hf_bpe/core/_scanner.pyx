@@ -91,6 +91,7 @@ cdef uint8_t FOLD_EXTRA_LETTER[MAX_FOLD_EXTRA]
 cdef int n_fold_extra = 0
 
 TABLE_BUILD_SECONDS = None            # one-time cost of _build_tables, for reporting
+TABLE_SOURCE = None                   # where _build_tables found the tables: "cache" or "regex"
 
 
 cdef void _or_range(uint8_t* t, Py_ssize_t a, Py_ssize_t b, uint8_t flag) noexcept nogil:
@@ -110,20 +111,68 @@ def _all_code_points():
     return raw.decode("utf-32-le" if sys.byteorder == "little" else "utf-32-be")
 
 
-def _build_tables():
-    """Fill the class table and the contraction case-folding map from the installed ``regex`` module.
+# Bump when the flags or the cached layout change: a cache entry of another format is never read.
+_TABLE_FORMAT = 1
+_TABLE_SIZE = 0x110000
 
-    Runs once (about 0.06 s); every scanner call checks ``T != NULL`` first. Raises RuntimeError if ``regex``
-    breaks an invariant the scanners rely on (checked here so a future Unicode/regex change fails loudly).
+
+def _build_tables():
+    """Fill the class table and the contraction case-folding map, as the installed ``regex`` module classifies.
+
+    Built from ``regex`` itself (about 0.05 s, ``_compute_tables``) once per ``regex`` version and kept in the
+    per-user cache (``hf_bpe.core.disk_cache``): later runs read it (~2 ms). Every scanner call checks ``T != NULL``
+    first. Raises RuntimeError if ``regex`` breaks an invariant the scanners rely on (checked here, on cached tables
+    too, so a future Unicode/regex change fails loudly).
     """
-    global _table, T, n_fold_extra, TABLE_BUILD_SECONDS
+    global _table, T, n_fold_extra, TABLE_BUILD_SECONDS, TABLE_SOURCE
     import regex
 
+    from hf_bpe.core import disk_cache
+
     cdef double t0 = time.perf_counter()
-    cdef bytearray table = bytearray(0x110000)
+    name = f"scanner-classes-regex-{regex.__version__}-v{_TABLE_FORMAT}.bin"
+    found = _unpack_tables(disk_cache.load(name))
+    source = "cache"
+    if found is None:
+        found = _compute_tables(regex)
+        disk_cache.store(name, bytes(found[0]) + bytes(found[1]) + b"".join(
+            cp.to_bytes(4, "little") + bytes([letter]) for cp, letter in found[2]))
+        source = "regex"
+    table, fold_ascii, extras = found
+    _check_classes(table)
+    cdef Py_ssize_t cp
+    for cp in range(128):
+        FOLD_ASCII[cp] = fold_ascii[cp]
+    for cp, (a, b) in enumerate(extras):
+        FOLD_EXTRA_CP[cp] = <uint32_t>a
+        FOLD_EXTRA_LETTER[cp] = <uint8_t>b
+    n_fold_extra = len(extras)
+    _table = table
+    T = <const uint8_t*><char*>_table
+    TABLE_BUILD_SECONDS = time.perf_counter() - t0
+    TABLE_SOURCE = source
+
+
+def _unpack_tables(payload):
+    """(table, fold_ascii, extras) from a cache entry, or None when there is none or it is not one."""
+    if payload is None or len(payload) < _TABLE_SIZE + 128 or (len(payload) - _TABLE_SIZE - 128) % 5:
+        return None
+    fold_ascii = payload[_TABLE_SIZE:_TABLE_SIZE + 128]
+    rest = payload[_TABLE_SIZE + 128:]
+    extras = [(int.from_bytes(rest[i:i + 4], "little"), rest[i + 4]) for i in range(0, len(rest), 5)]
+    letters = set(b"strevmld")
+    if len(extras) > MAX_FOLD_EXTRA or not all(b in letters for _, b in extras) or \
+            not all(b == 0 or b in letters for b in fold_ascii):
+        return None
+    return bytearray(payload[:_TABLE_SIZE]), fold_ascii, extras
+
+
+def _compute_tables(regex):
+    """Return (table, fold_ascii, extras) as the installed ``regex`` classifies every code point."""
+    cdef bytearray table = bytearray(_TABLE_SIZE)
     cdef uint8_t* t = table
     cdef Py_ssize_t a, b, cp
-    cdef uint8_t flag, f
+    cdef uint8_t flag
     allchars = _all_code_points()
     # 1. Runs of each class over all code points; an index past the surrogate gap is cp - 0x800.
     #    o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}] are unions of single properties,
@@ -150,25 +199,10 @@ def _build_tables():
                 _or_range(t, 0xE000, b + 0x800, flag)
     t[0x0A] |= F_NL
     t[0x0D] |= F_NL
-    # 2. Invariants the scanners use: L, N, \s are disjoint; every letter is in an o200k run class, and those
-    #    classes hold no digit or space; \r, \n and space are \s; the apostrophe and '/' are "other"
-    #    ([^\s\p{L}\p{N}]).
-    for cp in range(0x110000):
-        f = t[cp]
-        if (f & F_L and f & (F_N | F_S)) or (f & F_N and f & F_S):
-            raise RuntimeError(f"regex puts U+{cp:04X} in two of \\p{{L}}, \\p{{N}}, \\s; the scanner assumes not")
-        if f & F_L and not f & (F_UP | F_LO):
-            raise RuntimeError(f"U+{cp:04X} is \\p{{L}} but in neither o200k letter class")
-        if f & (F_UP | F_LO) and f & (F_N | F_S):
-            raise RuntimeError(f"U+{cp:04X} is in an o200k letter class and in \\p{{N}} or \\s")
-    if not (t[0x0A] & F_S and t[0x0D] & F_S and t[CH_SPACE] & F_S) or t[CH_APOS] & F_LNS or t[CH_SLASH] & F_LNS:
-        raise RuntimeError("regex classifies space, \\r, \\n, ' or / unexpectedly; the scanner assumes the usual")
-    # 3. Letters that (?i:...) lets stand for s t r e v m l d (e.g. U+017F LONG S for s), per the same regex.
+    # 2. Letters that (?i:...) lets stand for s t r e v m l d (e.g. U+017F LONG S for s), per the same regex.
     if regex.findall(r"(?i:')", allchars) != ["'"]:
         raise RuntimeError("regex lets (?i:') match more than the apostrophe; the scanner assumes not")
-    cdef uint8_t fold_ascii[128]
-    for cp in range(128):
-        fold_ascii[cp] = 0
+    fold_ascii = bytearray(128)
     extras = []
     for ch in regex.findall(r"(?i:[strevmld])", allchars):
         letters = [x for x in "strevmld" if regex.fullmatch(f"(?i:{x})", ch)]
@@ -180,15 +214,26 @@ def _build_tables():
             extras.append((ord(ch), ord(letters[0])))
     if len(extras) > MAX_FOLD_EXTRA:
         raise RuntimeError(f"regex case-folds {len(extras)} non-ASCII letters to s t r e v m l d; room for 32")
-    for cp in range(128):
-        FOLD_ASCII[cp] = fold_ascii[cp]
-    for cp, (a, b) in enumerate(extras):
-        FOLD_EXTRA_CP[cp] = <uint32_t>a
-        FOLD_EXTRA_LETTER[cp] = <uint8_t>b
-    n_fold_extra = len(extras)
-    _table = table
-    T = t
-    TABLE_BUILD_SECONDS = time.perf_counter() - t0
+    return table, bytes(fold_ascii), extras
+
+
+def _check_classes(bytearray table):
+    """Raise RuntimeError unless the classes hold the invariants the scanners use: L, N, \\s are disjoint; every
+    letter is in an o200k run class, and those classes hold no digit or space; \\r, \\n and space are \\s; the
+    apostrophe and '/' are "other" ([^\\s\\p{L}\\p{N}])."""
+    cdef const uint8_t* t = <const uint8_t*><char*>table
+    cdef Py_ssize_t cp
+    cdef uint8_t f
+    for cp in range(_TABLE_SIZE):
+        f = t[cp]
+        if (f & F_L and f & (F_N | F_S)) or (f & F_N and f & F_S):
+            raise RuntimeError(f"regex puts U+{cp:04X} in two of \\p{{L}}, \\p{{N}}, \\s; the scanner assumes not")
+        if f & F_L and not f & (F_UP | F_LO):
+            raise RuntimeError(f"U+{cp:04X} is \\p{{L}} but in neither o200k letter class")
+        if f & (F_UP | F_LO) and f & (F_N | F_S):
+            raise RuntimeError(f"U+{cp:04X} is in an o200k letter class and in \\p{{N}} or \\s")
+    if not (t[0x0A] & F_S and t[0x0D] & F_S and t[CH_SPACE] & F_S) or t[CH_APOS] & F_LNS or t[CH_SLASH] & F_LNS:
+        raise RuntimeError("regex classifies space, \\r, \\n, ' or / unexpectedly; the scanner assumes the usual")
 
 
 cdef inline int _ensure_tables() except -1:
