@@ -14,6 +14,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hf_bpe.core import _spelling
 from hf_bpe.core.bytelevel import str_to_token, token_to_str
 from hf_bpe.core.patterns import (
     GPT2_PATTERN,
@@ -25,8 +26,10 @@ from hf_bpe.formats.gpt2 import (
     dump_vocab_json,
     load_merges_txt,
     load_vocab_json,
-    spell_merges,
-    spell_tokens,
+    lay_out_vocab,
+    merge_parts,
+    render_merges_txt,
+    render_vocab_json,
 )
 from hf_bpe.formats.tokenizer_json import (
     dump_tokenizer_json,
@@ -324,18 +327,24 @@ def test_gpt2_format_random_merges_equal_tokenizers_save(pairs) -> None:
         assert load_merges_txt(_write(Path(d) / "m.txt", ours), vocab=vocab) == list(pairs)
 
 
-@settings(deadline=None, derandomize=True, max_examples=100)
+@settings(deadline=None, derandomize=True, max_examples=200)
 @given(tokens=st.lists(_token_bytes, min_size=1, max_size=30, unique=True),
-       pairs=st.lists(st.tuples(_token_bytes, _token_bytes), max_size=30),
-       known_count=st.integers(0, 30))
-def test_gpt2_format_spelling_in_bulk_equals_token_by_token(tokens, pairs, known_count) -> None:
-    by_id = dict(enumerate(tokens))
-    spelled, known = spell_tokens(by_id, {"<s>": len(tokens)})
-    assert spelled == {i: token_to_str(t) for i, t in by_id.items()} | {len(tokens): "<s>"}
-    assert known == {t: token_to_str(t) for t in tokens}
-    # Parts found in `known` and parts spelled afresh give the same spellings.
-    partial = dict(list(known.items())[:known_count])
-    assert spell_merges(pairs, known=partial) == [(token_to_str(a), token_to_str(b)) for a, b in pairs]
+       specials=st.lists(_special_text, max_size=5, unique=True),
+       pairs=st.lists(st.tuples(_token_bytes, _token_bytes), max_size=30))
+def test_gpt2_format_compiled_rendering_equals_json_and_token_by_token_spelling(tokens, specials, pairs) -> None:
+    # The compiled writers against the definition: json.dumps of the spelled dict, one merge line per pair.
+    spellings = [token_to_str(t) for t in tokens]
+    specials = [s for s in specials if s not in spellings]
+    by_id = dict(enumerate(reversed(tokens)))  # not in id order: the layout sorts
+    special_ids = {name: len(tokens) + i for i, name in enumerate(specials)}
+    spelled = {token_to_str(t): i for i, t in sorted(by_id.items())} | special_ids
+    layout = lay_out_vocab(by_id, special_ids)
+    assert render_vocab_json(layout) == json.dumps(spelled, ensure_ascii=False, separators=(",", ":"))
+    lefts, rights = merge_parts(pairs)
+    assert render_merges_txt(lefts, rights) == "#version: 0.2\n" + "".join(
+        f"{token_to_str(a)} {token_to_str(b)}\n" for a, b in pairs)
+    assert _spelling.merges_json(lefts, rights) == json.dumps(
+        [[token_to_str(a), token_to_str(b)] for a, b in pairs], ensure_ascii=False, separators=(",", ":"))
 
 
 def test_gpt2_format_bulk_checks_still_name_the_bad_entry() -> None:
@@ -351,6 +360,13 @@ def test_gpt2_format_bulk_checks_still_name_the_bad_entry() -> None:
         dump_merges_txt([(b"a", b"b"), (b"", b"c")])
     with pytest.raises(ValueError, match=r"merge 0 \(b'a', b'c'\): its right part 'c' is not in the vocabulary"):
         dump_tokenizer_json({0: b"a", 1: b"b", 2: b"ab"}, [(b"a", b"c")])
+    # The compiled writers refuse what would crash them (their callers check first).
+    with pytest.raises(TypeError, match=r"a token must be bytes, got str 'b'"):
+        _spelling.merges_text([b"a"], ["b"])
+    with pytest.raises(ValueError, match=r"ids must be >= 0, got -1"):
+        _spelling.json_object([b"a"], [-1])
+    with pytest.raises(ValueError, match=r"as many ids as keys"):
+        _spelling.json_object([b"a"], [])
 
 
 # ----------------------------------------------------------------------------------------------------------------

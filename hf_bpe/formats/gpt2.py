@@ -21,8 +21,9 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
+from ..core import _spelling
 from ..core.bytelevel import str_to_token, token_to_str
 
 __all__ = [
@@ -30,16 +31,16 @@ __all__ = [
     "dump_vocab_json",
     "load_merges_txt",
     "load_vocab_json",
+    "lay_out_vocab",
+    "merge_parts",
     "render_merges_txt",
     "render_vocab_json",
-    "spell_merges",
-    "spell_tokens",
+    "VocabLayout",
 ]
 
 _MAX_ID = 2**32 - 1  # tokenizers stores ids as u32
 _HEADER = "#version: 0.2\n"
 _EMPTY: Mapping[str, int] = MappingProxyType({})
-_NO_SPELLINGS: Mapping[bytes, str] = MappingProxyType({})
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -73,17 +74,25 @@ def check_utf8(text: str, what: str) -> None:
                          "remove it or pass a valid Unicode string") from None
 
 
-def spell_vocab(tokens: Mapping[int, bytes], special_tokens: Mapping[str, int]) -> dict[int, str]:
-    """Return id -> spelling for the union of regular and special tokens, validated, sorted by id."""
-    return spell_tokens(tokens, special_tokens)[0]
+class VocabLayout(NamedTuple):
+    """A vocabulary checked and laid out for the writers: its entries in id order.
+
+    ``keys[i]`` is a regular token's bytes (spelled when written) or a special token's name as a JSON string literal;
+    ``present`` holds the bytes of every token the written vocabulary spells (regular tokens, and the specials whose
+    names are byte-level spellings), to check merges against.
+    """
+
+    keys: list[bytes | str]
+    ids: list[int]
+    present: frozenset[bytes]
 
 
-def spell_tokens(tokens: Mapping[int, bytes],
-                 special_tokens: Mapping[str, int]) -> tuple[dict[int, str], dict[bytes, str]]:
-    """Return what :func:`spell_vocab` returns, and each regular token's spelling (for spelling merges).
+def lay_out_vocab(tokens: Mapping[int, bytes], special_tokens: Mapping[str, int]) -> VocabLayout:
+    """Check the union of regular and special tokens and lay it out in id order (see :class:`VocabLayout`).
 
-    >>> spell_tokens({0: b" ", 1: b"a"}, {"<s>": 2})
-    ({0: 'Ġ', 1: 'a', 2: '<s>'}, {b' ': 'Ġ', b'a': 'a'})
+    >>> layout = lay_out_vocab({1: b" ", 0: b"a"}, {"<s>": 2})
+    >>> layout.keys, layout.ids, sorted(layout.present)
+    ([b'a', b' ', '"<s>"'], [0, 1, 2], [b' ', b'<s>', b'a'])
     """
     if not isinstance(tokens, Mapping):
         raise TypeError(f"tokens must be a mapping id -> bytes, got {type(tokens).__name__} {tokens!r:.80}")
@@ -102,9 +111,17 @@ def spell_tokens(tokens: Mapping[int, bytes],
                                 "encode str tokens with .encode('utf-8')")
             if not token:
                 raise ValueError(f"token {idx} is empty (b''); every token must have at least one byte")
-    regular = list(map(token_to_str, raw))
-    spelled = dict(zip(ids, regular))
-    # 2. The specials.
+        raw = [bytes(token) for token in raw]  # bytes subclasses: the writers take exact bytes
+    entries: dict[int, bytes | str] = dict(zip(ids, raw))
+    # 2. A spelling may appear once: JSON objects cannot hold the same key twice and tokenizers maps str -> id.
+    # Spelling is one-to-one on bytes, so two regular tokens collide exactly when their bytes are equal.
+    if len(set(raw)) != len(raw):
+        seen: dict[bytes, int] = {}
+        for idx, token in zip(ids, raw):
+            if token in seen:
+                raise _same_spelling(seen[token], idx, token_to_str(token))
+            seen[token] = idx
+    # 3. The specials; one that shares its id with a regular token replaces it: one entry, the special's spelling.
     special_owner: dict[int, str] = {}
     for name, idx in special_tokens.items():
         if not isinstance(name, str):
@@ -117,17 +134,28 @@ def spell_tokens(tokens: Mapping[int, bytes],
             raise ValueError(f"special tokens {special_owner[idx]!r} and {name!r} share id {idx}; "
                              "give each special token its own id")
         special_owner[idx] = name
-        # A special that shares its id with a regular token replaces it: one entry, the special's spelling.
-        spelled[idx] = name
-    # 3. A spelling may appear once: JSON objects cannot hold the same key twice and tokenizers maps str -> id.
-    if len(set(spelled.values())) != len(spelled):
-        seen: dict[str, int] = {}
-        for idx, text in spelled.items():
-            if text in seen:
-                raise ValueError(f"ids {seen[text]} and {idx} are both spelled {text!r}; every token must be "
-                                 "unique (a special token may only share the id of its own spelling)")
-            seen[text] = idx
-    return dict(sorted(spelled.items())), dict(zip(raw, regular))
+        entries[idx] = name
+    present = {token for token in entries.values() if type(token) is bytes}
+    for name, idx in special_tokens.items():
+        try:
+            spelled = str_to_token(name)
+        except ValueError:
+            continue  # not a byte-level spelling: it cannot equal a regular token's
+        owner = next((i for i, token in entries.items() if token == spelled), None) if spelled in present else None
+        if owner is not None and owner != idx:
+            raise _same_spelling(min(owner, idx), max(owner, idx), name)
+        present.add(spelled)
+    order = sorted(entries)
+    keys = [entries[i] for i in order]
+    for i, key in enumerate(keys):
+        if type(key) is str:
+            keys[i] = to_json(key)
+    return VocabLayout(keys, order, frozenset(present))
+
+
+def _same_spelling(first: int, second: int, text: str) -> ValueError:
+    return ValueError(f"ids {first} and {second} are both spelled {text!r}; every token must be unique (a special "
+                      "token may only share the id of its own spelling)")
 
 
 def check_merges(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
@@ -183,7 +211,7 @@ def dump_vocab_json(tokens: Mapping[int, bytes], special_tokens: Mapping[str, in
     >>> dump_vocab_json({0: b"!", 1: b'"', 2: b"\\n"})
     '{"!":0,"\\\\"":1,"Ċ":2}'
     """
-    return render_vocab_json(spell_vocab(tokens, special_tokens))
+    return render_vocab_json(lay_out_vocab(tokens, special_tokens))
 
 
 def dump_merges_txt(merges: Sequence[tuple[bytes, bytes]]) -> str:
@@ -202,34 +230,27 @@ def dump_merges_txt(merges: Sequence[tuple[bytes, bytes]]) -> str:
     >>> dump_merges_txt([(b" ", b"t"), (b" t", b"he")])
     '#version: 0.2\\nĠ t\\nĠt he\\n'
     """
-    return render_merges_txt(spell_merges(merges))
+    return render_merges_txt(*merge_parts(merges))
 
 
-def spell_merges(merges: Sequence[tuple[bytes, bytes]], *,
-                 known: Mapping[bytes, str] = _NO_SPELLINGS) -> list[tuple[str, str]]:
-    """Check the merges and spell their parts; ``known`` holds spellings already made (:func:`spell_tokens`).
+def merge_parts(merges: Sequence[tuple[bytes, bytes]]) -> tuple[list[bytes], list[bytes]]:
+    """Check the merges and return their left parts and their right parts.
 
-    >>> spell_merges([(b" ", b"t")])
-    [('Ġ', 't')]
+    >>> merge_parts([(b" ", b"t"), (b" t", b"he")])
+    ([b' ', b' t'], [b't', b'he'])
     """
     checked = check_merges(merges)
-    if not checked:
-        return []
-    lefts, rights = zip(*checked)
-    spell = dict(known)  # parts repeat a lot: each is spelled once
-    for part in {*lefts, *rights}.difference(spell):
-        spell[part] = token_to_str(part)
-    return list(zip(map(spell.__getitem__, lefts), map(spell.__getitem__, rights)))
+    return [left for left, _ in checked], [right for _, right in checked]
 
 
-def render_vocab_json(spelled: Mapping[int, str]) -> str:
-    """Render ``vocab.json`` from :func:`spell_vocab`'s result."""
-    return to_json({text: idx for idx, text in spelled.items()})
+def render_vocab_json(layout: VocabLayout) -> str:
+    """Render ``vocab.json`` from :func:`lay_out_vocab`'s result (in compiled code: one pass over the bytes)."""
+    return _spelling.json_object(layout.keys, layout.ids)
 
 
-def render_merges_txt(pairs: Sequence[tuple[str, str]]) -> str:
-    """Render ``merges.txt`` from :func:`spell_merges`' result."""
-    return "".join([_HEADER, *[f"{a} {b}\n" for a, b in pairs]])
+def render_merges_txt(lefts: list[bytes], rights: list[bytes]) -> str:
+    """Render ``merges.txt`` from :func:`merge_parts`' result."""
+    return _HEADER + _spelling.merges_text(lefts, rights)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -18,9 +18,20 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from ..core.bytelevel import str_to_token
+from ..core import _spelling
+from ..core.bytelevel import token_to_str
 from ..core.patterns import from_oniguruma, to_oniguruma
-from .gpt2 import check_utf8, merge_parser, parse_json, read_text, spell_merges, spell_tokens, split_vocab, to_json
+from .gpt2 import (
+    VocabLayout,
+    check_utf8,
+    lay_out_vocab,
+    merge_parts,
+    merge_parser,
+    parse_json,
+    read_text,
+    split_vocab,
+    to_json,
+)
 
 __all__ = ["check_pattern", "dump_tokenizer_json", "load_tokenizer_json", "render_tokenizer_json"]
 
@@ -84,15 +95,16 @@ def dump_tokenizer_json(
     split_regex = None if pattern_regex is None else check_pattern(pattern_regex)
 
     # 2. vocabulary (id order) and merges.
-    spelled, known = spell_tokens(tokens, special_tokens)
-    return render_tokenizer_json(spelled, spell_merges(merges, known=known), special_tokens=special_tokens,
+    lefts, rights = merge_parts(merges)
+    return render_tokenizer_json(lay_out_vocab(tokens, special_tokens), lefts, rights, special_tokens=special_tokens,
                                  split_regex=split_regex, add_prefix_space=add_prefix_space,
                                  ignore_merges=ignore_merges, unk_token=unk_token, fuse_unk=fuse_unk)
 
 
 def render_tokenizer_json(
-    spelled: Mapping[int, str],
-    pairs: Sequence[tuple[str, str]],
+    layout: VocabLayout,
+    lefts: list[bytes],
+    rights: list[bytes],
     *,
     special_tokens: Mapping[str, int],
     split_regex: str | None,
@@ -101,25 +113,21 @@ def render_tokenizer_json(
     unk_token: str | None,
     fuse_unk: bool,
 ) -> str:
-    """Render :func:`dump_tokenizer_json`'s text from the spelled vocabulary and merges (``gpt2.spell_tokens``,
-    ``gpt2.spell_merges``) and the pre-tokenizer's regex as :func:`check_pattern` returns it (None: GPT-2's).
+    """Render :func:`dump_tokenizer_json`'s text from the laid-out vocabulary and the merges' parts
+    (``gpt2.lay_out_vocab``, ``gpt2.merge_parts``) and the pre-tokenizer's regex as :func:`check_pattern` returns it
+    (None: GPT-2's).
 
     Raises:
         ValueError: for a merge whose part or result is not in the vocabulary.
     """
-    vocab = {text: idx for idx, text in spelled.items()}
     # 1. Each merge checked against the vocabulary as tokenizers would: in bulk, then merge by merge to name one.
-    lefts = [a for a, _ in pairs]
-    rights = [b for _, b in pairs]
-    has = vocab.__contains__
-    if not (all(map(has, lefts)) and all(map(has, rights)) and all(map(has, map(str.__add__, lefts, rights)))):
-        for rank, (a, b) in enumerate(pairs):
+    has = layout.present.__contains__
+    if not (all(map(has, lefts)) and all(map(has, rights)) and all(map(has, map(bytes.__add__, lefts, rights)))):
+        for rank, (a, b) in enumerate(zip(lefts, rights)):
             for part, what in ((a, "left part"), (b, "right part"), (a + b, "merged result")):
-                if part not in vocab:
-                    raise ValueError(f"merge {rank} {(str_to_token(a), str_to_token(b))!r}: its {what} {part!r} "
-                                     "is not in the vocabulary (tokenizers refuses such a model); add the token or "
-                                     "drop the merge")
-    merge_pairs = list(map(list, pairs))
+                if part not in layout.present:
+                    raise ValueError(f"merge {rank} {(a, b)!r}: its {what} {token_to_str(part)!r} is not in the "
+                                     "vocabulary (tokenizers refuses such a model); add the token or drop the merge")
 
     # 3. the pipeline; key order is the one tokenizers serializes, so the text is stable through from_str/to_str.
     specials = sorted((idx, name) for name, idx in special_tokens.items())
@@ -157,11 +165,14 @@ def render_tokenizer_json(
             "fuse_unk": fuse_unk,
             "byte_fallback": False,
             "ignore_merges": ignore_merges,
-            "vocab": vocab,
-            "merges": merge_pairs,
         },
     }
-    return to_json(document)
+    # 4. The text: "model" is the document's last key, and "vocab" and "merges" the model's last two; they are
+    # rendered in compiled code and spliced in, the rest by json.
+    head = to_json(document)
+    vocab = _spelling.json_object(layout.keys, layout.ids)
+    return f'{head[:-2]},"vocab":{vocab},"merges":{_spelling.merges_json(lefts, rights)}}}}}'
+
 
 
 def check_pattern(pattern: object) -> str:

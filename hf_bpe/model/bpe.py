@@ -540,16 +540,17 @@ class BPEModel:
         from ..formats import gpt2, hf_config, manifest, tokenizer_json
 
         tokens = {i: t for t, i in self._vocab.items()}
-        # Spelled once for the three files (what the dump_* functions each do alone).
-        spelled, known = gpt2.spell_tokens(tokens, self._specials)
-        pairs = gpt2.spell_merges(self._merges, known=known)
+        # Checked and laid out once for the three files (what the dump_* functions each do alone).
+        layout = gpt2.lay_out_vocab(tokens, self._specials)
+        lefts, rights = gpt2.merge_parts(self._merges)
         pattern_regex = None if self._pretokenizer.name == "gpt2" else self._pretokenizer.regex
         files = {
-            "vocab.json": gpt2.render_vocab_json(spelled),
-            "merges.txt": gpt2.render_merges_txt(pairs),
+            "vocab.json": gpt2.render_vocab_json(layout),
+            "merges.txt": gpt2.render_merges_txt(lefts, rights),
             "tokenizer.json": tokenizer_json.render_tokenizer_json(
-                spelled,
-                pairs,
+                layout,
+                lefts,
+                rights,
                 special_tokens=self._specials,
                 split_regex=None if pattern_regex is None else tokenizer_json.check_pattern(pattern_regex),
                 add_prefix_space=self.add_prefix_space,
