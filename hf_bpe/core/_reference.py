@@ -379,11 +379,12 @@ def saved_merges(vocab: Sequence[bytes], merges: Sequence[tuple[int, int, int]])
     >>> saved_merges([b"a", b"b", b"ab", b"ab"], [(0, 1, 2), (0, 1, 3)])
     [(b'a', b'b')]
     """
-    pairs = [(left, right) for left, right, _new in merges]
+    pairs = list(map(operator.itemgetter(0, 1), merges))
     last_rank = dict(zip(pairs, range(len(pairs))))  # a repeated pair keeps its last rank
     if len(last_rank) != len(pairs):
         pairs = sorted(last_rank, key=last_rank.__getitem__)
-    return [(vocab[left], vocab[right]) for left, right in pairs]
+    spell = vocab.__getitem__
+    return list(zip(map(spell, map(operator.itemgetter(0), pairs)), map(spell, map(operator.itemgetter(1), pairs))))
 
 
 def check_encoder_args(

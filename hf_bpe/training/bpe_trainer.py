@@ -255,9 +255,11 @@ def _build_model(
     special_ids = {token: i for i, token in enumerate(specials)}
     # A special token that spells a byte (or a merge result) shares its id with that regular token, as in
     # tokenizers: `--special-token '!'` gives '!' id 0 for both, and the merges still use it.
-    shared = {i for i, token in enumerate(vocab[: len(specials)]) if len(token) == 1}
-    shared.update(i for triple in merges for i in triple if i < len(specials))
-    regular = {token: i for i, token in enumerate(vocab) if i >= len(specials) or i in shared}
+    regular = dict(zip(vocab, range(len(vocab))))  # a token made twice keeps its last id, as in tokenizers
+    if specials:
+        shared = {i for i, token in enumerate(vocab[: len(specials)]) if len(token) == 1}
+        shared.update(i for triple in merges for i in triple if i < len(specials))
+        regular = {token: i for i, token in enumerate(vocab) if i >= len(specials) or i in shared}
     # The merges as tokenizers saves them (a pair merged twice keeps its last rank), so the files are byte-identical.
     return BPEModel(regular, saved_merges(vocab, merges), special_tokens=special_ids, pattern=pattern,
                     add_prefix_space=add_prefix_space, provenance=provenance, roles=roles)
