@@ -71,9 +71,12 @@ enum CountFailure { COUNT_OK = 0, COUNT_BAD_TEXT = 1, COUNT_NO_MEMORY = 2 };
 // for the GIL (a Python thread that counts must take it back between batches, and waited out the reader's 5 ms
 // switch interval: reading and counting ran in turn). Up to two batches wait or run at a time: the reader can be a
 // batch ahead, so that a slow block to read does not leave the counting threads idle (with one batch at a time they
-// idled ~0.1 s each on 165 MB). Thread t always counts into counters[t] (kept warm in its core's caches: a fresh
-// thread per batch, landing on either core, ran ~25% slower). Chunks are claimed in turn, so that a thread
-// sharing its core with the reader holds up at most one small chunk.
+// idled ~0.1 s each on 165 MB). The caller is counting thread 0: while two batches wait (nothing to read ahead
+// into) and in finish(), it counts their chunks instead of sleeping, so `threads` threads run on `threads` cores
+// (a pool of `threads` besides the reader put three busy threads on two cores: ~10% more CPU for the same work).
+// Thread t always counts into counters[t] (kept warm in its core's caches: a fresh thread per batch, landing on
+// either core, ran ~25% slower). Chunks are claimed in turn, so that the reader, counting between two blocks,
+// holds up at most one small chunk.
 class CountJob {
 public:
     CountJob() = default;
@@ -82,27 +85,28 @@ public:
     ~CountJob() {
         {
             std::unique_lock<std::mutex> lock(mutex_);
-            done_.wait(lock, [this] { return batches_.empty(); });
+            help_while(lock, [this] { return !batches_.empty(); });
             quit_ = true;
         }
         wake_.notify_all();
         for (auto& thread : pool_) thread.join();
     }
 
-    // Queue `refs` for `threads` pool threads, counted into counters[0..threads), text i stamped from base +
-    // (characters of texts 0..i-1); waits while two batches are queued. The caller keeps each batch's texts alive
-    // until completed() passes its number (start() returns it; batches complete in order) and does not move
-    // `counters` until finish(). Returns the batch's number.
+    // Queue `refs` for `threads` counting threads (this one and threads - 1 of the pool), counted into
+    // counters[0..threads), text i stamped from base + (characters of texts 0..i-1); while two batches are queued,
+    // counts their chunks here. The caller keeps each batch's texts alive until completed() passes its number
+    // (start() returns it; batches complete in order) and does not move `counters` until finish(). Returns the
+    // batch's number.
     uint64_t start(std::vector<TextRef>& refs, int pid, int threads, ScanFn scan, HfbpePieceCounter* counters,
                    uint64_t base) {
         if (threads < 1) threads = 1;
-        while ((int)pool_.size() < threads) {
+        while ((int)pool_.size() < threads - 1) {
             try {
-                int t = (int)pool_.size();
+                int t = (int)pool_.size() + 1;
                 pool_.emplace_back([this, t] { serve(t); });
-            } catch (...) {
-                if (pool_.empty()) throw;  // not one thread: the caller reports it
-                threads = (int)pool_.size();
+            } catch (...) {  // fewer threads than asked: this one counts the rest
+                threads = (int)pool_.size() + 1;
+                break;
             }
         }
         std::unique_ptr<Batch> batch(new Batch());
@@ -110,7 +114,7 @@ public:
         uint64_t number;
         {
             std::unique_lock<std::mutex> lock(mutex_);
-            done_.wait(lock, [this] { return batches_.size() < 2; });
+            help_while(lock, [this] { return batches_.size() >= 2; });
             number = batch->number = submitted_++;
             batches_.push_back(std::move(batch));
         }
@@ -146,7 +150,7 @@ public:
     // text in *failed_at and its number in *failed_batch. The failure is then forgotten.
     int finish(Py_ssize_t* failed_at, uint64_t* failed_batch) {
         std::unique_lock<std::mutex> lock(mutex_);
-        done_.wait(lock, [this] { return batches_.empty(); });
+        help_while(lock, [this] { return !batches_.empty(); });
         int status = fail_status_;
         *failed_at = fail_at_;
         *failed_batch = fail_batch_;
@@ -187,6 +191,7 @@ private:
     Py_ssize_t fail_at_ = -1;
     uint64_t fail_batch_ = 0;
     bool quit_ = false;
+    std::string caller_buf_;  // the caller's scratch buffer (one caller at a time: the tally's owner)
 
     // A batch's chunks (its own storage: no thread reads it before it is queued).
     static void prepare(Batch& batch, std::vector<TextRef>& refs, int pid, int threads, ScanFn scan,
@@ -246,6 +251,36 @@ private:
         }
         return nullptr;
     }
+    // Claim the next chunk of `batch` and count it as thread t (mutex_ held on entry and on return, not while
+    // counting); the thread that counts a batch's last chunk retires the complete batches at the front.
+    void count_next(std::unique_lock<std::mutex>& lock, Batch* batch, int t, std::string& buf) {
+        int k = batch->next++;
+        lock.unlock();
+        count_chunk(*batch, k, t, buf);
+        lock.lock();
+        if (++batch->done == batch->chunks) {
+            // Batches leave in order: the front, and any complete ones behind it.
+            while (!batches_.empty() && batches_.front()->done == batches_.front()->chunks) {
+                note_failures(*batches_.front());
+                batches_.pop_front();
+                ++completed_;
+            }
+            done_.notify_all();
+        }
+    }
+    // The caller (thread 0), while `busy()`: count a chunk when one is unclaimed, else sleep until a batch
+    // completes (a chunk only appears when the caller itself queues a batch). mutex_ held throughout.
+    template <class Busy>
+    void help_while(std::unique_lock<std::mutex>& lock, Busy busy) {
+        while (busy()) {
+            Batch* batch = claimable(0);
+            if (batch != nullptr) {
+                count_next(lock, batch, 0, caller_buf_);
+            } else {
+                done_.wait(lock);
+            }
+        }
+    }
     void serve(int t) {
         std::string buf;
         std::unique_lock<std::mutex> lock(mutex_);
@@ -253,19 +288,7 @@ private:
             Batch* batch = nullptr;
             wake_.wait(lock, [&] { return quit_ || (batch = claimable(t)) != nullptr; });
             if (quit_) return;
-            int k = batch->next++;
-            lock.unlock();
-            count_chunk(*batch, k, t, buf);
-            lock.lock();
-            if (++batch->done == batch->chunks) {
-                // Batches leave in order: the front, and any complete ones behind it.
-                while (!batches_.empty() && batches_.front()->done == batches_.front()->chunks) {
-                    note_failures(*batches_.front());
-                    batches_.pop_front();
-                    ++completed_;
-                }
-                done_.notify_all();
-            }
+            count_next(lock, batch, t, buf);
         }
     }
 };
