@@ -171,8 +171,9 @@ cdef class PieceTally:
 
     A corpus counted batch by batch into a dict pays one bytes object and one dict update per distinct piece of
     every batch; a tally pays them once. :meth:`add` counts a batch (on `threads` threads without the GIL);
-    :meth:`start` / :meth:`start_lines` begin counting one in the background and return at once (the caller reads
-    the next batch meanwhile; :meth:`finish` waits, and every other method finishes first).
+    :meth:`start` / :meth:`start_lines` begin counting one in the background and return (the caller reads the next
+    batch meanwhile; while two batches wait, and in :meth:`finish`, the calling thread counts too: `threads` is
+    the number of busy threads, this one included; every other method finishes first).
     """
 
     # One counter per thread, kept from batch to batch (each piece stamped with its position in the stream:

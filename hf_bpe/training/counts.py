@@ -138,7 +138,8 @@ class WordCounts(Mapping[bytes, int]):
             corpus: what :func:`hf_bpe.train` accepts.
             pattern, add_prefix_space: the pre-tokenizer (see :func:`hf_bpe.train`).
             text_column: the text column of a dataset.
-            workers: counting processes (see :func:`hf_bpe.train`); the counts never depend on it.
+            workers: counting threads (named patterns) or processes (a custom regex), see :func:`hf_bpe.train`; the
+                counts never depend on it.
             corpus_order: the fingerprint kept: ``"multiset"`` (the default: it can be added to other shards') or
                 ``"sequence"``.
             show_progress: a progress bar on stderr.
