@@ -155,11 +155,13 @@ def _check_local_files(paths: list[str]) -> None:
 def _count_partition(index: int, rows: Iterator[Any], pattern: str, add_prefix_space: bool, column: str,
                      suffix: str) -> Iterator[tuple[Any, Any]]:
     """Count one partition with the compiled scanner; yield (piece, count) and one (_STATS, ...) record."""
+    from .core._tally import sum_digests
     from .core.pretokenize import Pretokenizer
 
     tally = Pretokenizer(pattern, add_prefix_space=add_prefix_space).tally()
     counter = None if tally is not None else {}
     batch: list[str] = []
+    datas: list[bytes] = []  # the batch's UTF-8, for the multiset fingerprint (summed in compiled code)
     documents = size = total = 0
     for position, row in enumerate(rows):
         text = row[0]
@@ -171,11 +173,13 @@ def _count_partition(index: int, rows: Iterator[Any], pattern: str, add_prefix_s
         data = text.encode("utf-8", "surrogatepass")
         documents += 1
         size += len(data)
-        total += _sha(data)
+        datas.append(data)
         batch.append(text)
         if len(batch) >= 4096:
+            total += int.from_bytes(sum_digests(datas), "big")
             _count_batch(batch, pattern, add_prefix_space, tally, counter)
-            batch = []
+            batch, datas = [], []
+    total += int.from_bytes(sum_digests(datas), "big")
     _count_batch(batch, pattern, add_prefix_space, tally, counter)
     yield from (tally.into({}) if tally is not None else counter).items()
     yield _STATS, (documents, size, total % _MODULUS)

@@ -3,12 +3,15 @@ behaves as its callers assume (equal keys hash equally; a fingerprint and length
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import sysconfig
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 CSRC = Path(__file__).resolve().parents[1] / "hf_bpe" / "core" / "csrc"
 HEADERS = sorted(p.name for p in CSRC.glob("*.hpp"))
@@ -196,3 +199,15 @@ def _run_under_thread_sanitizer(source: Path) -> None:
     run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=180,
                          env={"TSAN_OPTIONS": "halt_on_error=1 exitcode=66"})
     assert (run.returncode, run.stdout.strip()) == (0, "ok"), run.stderr[-3000:]
+
+
+@settings(deadline=None, derandomize=True, max_examples=300)
+@given(st.lists(st.binary(max_size=300), min_size=1, max_size=4))
+def test_csrc_sha256_equals_hashlib(datas):
+    # csrc/sha256.hpp through its one caller (every length around the 55/56/64-byte padding boundaries and several
+    # blocks), summed as the multiset fingerprint sums: modulo 2**256, big-endian.
+    from hf_bpe.core._tally import sum_digests
+
+    expected = sum(int.from_bytes(hashlib.sha256(d).digest(), "big") for d in datas) % 2**256
+    assert int.from_bytes(sum_digests(datas), "big") == expected
+    assert sum_digests([datas[0]]) == hashlib.sha256(datas[0]).digest()

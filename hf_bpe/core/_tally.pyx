@@ -14,7 +14,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memchr
+from libc.string cimport memchr, memset
 from libcpp cimport bool as cbool
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -35,6 +35,11 @@ cdef extern from "csrc/piece_counter.hpp":
         const char* key_data(size_t i)
         size_t key_size(size_t i)
         int64_t value(size_t i)
+
+
+cdef extern from "csrc/sha256.hpp" namespace "hfbpe":
+    void sha256(const uint8_t* data, size_t n, uint8_t* out) nogil
+    void add_256(uint8_t* acc, const uint8_t* x) nogil
 
 
 cdef extern from "csrc/parallel_count.hpp":
@@ -440,3 +445,47 @@ def frame_lines(bytes raw not None):
         out.append(data + start, end - start)
         start = end
     return PyBytes_FromStringAndSize(out.data(), out.size())
+
+
+def sum_line_digests(bytes raw not None):
+    """Return ``(total, lines)``: the sha256 digests of the lines of `raw` (a line ends after each "\\n"; a last
+    line without one is a line too) added as 256-bit big-endian numbers modulo 2**256 (32 bytes, big-endian), and
+    how many lines: the order-free corpus fingerprint of a file's block, without a bytes object per line.
+
+    >>> import hashlib
+    >>> total, lines = sum_line_digests(b"a\\nbc\\n")
+    >>> lines, int.from_bytes(total, "big") == sum(int.from_bytes(hashlib.sha256(x).digest(), "big") for x in
+    ...                                           [b"a\\n", b"bc\\n"]) % 2**256
+    (2, True)
+    """
+    cdef const char* data = raw
+    cdef Py_ssize_t n = len(raw), start = 0, end, lines = 0
+    cdef const char* hit
+    cdef uint8_t acc[32]
+    cdef uint8_t digest[32]
+    memset(acc, 0, 32)
+    with nogil:
+        while start < n:
+            hit = <const char*>memchr(data + start, 10, n - start)
+            end = n if hit == NULL else hit - data + 1
+            sha256(<const uint8_t*>data + start, <size_t>(end - start), digest)
+            add_256(acc, digest)
+            lines += 1
+            start = end
+    return PyBytes_FromStringAndSize(<char*>acc, 32), lines
+
+
+def sum_digests(list datas not None):
+    """Return the sha256 digests of the bytes in `datas` added as 256-bit big-endian numbers modulo 2**256
+    (32 bytes, big-endian): the order-free corpus fingerprint of a batch of texts (their UTF-8)."""
+    cdef uint8_t acc[32]
+    cdef uint8_t digest[32]
+    cdef bytes data
+    memset(acc, 0, 32)
+    for item in datas:
+        if type(item) is not bytes:
+            raise TypeError(f"each item must be bytes, got {type(item).__name__} {item!r:.60}")
+        data = <bytes>item
+        sha256(<const uint8_t*><const char*>data, <size_t>len(data), digest)
+        add_256(acc, digest)
+    return PyBytes_FromStringAndSize(<char*>acc, 32)
