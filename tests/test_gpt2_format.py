@@ -358,6 +358,9 @@ def test_gpt2_format_bulk_checks_still_name_the_bad_entry() -> None:
         dump_vocab_json({0: b"a"}, {"a": 1})
     with pytest.raises(ValueError, match=r"merge 1 has an empty part"):
         dump_merges_txt([(b"a", b"b"), (b"", b"c")])
+    with pytest.raises(ValueError, match=r"merge 1 has an empty part"):  # an iterator is read once, and checked
+        dump_merges_txt(iter([(b"a", b"b"), (b"", b"c")]))
+    assert dump_merges_txt(iter([(b"a", b"b")])) == "#version: 0.2\na b\n"
     with pytest.raises(ValueError, match=r"merge 0 \(b'a', b'c'\): its right part 'c' is not in the vocabulary"):
         dump_tokenizer_json({0: b"a", 1: b"b", 2: b"ab"}, [(b"a", b"c")])
     # The compiled writers refuse what would crash them (their callers check first).

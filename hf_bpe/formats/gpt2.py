@@ -162,14 +162,14 @@ def check_merges(merges: Sequence[tuple[bytes, bytes]]) -> list[tuple[bytes, byt
     if isinstance(merges, (str, bytes)) or not isinstance(merges, Iterable):
         raise TypeError(f"merges must be a sequence of (bytes, bytes) pairs, got {type(merges).__name__} "
                         f"{merges!r:.80}")
-    out: list[tuple[bytes, bytes]] = list(merges)
+    given = list(merges)  # read once: `merges` may be an iterator
     # The common case checked in bulk, in C loops; the loop below names the first bad merge otherwise.
-    if set(map(type, out)) <= {tuple} and set(map(len, out)) <= {2}:
-        parts = [part for pair in out for part in pair]
+    if set(map(type, given)) <= {tuple} and set(map(len, given)) <= {2}:
+        parts = [part for pair in given for part in pair]
         if set(map(type, parts)) <= {bytes} and all(parts):
-            return out
-    out = []
-    for rank, pair in enumerate(merges):
+            return given
+    out: list[tuple[bytes, bytes]] = []
+    for rank, pair in enumerate(given):
         if type(pair) is tuple and len(pair) == 2 and type(pair[0]) is bytes and type(pair[1]) is bytes \
                 and pair[0] and pair[1]:
             out.append(pair)  # the common case, checked in one go

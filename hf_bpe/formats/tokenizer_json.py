@@ -129,7 +129,7 @@ def render_tokenizer_json(
                     raise ValueError(f"merge {rank} {(a, b)!r}: its {what} {token_to_str(part)!r} is not in the "
                                      "vocabulary (tokenizers refuses such a model); add the token or drop the merge")
 
-    # 3. the pipeline; key order is the one tokenizers serializes, so the text is stable through from_str/to_str.
+    # 2. the pipeline; key order is the one tokenizers serializes, so the text is stable through from_str/to_str.
     specials = sorted((idx, name) for name, idx in special_tokens.items())
     added_tokens = [
         {"id": idx, "content": name, "single_word": False, "lstrip": False, "rstrip": False,
@@ -167,7 +167,7 @@ def render_tokenizer_json(
             "ignore_merges": ignore_merges,
         },
     }
-    # 4. The text: "model" is the document's last key, and "vocab" and "merges" the model's last two; they are
+    # 3. The text: "model" is the document's last key, and "vocab" and "merges" the model's last two; they are
     # rendered in compiled code and spliced in, the rest by json.
     head = to_json(document)
     vocab = _spelling.json_object(layout.keys, layout.ids)
