@@ -326,7 +326,7 @@ def test_pretokenize_frame_lines_equals_frame_utf8_of_the_lines() -> None:
     for block in ("", "a", "a\n", "a\nbc\n\n", "é中\n😀", "\n\n"):
         raw = block.encode("utf-8")
         assert _tally.frame_lines(raw) == _tally.frame_utf8(_lines_of(block))
-        assert _tally.longest_line(raw) == max((len(line) for line in raw.split(b"\n")), default=0)
+        assert _tally.line_stats(raw) == (max((len(line) for line in raw.split(b"\n")), default=0), raw.count(b"\n"))
 
 
 @pytest.mark.shared_data

@@ -409,10 +409,11 @@ def frame_utf8(list texts):
     return PyBytes_FromStringAndSize(out.data(), out.size())
 
 
-def longest_line(bytes raw not None):
-    """Return the length in bytes of the longest line of `raw`, without its "\\n" (memchr: no bytes per line)."""
+def line_stats(bytes raw not None):
+    """Return ``(longest, newlines)``: the length in bytes of the longest line of `raw` without its "\\n", and how
+    many "\\n" it holds (one memchr pass, no bytes per line: what a file's block is checked and numbered with)."""
     cdef const char* data = raw
-    cdef Py_ssize_t n = len(raw), start = 0, end, longest = 0
+    cdef Py_ssize_t n = len(raw), start = 0, end, longest = 0, newlines = 0
     cdef const char* hit
     with nogil:
         while start < n:
@@ -420,8 +421,9 @@ def longest_line(bytes raw not None):
             end = n if hit == NULL else hit - data
             if end - start > longest:
                 longest = end - start
+            newlines += hit != NULL
             start = end + 1
-    return longest
+    return longest, newlines
 
 
 def frame_lines(bytes raw not None):
