@@ -83,6 +83,10 @@ def test_disk_cache_scanner_tables_built_once_then_read_equal(tmp_path):
     again = _probe(tmp_path)
     assert again[0] == "regex" and again[1:] == built[1:]
     assert _probe(tmp_path)[0] == "cache"
-    # An intact entry that is not a table (another layout under the name) is rebuilt too.
+    # An intact entry that is not a table (another layout under the name) is rebuilt too, and so is a table that
+    # breaks the scanners' invariants (here: every code point a letter and a digit).
     entry.write_bytes(b"short" + hashlib.sha256(b"short").digest())
+    assert _probe(tmp_path)[0] == "regex" and _probe(tmp_path)[1:] == built[1:]
+    payload = bytes([3]) * 0x110000 + bytes(128)
+    entry.write_bytes(payload + hashlib.sha256(payload).digest())
     assert _probe(tmp_path)[0] == "regex" and _probe(tmp_path)[1:] == built[1:]

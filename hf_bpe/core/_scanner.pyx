@@ -133,13 +133,18 @@ def _build_tables():
     name = f"scanner-classes-regex-{regex.__version__}-v{_TABLE_FORMAT}.bin"
     found = _unpack_tables(disk_cache.load(name))
     source = "cache"
+    if found is not None:
+        try:
+            _check_classes(found[0])
+        except RuntimeError:
+            found = None  # an entry that breaks the invariants (another build wrote it?) is rebuilt, not trusted
     if found is None:
         found = _compute_tables(regex)
+        _check_classes(found[0])  # raises: regex itself breaks an invariant
         disk_cache.store(name, bytes(found[0]) + bytes(found[1]) + b"".join(
             cp.to_bytes(4, "little") + bytes([letter]) for cp, letter in found[2]))
         source = "regex"
     table, fold_ascii, extras = found
-    _check_classes(table)
     cdef Py_ssize_t cp
     for cp in range(128):
         FOLD_ASCII[cp] = fold_ascii[cp]
