@@ -43,7 +43,8 @@ _STATS = "__hf_bpe_stats__"  # the key of the per-partition (documents, bytes, s
 def spark_session(master: str | None = None, *, app_name: str = "hf_bpe") -> Any:
     """Return the active ``SparkSession``, or start one on ``master`` (e.g. ``"local[2]"``), logging warnings only.
 
-    On a local master the Python workers run this interpreter: ``PYSPARK_PYTHON`` is set to it unless already set.
+    On a local master the Python workers run this interpreter (``PYSPARK_PYTHON`` is set to it while the session
+    starts, unless already set).
 
     Raises:
         InputError: ``pyspark`` is not installed, or no Java runtime is found (saying what to install).
@@ -61,12 +62,19 @@ def spark_session(master: str | None = None, *, app_name: str = "hf_bpe") -> Any
     builder = SparkSession.builder.appName(app_name).config("spark.ui.enabled", "false")
     if master is not None:
         builder = builder.master(master)
-    if (master or "").startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
-        # Local workers run this interpreter (where hf_bpe is installed), not the first `python3` on PATH: a venv
-        # used without activating it (.venv/bin/hf-bpe --spark local[2]) failed in the workers on a missing import.
-        # pyspark reads the variable, not the spark.pyspark.python setting, when it ships Python functions.
+    # Local workers run this interpreter (where hf_bpe is installed), not the first `python3` on PATH: a venv used
+    # without activating it (.venv/bin/hf-bpe --spark local[2]) failed in the workers on a missing import. pyspark
+    # reads the variable, not the spark.pyspark.python setting, when the context starts (it keeps it as
+    # pythonExec for every Python function it ships); it is set only meanwhile, so a later session on a cluster
+    # does not inherit this machine's path.
+    chosen = (master or "").startswith("local") and not os.environ.get("PYSPARK_PYTHON")
+    if chosen:
         os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = builder.getOrCreate()
+    try:
+        session = builder.getOrCreate()
+    finally:
+        if chosen:
+            del os.environ["PYSPARK_PYTHON"]
     session.sparkContext.setLogLevel("WARN")
     return session
 

@@ -98,6 +98,7 @@ def test_spark_local_workers_run_this_interpreter(spark):
     # Not the first python3 on PATH: a venv used without activating it must still find hf_bpe in the workers.
     expected = os.environ.get("PYSPARK_PYTHON") or sys.executable
     assert spark.sparkContext.pythonExec == expected
+    assert os.environ.get("PYSPARK_PYTHON") in (None, expected)  # not left behind for a later session on a cluster
 
 
 def test_spark_bad_input_names_the_column(spark, tmp_path):
