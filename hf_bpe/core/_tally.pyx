@@ -376,6 +376,17 @@ cdef object _emit(HfbpePieceCounter* counter, counts):
     return counts
 
 
+cdef inline void _append_framed(string& out, const char* data, Py_ssize_t n):
+    """Append the fingerprint's framing of one text: its UTF-8 length (8 bytes, little-endian), then its bytes."""
+    cdef uint64_t size = <uint64_t>n
+    cdef char head[8]
+    cdef int k
+    for k in range(8):
+        head[k] = <char>((size >> (8 * k)) & 0xFF)
+    out.append(head, 8)
+    out.append(data, n)
+
+
 def frame_utf8(list texts):
     """Return every text of `texts` as its UTF-8 length (8 bytes, little-endian) then its UTF-8 bytes, end to end.
 
@@ -383,29 +394,16 @@ def frame_utf8(list texts):
     from its own data, others are encoded with "surrogatepass" (a lone surrogate is hashed, not an error).
     """
     cdef string out
-    cdef Py_ssize_t n
-    cdef uint64_t size
     cdef bytes data
-    cdef char head[8]
-    cdef int k
     for text in texts:
         if type(text) is not str and not isinstance(text, str):
             raise TypeError(f"each text must be str, got {type(text).__name__} {text!r:.60}")
         hfbpe_unicode_ready(text)
         if PyUnicode_IS_ASCII(text):
-            n = PyUnicode_GET_LENGTH(text)
-            size = <uint64_t>n
-            for k in range(8):
-                head[k] = <char>((size >> (8 * k)) & 0xFF)
-            out.append(head, 8)
-            out.append(<const char*>PyUnicode_DATA(text), n)
+            _append_framed(out, <const char*>PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text))
         else:
             data = (<str>text).encode("utf-8", "surrogatepass")
-            size = <uint64_t>len(data)
-            for k in range(8):
-                head[k] = <char>((size >> (8 * k)) & 0xFF)
-            out.append(head, 8)
-            out.append(<const char*>data, len(data))
+            _append_framed(out, <const char*>data, len(data))
     return PyBytes_FromStringAndSize(out.data(), out.size())
 
 
@@ -432,19 +430,12 @@ def frame_lines(bytes raw not None):
     cdef const char* data = raw
     cdef Py_ssize_t n = len(raw), start = 0, end
     cdef const char* hit
-    cdef uint64_t size
-    cdef char head[8]
     cdef string out
-    cdef int k
     out.reserve(n + 8 * (n // 40 + 1))
     while start < n:
         hit = <const char*>memchr(data + start, 10, n - start)
         end = n if hit == NULL else hit - data + 1
-        size = <uint64_t>(end - start)
-        for k in range(8):
-            head[k] = <char>((size >> (8 * k)) & 0xFF)
-        out.append(head, 8)
-        out.append(data + start, end - start)
+        _append_framed(out, data + start, end - start)
         start = end
     return PyBytes_FromStringAndSize(out.data(), out.size())
 

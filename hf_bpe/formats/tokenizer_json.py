@@ -29,6 +29,7 @@ from .gpt2 import (
     merge_parser,
     parse_json,
     read_text,
+    render_vocab_json,
     split_vocab,
     to_json,
 )
@@ -170,7 +171,7 @@ def render_tokenizer_json(
     # 3. The text: "model" is the document's last key, and "vocab" and "merges" the model's last two; they are
     # rendered in compiled code and spliced in, the rest by json.
     head = to_json(document)
-    vocab = _spelling.json_object(layout.keys, layout.ids)
+    vocab = render_vocab_json(layout)  # vocab.json's text: tokenizers writes the same object in both files
     return f'{head[:-2]},"vocab":{vocab},"merges":{_spelling.merges_json(lefts, rights)}}}}}'
 
 

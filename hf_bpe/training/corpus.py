@@ -68,7 +68,7 @@ def iter_texts(corpus: Any, *, text_column: str = "text", max_line_bytes: int | 
         max_line_bytes: for text files, yield a line of more than this many bytes as :class:`Fragment` parts cut
             where every named pattern ends a piece (:mod:`hf_bpe.core.fragment`), so that a huge line is never
             held whole; None (the default) yields whole lines.
-        line_blocks: for text files, yield blocks of whole lines as :class:`LineBlock` (up to 1 MB each; lines
+        line_blocks: for text files, yield blocks of whole lines as :class:`LineBlock` (up to 4 MB each; lines
             that need the line-by-line path still come one ``str`` at a time), for the compiled counter.
 
     Raises:

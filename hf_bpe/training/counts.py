@@ -471,25 +471,18 @@ def count_words(
         tally = pretokenizer.tally()
         if tally is not None:
             # The compiled scanner counts each batch on `workers` threads (no GIL, no pickling of texts) into one
-            # tally, added to the dict once at the end. With workers > 1, batch k is counted while this thread
-            # reads (and fingerprints) batch k + 1.
-            def start(batch: Any, threads: int) -> None:
-                if type(batch) is LineBlock:
-                    tally.start_lines(batch.text, threads, batch.raw)
-                else:
-                    tally.start(batch, threads)
-
+            # tally, added to the dict once at the end. One worker: each batch counted at once, on this thread
+            # (add). More: batch k is counted while this thread reads (and fingerprints) batch k + 1 (start returns
+            # at once; finish() waits for the last).
             if workers <= 1:
-                for batch in batches:
-                    if type(batch) is LineBlock:
-                        tally.add_lines(batch.text, 1, batch.raw)
-                    else:
-                        tally.add(batch, 1)
-                return tally.into(counts), documents, characters
-            # Compiled threads count batch k (no GIL needed: tally.start returns at once) while this thread reads
-            # batch k + 1 (reading starts with the next loop step, finish() waits for batch k).
+                threads, count_lines, count_texts = 1, tally.add_lines, tally.add
+            else:
+                threads, count_lines, count_texts = workers, tally.start_lines, tally.start
             for batch in batches:
-                start(batch, workers)
+                if type(batch) is LineBlock:
+                    count_lines(batch.text, threads, batch.raw)
+                else:
+                    count_texts(batch, threads)
             tally.finish()
             return tally.into(counts), documents, characters
         if line_blocks:

@@ -9,13 +9,11 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
