@@ -534,8 +534,12 @@ def _load_model(directory: str) -> Any:
 def _cmd_encode(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     options = {"disallowed_special": ()} if args.split_special_tokens else {"allowed_special": "all"}
+    options["surrogates"] = "strict"  # bytes that are not UTF-8 are refused, not encoded as U+FFFD
     if args.text is not None:
-        print(" ".join(map(str, model.encode(args.text, **options))))
+        try:
+            print(" ".join(map(str, model.encode(args.text, **options))))
+        except UnicodeEncodeError:  # bytes of the command line that are not UTF-8 (surrogate escapes)
+            raise InputError(f"TEXT {args.text!r:.80} is not valid UTF-8 text; pass UTF-8") from None
         return 0
     out = sys.stdout
     for number, line in enumerate(_stdin_lines(), start=1):

@@ -244,7 +244,9 @@ def test_model_encode_ordinary_batch_rejects_bad_input_clearly():
     with pytest.raises(TypeError, match=r"texts\[2\] is int 5"):
         model.encode_ordinary_batch(["a", "b", 5], num_threads=2)
     with pytest.raises(UnicodeEncodeError):
-        model.encode_ordinary_batch(["a" * 70000, "b\ud800"], num_threads=2)
+        model.encode_ordinary_batch(["a" * 70000, "b\ud800"], num_threads=2, surrogates="strict")
+    # By default a lone surrogate is U+FFFD, as tiktoken (test_tiktoken_compat.py), on the threaded path too.
+    assert model.encode_ordinary_batch(["a" * 70000, "b\ud800"], num_threads=2)[1] == list("b\ufffd".encode())
     with pytest.raises(ValueError, match="num_threads must be a positive int or None, got 0"):
         model.encode_ordinary_batch(["a"], num_threads=0)
     with pytest.raises(TypeError, match="wrap it in a list"):

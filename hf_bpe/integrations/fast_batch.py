@@ -9,6 +9,7 @@ batch; the tests hold it equal to the general path over the option space.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,7 +79,8 @@ class FastBatchMixin:
         Only the texts that contain an added token's text take ``_encode_text``; one regex search over the joined
         batch finds them (linear in the batch's length; a search per text would cost more than encoding it).
         """
-        encode_batch = self.bpe_model.encode_ordinary_batch
+        # Surrogates raise, as in the fast tokenizer (see HFBPETokenizer._encode_text).
+        encode_batch = functools.partial(self.bpe_model.encode_ordinary_batch, surrogates="strict")
         pattern, separator = self._added_token_finder() if self._added_tokens_encoder else (None, None)
         if pattern is None:
             return list(encode_batch(texts))

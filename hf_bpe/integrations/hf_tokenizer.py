@@ -39,6 +39,7 @@ outside the vocabulary are dropped, as the fast tokenizer does (models often pad
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 import os
@@ -378,7 +379,8 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
 
     def _encode_text(self, text: str, split_special_tokens: bool) -> list[int]:
         """Encode text to ids: added tokens first (tokenizers' two passes), then each piece between them."""
-        encode = self.bpe_model.encode_ordinary
+        # Surrogates raise (UnicodeEncodeError), as the fast tokenizer refuses such text; the raw API follows tiktoken.
+        encode = functools.partial(self.bpe_model.encode_ordinary, surrogates="strict")
         if not self._added_tokens_encoder:
             return encode(text)
         raw, normalized = self._splitter()
@@ -416,7 +418,7 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
     def _tokenize(self, text: str, **kwargs: Any) -> list[str]:
         # Text without added tokens; ids are computed once and spelled through the id table.
         decoder = self._decoder
-        return [decoder[i] for i in self.bpe_model.encode_ordinary(text)]  # type: ignore[misc]
+        return [decoder[i] for i in self.bpe_model.encode_ordinary(text, surrogates="strict")]  # type: ignore[misc]
 
     def _encode_plus(self, text: Any, text_pair: Any = None, **kwargs: Any):
         # Offsets, overflowing windows and truncated pairs: the fast tokenizer's pipeline (aligned_batch.py), which
@@ -460,7 +462,7 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
 
 
     def _encode_without_added_tokens(self, text: str) -> list[int]:
-        return self.bpe_model.encode_ordinary(text)
+        return self.bpe_model.encode_ordinary(text, surrogates="strict")
 
     # -- decoding -------------------------------------------------------------------------------------------------
 

@@ -30,7 +30,9 @@ from ..core.pretokenize import Pretokenizer, usable_cpus
 from .incremental import IncrementalDecoder
 from .packing import pack, packed_digest, unpack
 from .partial_bytes import PartialBytesEncoder
-from .vocab_checks import merge_triples, tokens_by_id
+from .tiktoken_compat import (Surrogates, check_surrogates, offsets_of, repair_each, repair_surrogates, resolve_allowed,
+                              resolve_disallowed)
+from .vocab_checks import merge_triples, regular_tokens, tokens_by_id
 from ..core.specials import check_special_ids, special_tokens_regex
 from ..formats.hf_config import check_roles
 from ..errors import DisallowedSpecialTokenError
@@ -300,15 +302,30 @@ class BPEModel:
 
     # -- encode ---------------------------------------------------------------------------------------------------
 
-    def encode_ordinary(self, text: str) -> list[int]:
+    def encode_ordinary(self, text: str, *, surrogates: Surrogates = "replace") -> list[int]:
         """Encode text, treating special-token text as ordinary text.
+
+        Args:
+            text: the text.
+            surrogates: what to do with surrogate code points (a ``str`` may hold them; UTF-8 cannot):
+                ``"replace"``, as tiktoken: a surrogate pair written as two code points encodes as the character
+                it spells, any other surrogate as U+FFFD; ``"strict"``: raise ``UnicodeEncodeError``, as
+                `tokenizers` refuses such text (``HFBPETokenizer`` does). Other text is unaffected.
 
         >>> BPEModel.bytes_only().encode_ordinary("hi")
         [104, 105]
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, got {type(text).__name__}: {text!r:.80}")
-        return self._encoder.encode_words(self._pretokenizer.split_bytes(text))
+        if surrogates != "replace":
+            check_surrogates(surrogates)
+        try:
+            return self._encoder.encode_words(self._pretokenizer.split_bytes(text))
+        except UnicodeEncodeError:
+            if surrogates == "strict":
+                raise
+        # Only text without a UTF-8 form gets here: the fix-up costs valid text nothing (as in tiktoken).
+        return self._encoder.encode_words(self._pretokenizer.split_bytes(repair_surrogates(text)))
 
     def encode_word(self, word: bytes) -> list[int]:
         """Encode one pre-token, given as its UTF-8 bytes, with the merges (no pre-tokenization).
@@ -339,13 +356,15 @@ class BPEModel:
         """Return the number of bytes of a token (a special token's UTF-8 length)."""
         return len(self.id_to_bytes(token_id))
 
-    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int | None = None,
+                              surrogates: Surrogates = "replace") -> list[list[int]]:
         """Encode each text with :meth:`encode_ordinary`, in one compiled call on several threads.
 
         Args:
             texts: the texts.
             num_threads: threads that split and encode parts of the batch without the GIL (named patterns);
                 ``None``: every usable CPU for batches over 64K characters, one below. The ids never depend on it.
+            surrogates: as in :meth:`encode_ordinary`.
 
         >>> BPEModel.bytes_only().encode_ordinary_batch(["hi", "!"], num_threads=2)
         [[104, 105], [33]]
@@ -354,14 +373,23 @@ class BPEModel:
             raise TypeError("texts must be a sequence of str, got one str; wrap it in a list: [text]")
         if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
             raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+        if surrogates != "replace":
+            check_surrogates(surrogates)
         if self._missing or not self._pretokenizer.compiled:
-            return [self.encode_ordinary(text) for text in texts]
+            return [self.encode_ordinary(text, surrogates=surrogates) for text in texts]
         threads = usable_cpus() if num_threads is None else num_threads
-        return self._pretokenizer.encode_batch(texts if type(texts) is list else list(texts), self._encoder,
-                                               threads=threads)
+        texts = texts if type(texts) is list else list(texts)
+        try:
+            return self._pretokenizer.encode_batch(texts, self._encoder, threads=threads)
+        except UnicodeEncodeError:
+            if surrogates == "strict":
+                raise
+        # As in encode_ordinary: only a batch holding a text without a UTF-8 form gets here.
+        return self._pretokenizer.encode_batch(repair_each(texts), self._encoder, threads=threads)
 
     def encode(
-        self, text: str, *, allowed_special: _Special = frozenset(), disallowed_special: _Disallowed = "all"
+        self, text: str, *, allowed_special: _Special = frozenset(), disallowed_special: _Disallowed = "all",
+        surrogates: Surrogates = "replace",
     ) -> list[int]:
         """Encode text; special tokens follow tiktoken's ``allowed_special``/``disallowed_special`` contract.
 
@@ -370,6 +398,7 @@ class BPEModel:
             allowed_special: special tokens recognised in ``text`` (``"all"`` for every one).
             disallowed_special: special tokens whose appearance in ``text`` is an error (``"all"``: every special
                 not allowed). Pass ``()`` to encode such text as ordinary text.
+            surrogates: as in :meth:`encode_ordinary` (tiktoken looks for disallowed specials before the fix-up).
 
         Raises:
             DisallowedSpecialTokenError: when ``text`` contains a disallowed special token.
@@ -380,8 +409,8 @@ class BPEModel:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, got {type(text).__name__}: {text!r:.80}")
-        allowed = self._resolve_allowed(allowed_special)
-        disallowed = self._resolve_disallowed(disallowed_special, allowed)
+        allowed = resolve_allowed(self._specials, allowed_special)
+        disallowed = resolve_disallowed(self._specials, disallowed_special, allowed)
         if disallowed:
             match = self._special_regex(disallowed).search(text)
             if match:
@@ -392,44 +421,38 @@ class BPEModel:
                     "as ordinary text, pass disallowed_special=() (or leave it out of disallowed_special)"
                 )
         if not allowed:
-            return self.encode_ordinary(text)
+            return self.encode_ordinary(text, surrogates=surrogates)
+        if surrogates != "replace":
+            check_surrogates(surrogates)
+        try:
+            return self._encode_allowed(text, allowed)
+        except UnicodeEncodeError:
+            if surrogates == "strict":
+                raise
+        # tiktoken fixes the whole text, then finds the specials in it (a special may hold U+FFFD).
+        return self._encode_allowed(repair_surrogates(text), allowed)
+
+    def _encode_allowed(self, text: str, allowed: frozenset[str]) -> list[int]:
         ids: list[int] = []
         start = 0
         for match in self._special_regex(allowed).finditer(text):
             if match.start() > start:
-                ids += self.encode_ordinary(text[start : match.start()])
+                ids += self.encode_ordinary(text[start : match.start()], surrogates="strict")
             ids.append(self._specials[match.group()])
             start = match.end()
         if start < len(text):
-            ids += self.encode_ordinary(text[start:])
+            ids += self.encode_ordinary(text[start:], surrogates="strict")
         return ids
 
     def encode_batch(
-        self, texts: Sequence[str], *, allowed_special: _Special = frozenset(), disallowed_special: _Disallowed = "all"
+        self, texts: Sequence[str], *, allowed_special: _Special = frozenset(), disallowed_special: _Disallowed = "all",
+        surrogates: Surrogates = "replace",
     ) -> list[list[int]]:
         """Encode each text with :meth:`encode`."""
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of str, got one str; wrap it in a list: [text]")
-        return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special) for t in texts]
-
-    def _resolve_allowed(self, allowed_special: _Special) -> frozenset[str]:
-        if allowed_special == "all":
-            return frozenset(self._specials)
-        if isinstance(allowed_special, str) or not isinstance(allowed_special, AbstractSet | Collection):
-            raise TypeError(f"allowed_special must be 'all' or a set of special tokens, got {allowed_special!r}")
-        unknown = set(allowed_special) - self._specials.keys()
-        if unknown:
-            raise ValueError(f"allowed_special names unknown special tokens {sorted(unknown)!r}; "
-                             f"this model's are {sorted(self._specials)!r}")
-        return frozenset(allowed_special)
-
-    def _resolve_disallowed(self, disallowed_special: _Disallowed, allowed: frozenset[str]) -> frozenset[str]:
-        if disallowed_special == "all":
-            return frozenset(self._specials) - allowed
-        if isinstance(disallowed_special, str) or not isinstance(disallowed_special, Collection):
-            raise TypeError(f"disallowed_special must be 'all' or a collection of special tokens, "
-                            f"got {disallowed_special!r}")
-        return frozenset(disallowed_special) - allowed
+        return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special,
+                            surrogates=surrogates) for t in texts]
 
     def _special_regex(self, tokens: frozenset[str]) -> regex.Pattern[str]:
         # Longest first, so that the alternation finds the leftmost-longest special, as tokenizers' matcher does.
@@ -467,6 +490,20 @@ class BPEModel:
         [b'h', b'\\xe4']
         """
         return [self.id_to_bytes(i) for i in ids]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """Decode ids to text and give the character offset where each token starts, as tiktoken's method.
+
+        A token that starts inside a multi-byte character gets the offset of that character.
+
+        Raises:
+            UnicodeDecodeError: the ids' bytes are not valid UTF-8 (tiktoken decodes strictly here too).
+            ValueError: an id outside the vocabulary.
+
+        >>> BPEModel.bytes_only().decode_with_offsets([104, 0xE4, 0xBD, 0xA0, 33])
+        ('h你!', [0, 1, 1, 1, 2])
+        """
+        return offsets_of(self.token_bytes(tokens))
 
     def incremental_decoder(self, *, errors: str = "replace") -> IncrementalDecoder:
         """Return a streaming decoder: text out as ids come in, equal to :meth:`decode` for any chunking.
@@ -641,24 +678,6 @@ class BPEModel:
                        **contents.options)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{os.fspath(directory)!r}: {exc}") from None
-
-
-def regular_tokens(tokens: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]],
-                   specials: Mapping[str, int]) -> dict[bytes, int]:
-    """Return the entries of a file's vocabulary that are regular tokens, given the specials it declares.
-
-    A special lives only in ``special_tokens``, unless it spells a byte or a part of a merge: `tokenizers` lets
-    ``special_tokens=["!"]`` share id 0 with the byte ``!``, and encoding plain text still needs that byte.
-
-    >>> regular_tokens({b"!": 0, b"<s>": 1, b"a": 2}, [], {"!": 0, "<s>": 1})
-    {b'!': 0, b'a': 2}
-    """
-    special_ids = set(specials.values())
-    shared = {token for token, idx in tokens.items() if idx in special_ids and len(token) == 1}
-    if len(shared) < len(special_ids & set(tokens.values())):
-        parts = {part for left, right in merges for part in (left, right, left + right)}
-        shared.update(token for token, idx in tokens.items() if idx in special_ids and token in parts)
-    return {token: idx for token, idx in tokens.items() if idx not in special_ids or token in shared}
 
 
 def _unpack(packed: tuple[bytes, ...], specials, pattern, add_prefix_space, ignore_merges, roles,

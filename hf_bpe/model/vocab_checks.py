@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["merge_triples", "tokens_by_id"]
+__all__ = ["merge_triples", "regular_tokens", "tokens_by_id"]
 
 
 def tokens_by_id(vocab: Mapping[bytes, int]) -> dict[int, bytes]:
@@ -63,3 +63,21 @@ def merge_triples(vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, byte
             raise ValueError(f"merge {rank} {merge!r}: {absent[0]!r} is not in the vocab")
         triples.append(ids)  # type: ignore[arg-type]
     return triples
+
+
+def regular_tokens(tokens: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]],
+                   specials: Mapping[str, int]) -> dict[bytes, int]:
+    """Return the entries of a file's vocabulary that are regular tokens, given the specials it declares.
+
+    A special lives only in ``special_tokens``, unless it spells a byte or a part of a merge: `tokenizers` lets
+    ``special_tokens=["!"]`` share id 0 with the byte ``!``, and encoding plain text still needs that byte.
+
+    >>> regular_tokens({b"!": 0, b"<s>": 1, b"a": 2}, [], {"!": 0, "<s>": 1})
+    {b'!': 0, b'a': 2}
+    """
+    special_ids = set(specials.values())
+    shared = {token for token, idx in tokens.items() if idx in special_ids and len(token) == 1}
+    if len(shared) < len(special_ids & set(tokens.values())):
+        parts = {part for left, right in merges for part in (left, right, left + right)}
+        shared.update(token for token, idx in tokens.items() if idx in special_ids and token in parts)
+    return {token: idx for token, idx in tokens.items() if idx not in special_ids or token in shared}
