@@ -505,14 +505,18 @@ class BPEModel:
         """
         return offsets_of(self.token_bytes(tokens))
 
-    def incremental_decoder(self, *, errors: str = "replace") -> IncrementalDecoder:
+    def incremental_decoder(self, *, errors: str = "replace", prefill: Iterable[int] = (),
+                            skip_special_tokens: bool = False) -> IncrementalDecoder:
         """Return a streaming decoder: text out as ids come in, equal to :meth:`decode` for any chunking.
+
+        ``prefill`` takes the prompt's ids (text already shown) and ``step`` mirrors `tokenizers`'
+        ``DecodeStream(ids=prefill, skip_special_tokens=...)``: see :class:`IncrementalDecoder`.
 
         >>> decoder = BPEModel.bytes_only().incremental_decoder()
         >>> decoder.decode([0xE4, 0xBD]), decoder.decode([0xA0], final=True)
         ('', '你')
         """
-        return IncrementalDecoder(self, errors=errors)
+        return IncrementalDecoder(self, errors=errors, prefill=prefill, skip_special_tokens=skip_special_tokens)
 
     def decode(self, ids: Iterable[int], *, errors: str = "replace") -> str:
         """Decode token ids to text; ``errors`` as in :meth:`bytes.decode` (``"strict"`` raises on split UTF-8).
