@@ -186,6 +186,91 @@ def test_cli_missing_dataset_path_fails_at_once(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+def test_cli_version(capsys):
+    from hf_bpe import __version__
+
+    assert main(["--version"]) == 0  # issue 22: was refused ("the following arguments are required: COMMAND")
+    assert capsys.readouterr().out == f"hf-bpe {__version__}\n"
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_cli_dataset_that_is_not_a_local_folder_is_refused_without_reaching_the_hub(tmp_path, corpus, capsys,
+                                                                                    monkeypatch, offline):
+    # Issue 22: a mistyped --dataset NAME waited ~24 s on five Hub retries. hf_bpe never downloads: anything but a
+    # local folder is refused before datasets is asked for it.
+    import datasets
+
+    def no_hub(*args, **kwargs):
+        raise AssertionError(f"datasets.load_dataset{args!r} reached")
+
+    monkeypatch.setattr(datasets, "load_dataset", no_hub)
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        if offline:
+            monkeypatch.setenv(name, "1")
+        else:
+            monkeypatch.delenv(name, raising=False)
+    for dataset, found in (("wikitext", "does not exist (hf_bpe reads local folders only, never downloads)"),
+                           (str(corpus), "is a file")):
+        assert main(["train", "--dataset", dataset, "--out", str(tmp_path / "o"), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"hf-bpe: error: dataset {dataset!r} {found}; pass a folder saved with "
+                              "Dataset.save_to_disk, or a folder of data files") and err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_dataset_folder_of_data_files_trains(tmp_path, capsys):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "part.csv").write_text("text\n" + "hello world, said Ann\n" * 20, encoding="utf-8")
+    assert main(["train", "--dataset", str(folder), "--out", str(tmp_path / "tok"), "--vocab-size", "262",
+                 "--quiet"]) == 0
+    assert len(json.loads((tmp_path / "tok" / "vocab.json").read_text(encoding="utf-8"))) == 262
+
+
+def test_cli_out_symlink_to_a_folder_is_written_through(tmp_path, corpus, trained, capsys):
+    # Issue 22: the link was replaced by a real folder, the target kept the old model, and a hidden
+    # `.NAME.hf_bpe-XXXX -> target` link was left forever.
+    link = tmp_path / "link"
+    link.symlink_to(trained)
+    before = (trained / "vocab.json").read_bytes()
+    assert main(["train", str(corpus), "--vocab-size", "280", "--out", str(link), "--force", "--quiet"]) == 0
+    assert link.is_symlink() and os.readlink(link) == str(trained)
+    assert (trained / "vocab.json").read_bytes() != before
+    assert len(json.loads((trained / "vocab.json").read_text(encoding="utf-8"))) == 280
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "link", "tok"]
+
+
+def test_cli_out_dangling_symlink_is_refused_before_training(tmp_path, corpus, capsys):
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "gone")
+    for command in (["train", str(corpus), "--vocab-size", "280"], ["count", str(corpus)]):
+        assert main([*command, "--out", str(link), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"hf-bpe: error: --out {str(link)!r} is a symbolic link to {str(tmp_path / 'gone')!r}, which "
+                       "does not exist (or loops); create the folder it names, or remove the link\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "link"]
+
+
+def test_cli_full_disk_names_the_folder_being_written(tmp_path, corpus, capsys, monkeypatch):
+    # Issue 22: os.write's ENOSPC names no file, and the message read "cannot read or write None".
+    import errno
+
+    real_write = os.write
+
+    def full_disk(fd, data):
+        if fd > 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full_disk)
+    out = tmp_path / "out"
+    assert main(["train", str(corpus), "--out", str(out), "--vocab-size", "260", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"hf-bpe: error: cannot read or write {str(out)!r}: No space left on device; nothing was written "
+                   "(free space or choose another place)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]
+
+
 def test_cli_split_of_a_single_saved_dataset_is_refused(tmp_path, capsys):
     datasets = pytest.importorskip("datasets")
     datasets.Dataset.from_dict({"text": ["hello world"] * 4}).save_to_disk(str(tmp_path / "ds"))
