@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._version import __version__
 from .core.interrupts import interrupts_held
 from .errors import USER_ERRORS, InputError
 
@@ -52,8 +53,8 @@ def _log(message: str) -> None:
 
 def _add_corpus_arguments(parser: argparse.ArgumentParser, *, files_help: str) -> None:
     parser.add_argument("files", nargs="*", metavar="FILE", help=files_help)
-    parser.add_argument("--dataset", metavar="PATH_OR_NAME",
-                        help="a datasets folder (save_to_disk) or a local dataset loadable by datasets.load_dataset")
+    parser.add_argument("--dataset", metavar="DIR", help="a local folder: saved with Dataset.save_to_disk, or of data "
+                        "files (csv, json, parquet, txt); nothing is downloaded")
     parser.add_argument("--split", default="train", metavar="S", help="dataset split (default train)")
     parser.add_argument("--text-column", default="text", metavar="C", help="dataset text column (default text)")
 
@@ -67,6 +68,7 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=_EXAMPLES,
         formatter_class=_RAW,
     )
+    parser.add_argument("--version", action="version", version=f"hf-bpe {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     train = commands.add_parser(
@@ -235,8 +237,8 @@ def _add_verify_parser(commands: Any) -> None:
     )
     verify.add_argument("directory", metavar="DIR", help="a tokenizer folder written by hf-bpe train")
     verify.add_argument("--corpus", nargs="+", metavar="FILE", help="the training text files, in the same order")
-    verify.add_argument("--dataset", metavar="PATH_OR_NAME", help="the training dataset (save_to_disk folder or "
-                        "local dataset)")
+    verify.add_argument("--dataset", metavar="DIR", help="the training dataset (a save_to_disk folder or a folder of "
+                        "data files)")
     verify.add_argument("--split", default="train", metavar="S", help="dataset split (default train)")
     verify.add_argument("--text-column", default="text", metavar="C", help="dataset text column (default text)")
     verify.add_argument("--workers", type=int, default=None, metavar="N", help="processes for retraining")
@@ -274,6 +276,9 @@ def _check_out(value: str, what: str = "--out") -> Path:
     if not value.strip():
         raise InputError(f"{what} is empty ({value!r}); give the path to write to, e.g. {what} my-tok")
     out = Path(value)
+    if out.is_symlink() and not out.exists():
+        raise InputError(f"{what} {value!r} is a symbolic link to {os.readlink(out)!r}, which does not exist (or "
+                         "loops); create the folder it names, or remove the link")
     for folder in out.parents:
         if folder.exists() or folder.is_symlink():
             if not folder.is_dir():
@@ -345,7 +350,7 @@ def _cmd_train_recipe(args: argparse.Namespace) -> int:
     from .model.classic import CLASSIC_NAME
     from .training.bpe_trainer import train
 
-    out = Path(args.out)
+    out = _check_out(args.out)
     # Refuse before training what the atomic write would refuse after it.
     if (out / CLASSIC_NAME).exists() and not args.force:
         raise InputError(f"{args.out!r} already holds a model ({CLASSIC_NAME}); pass --force to replace it")
@@ -663,10 +668,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = _build_parser()
-    except KeyboardInterrupt:
-        print("hf-bpe: interrupted", file=sys.stderr)
-        return 130
-    try:
         # Ctrl-C is held while argparse parses (a few ms): interrupted inside parse_intermixed_args, argparse's own
         # clean-up fails with an AttributeError traceback. A Ctrl-C meanwhile arrives when the parse is done.
         with interrupts_held():
@@ -688,8 +689,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"hf-bpe: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # the file system refused (full disk, read-only, ...): nothing was replaced
-        print(f"hf-bpe: error: cannot read or write {exc.filename!r}: {exc.strerror or exc}; nothing was written "
-              "(free space or choose another place)", file=sys.stderr)
+        # An error of os.write or fsync names no file; the writers name their folder, else name --out.
+        place = exc.filename if exc.filename is not None else getattr(args, "out", None)
+        where = repr(os.fspath(place)) if place is not None else "a file"
+        print(f"hf-bpe: error: cannot read or write {where}: {exc.strerror or exc}; nothing was written (free space "
+              "or choose another place)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("hf-bpe: interrupted", file=sys.stderr)

@@ -8,6 +8,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No test may depend on timing or load: Hypothesis's per-example deadline and its "data generation too slow" check
+# both measure wall-clock time, so neither may fail a run on a loaded machine (tests that set their own settings
+# keep these unless they name them).
+settings.register_profile("hf_bpe", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("hf_bpe")
 
 # ../shared/data relative to the project root; HF_BPE_SHARED_DATA overrides it (e.g. for a clone elsewhere).
 _DEFAULT_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

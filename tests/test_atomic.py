@@ -344,7 +344,7 @@ def test_atomic_replace_folder_keeps_other_entries(tmp_path):
     replace_folder(target, {"vocab.json": "2", "merges.txt": "m"}, force=True)
     assert (target / "vocab.json").read_text() == "2" and (target / "notes.txt").read_text() == "mine"
     assert (target / "sub" / "deep.txt").read_text() == "deep" and os.readlink(target / "link") == "notes.txt"
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "tok") == [".tok.hf_bpe-lock"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "tok") == []  # issue 22: no lock file left
 
 
 _KILLER = """
@@ -406,7 +406,7 @@ def test_atomic_replace_folder_killed_at_every_step_leaves_old_or_new(tmp_path):
         assert verify(target).ok, (kill_at, verify(target).format())
     assert seen == {"old", "new"}  # some kills came before the swap, some after
     replace_folder(target, versions["new"], force=True)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.hf_bpe-lock", "new.json", "tok"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.json", "tok"]  # a killed run's lock file went too
 
 
 @pytest.mark.parametrize("writers", [2, 4])
@@ -434,4 +434,149 @@ def test_atomic_replace_folder_concurrent_writers_never_mix(tmp_path, writers):
     for proc in procs:
         assert proc.wait(timeout=300) == 0, proc.stderr.read()
     assert _version_of(target, versions) and verify(target).ok
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tok.hf_bpe-") and p.name != ".tok.hf_bpe-lock"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tok.")]
+
+
+# -- the lock file: removed after each write, mutual exclusion kept (issue 22) -----------------------------------
+
+
+def test_atomic_folder_lock_removed_on_release_and_a_waiter_on_the_removed_file_starts_over(tmp_path, monkeypatch):
+    # The interleaving that makes unlinking a lock file unsafe, forced step by step (no timing): B opens the lock
+    # file while A holds it; A removes it and releases; C creates a new one and holds it; only then does B lock the
+    # old file. B must see that the path no longer names the file it locked and wait for C's, not enter beside C.
+    import fcntl
+    import queue
+    import threading
+
+    target = tmp_path / "tok"
+    lock_file = tmp_path / ".tok.hf_bpe-lock"
+    events: queue.Queue[str] = queue.Queue()
+    c_holds = threading.Event()
+    real_flock = fcntl.flock
+    b_calls = []
+
+    def flock(fd, operation):
+        if threading.current_thread().name == "B":
+            b_calls.append(os.fstat(fd).st_ino)
+            events.put(f"B locks #{len(b_calls)}")
+            if len(b_calls) == 1:
+                c_holds.wait()  # B's first lock, on A's file, is granted only after C holds the new one
+        return real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+
+    def writer_b():
+        with atomic._folder_lock(target):
+            events.put("B inside")
+
+    b = threading.Thread(target=writer_b, name="B", daemon=True)
+    try:
+        with atomic._folder_lock(target):  # A
+            a_file = lock_file.stat().st_ino
+            b.start()
+            assert events.get() == "B locks #1"  # B has opened A's file
+        assert not lock_file.exists()  # A removed its lock file when it released it
+        with atomic._folder_lock(target):  # C
+            c_holds.set()
+            # B found A's file gone and waits on C's; entering beside C would put "B inside" here instead.
+            assert events.get() == "B locks #2"
+            assert b_calls[0] == a_file and b_calls[1] == lock_file.stat().st_ino != a_file
+    finally:
+        c_holds.set()  # a failed assertion must not leave B waiting
+    b.join()
+    # C removed its file too when it released it: B locks a third, new file, and enters alone.
+    assert [events.get() for _ in range(events.qsize())] == ["B locks #3", "B inside"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+# -- a symbolic link to a folder is written through (issue 22) ---------------------------------------------------
+
+
+def _two_models():
+    from hf_bpe import train
+
+    texts = ["hello world, hello there"] * 5
+    return train(texts, vocab_size=260, show_progress=False), train(texts, vocab_size=262, show_progress=False)
+
+
+@pytest.mark.parametrize("writer", ["BPEModel.save", "save_pretrained", "replace_folder", "build_folder"])
+def test_atomic_output_symlink_to_a_folder_is_written_through(tmp_path, writer):
+    from hf_bpe import HFBPETokenizer
+
+    old, new = _two_models()
+    real = tmp_path / "models" / "real"
+    old.save(real)
+    (real / "notes.txt").write_text("mine")
+    link = tmp_path / "out"
+    link.symlink_to(os.path.join("models", "real"))  # relative, as `ln -s` is often used
+    if writer == "BPEModel.save":
+        returned = new.save(link, force=True)
+    elif writer == "save_pretrained":
+        HFBPETokenizer.from_model(new).save_pretrained(link)
+        returned = real
+    elif writer == "replace_folder":
+        returned = atomic.replace_folder(link, new.files(), force=True)
+    else:
+        returned = atomic.build_folder(link, lambda staging: (staging / "vocab.json").write_text("{}"), force=True)
+    assert link.is_symlink() and os.readlink(link) == os.path.join("models", "real")
+    assert Path(returned).resolve() == real.resolve()
+    if writer == "build_folder":  # replaces the folder whole
+        assert sorted(p.name for p in real.iterdir()) == ["vocab.json"]
+    else:
+        assert (real / "vocab.json").read_text(encoding="utf-8") == new.files()["vocab.json"]
+        assert (real / "notes.txt").read_text() == "mine"
+    # Nothing left behind: no hidden staging folder, link or lock file beside the link or the folder.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["models", "out"]
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["real"]
+
+
+@pytest.mark.parametrize("writer", ["replace_folder", "write_files", "build_folder"])
+def test_atomic_dangling_symlink_is_refused_clearly(tmp_path, writer):
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "gone")
+    with pytest.raises(FileNotFoundError, match=r"'.*out' is a symbolic link to '.*gone', which does not exist"):
+        if writer == "build_folder":
+            atomic.build_folder(link, lambda staging: None)
+        else:
+            getattr(atomic, writer)(link, {"vocab.json": "{}"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and not (tmp_path / "gone").exists()
+
+
+# -- out of space: the error names what was being written (issue 22) ---------------------------------------------
+
+
+@pytest.mark.parametrize("writer", ["replace_folder new", "replace_folder existing", "write_files", "build_folder"])
+def test_atomic_full_disk_error_names_the_folder_being_written(tmp_path, monkeypatch, writer):
+    # os.write and fsync report ENOSPC without a file name; the CLI printed "cannot read or write None".
+    import errno
+
+    target = tmp_path / "tok"
+    if writer != "replace_folder new":
+        target.mkdir()
+        (target / "vocab.json").write_text("old")
+    real_write = os.write
+
+    def full_disk(fd, data):
+        if fd > 2:  # the files being written, not the test's own output
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    def build(staging):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as pyarrow's writer reports it
+
+    monkeypatch.setattr(os, "write", full_disk)
+    with pytest.raises(OSError) as caught:
+        if writer == "build_folder":
+            atomic.build_folder(target, build, force=True)
+        else:
+            getattr(atomic, writer.split()[0])(target, {"vocab.json": "new", "merges.txt": "m"}, force=True)
+    monkeypatch.undo()
+    assert caught.value.errno == errno.ENOSPC and caught.value.filename == os.fspath(target)
+    assert str(caught.value) == f"[Errno {errno.ENOSPC}] {os.strerror(errno.ENOSPC)}: {os.fspath(target)!r}"
+    # And nothing changed.
+    if writer == "replace_folder new":
+        assert sorted(p.name for p in tmp_path.iterdir()) == []
+    else:
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["tok"]
+        assert sorted(p.name for p in target.iterdir()) == ["vocab.json"]
+        assert (target / "vocab.json").read_text() == "old"

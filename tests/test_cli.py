@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -184,6 +186,91 @@ def test_cli_missing_dataset_path_fails_at_once(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+def test_cli_version(capsys):
+    from hf_bpe import __version__
+
+    assert main(["--version"]) == 0  # issue 22: was refused ("the following arguments are required: COMMAND")
+    assert capsys.readouterr().out == f"hf-bpe {__version__}\n"
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_cli_dataset_that_is_not_a_local_folder_is_refused_without_reaching_the_hub(tmp_path, corpus, capsys,
+                                                                                    monkeypatch, offline):
+    # Issue 22: a mistyped --dataset NAME waited ~24 s on five Hub retries. hf_bpe never downloads: anything but a
+    # local folder is refused before datasets is asked for it.
+    import datasets
+
+    def no_hub(*args, **kwargs):
+        raise AssertionError(f"datasets.load_dataset{args!r} reached")
+
+    monkeypatch.setattr(datasets, "load_dataset", no_hub)
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        if offline:
+            monkeypatch.setenv(name, "1")
+        else:
+            monkeypatch.delenv(name, raising=False)
+    for dataset, found in (("wikitext", "does not exist (hf_bpe reads local folders only, never downloads)"),
+                           (str(corpus), "is a file")):
+        assert main(["train", "--dataset", dataset, "--out", str(tmp_path / "o"), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"hf-bpe: error: dataset {dataset!r} {found}; pass a folder saved with "
+                              "Dataset.save_to_disk, or a folder of data files") and err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_dataset_folder_of_data_files_trains(tmp_path, capsys):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "part.csv").write_text("text\n" + "hello world, said Ann\n" * 20, encoding="utf-8")
+    assert main(["train", "--dataset", str(folder), "--out", str(tmp_path / "tok"), "--vocab-size", "262",
+                 "--quiet"]) == 0
+    assert len(json.loads((tmp_path / "tok" / "vocab.json").read_text(encoding="utf-8"))) == 262
+
+
+def test_cli_out_symlink_to_a_folder_is_written_through(tmp_path, corpus, trained, capsys):
+    # Issue 22: the link was replaced by a real folder, the target kept the old model, and a hidden
+    # `.NAME.hf_bpe-XXXX -> target` link was left forever.
+    link = tmp_path / "link"
+    link.symlink_to(trained)
+    before = (trained / "vocab.json").read_bytes()
+    assert main(["train", str(corpus), "--vocab-size", "280", "--out", str(link), "--force", "--quiet"]) == 0
+    assert link.is_symlink() and os.readlink(link) == str(trained)
+    assert (trained / "vocab.json").read_bytes() != before
+    assert len(json.loads((trained / "vocab.json").read_text(encoding="utf-8"))) == 280
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "link", "tok"]
+
+
+def test_cli_out_dangling_symlink_is_refused_before_training(tmp_path, corpus, capsys):
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "gone")
+    for command in (["train", str(corpus), "--vocab-size", "280"], ["count", str(corpus)]):
+        assert main([*command, "--out", str(link), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"hf-bpe: error: --out {str(link)!r} is a symbolic link to {str(tmp_path / 'gone')!r}, which "
+                       "does not exist (or loops); create the folder it names, or remove the link\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "link"]
+
+
+def test_cli_full_disk_names_the_folder_being_written(tmp_path, corpus, capsys, monkeypatch):
+    # Issue 22: os.write's ENOSPC names no file, and the message read "cannot read or write None".
+    import errno
+
+    real_write = os.write
+
+    def full_disk(fd, data):
+        if fd > 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full_disk)
+    out = tmp_path / "out"
+    assert main(["train", str(corpus), "--out", str(out), "--vocab-size", "260", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"hf-bpe: error: cannot read or write {str(out)!r}: No space left on device; nothing was written "
+                   "(free space or choose another place)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]
+
+
 def test_cli_split_of_a_single_saved_dataset_is_refused(tmp_path, capsys):
     datasets = pytest.importorskip("datasets")
     datasets.Dataset.from_dict({"text": ["hello world"] * 4}).save_to_disk(str(tmp_path / "ds"))
@@ -192,35 +279,118 @@ def test_cli_split_of_a_single_saved_dataset_is_refused(tmp_path, capsys):
     assert "single saved Dataset" in capsys.readouterr().err and not (tmp_path / "o").exists()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("delay", [0.05, 0.3, 0.4, 0.55, 0.6, 2.0])
-def test_cli_interrupt_exits_130_without_traceback_workers_included(tmp_path, delay):
-    # Issue 13: Ctrl-C in the first moments (imports) and in counting workers printed tracebacks. Ctrl-C reaches
-    # the whole process group, so the signal goes to the group, workers included; nothing may be left behind.
-    # 0.3 s fell inside argparse (an AttributeError traceback), 0.55-0.6 s as the pool started (a worker killed
-    # before ignoring SIGINT left Pool.terminate blocked forever): both seen in CI, both fixed.
-    import os
+# A child that stops at a known point of the hf-bpe command and says so on stderr ("gate: ..."), then waits on a
+# pipe the test holds (EOF once the test closes it). The test sends Ctrl-C to the process group only after reading
+# that line, so the interrupt lands exactly there, whatever the machine's load: nothing depends on timing.
+_GATED_CHILD = r"""
+import os, sys
+_gate_fd = int(os.environ["HF_BPE_TEST_GATE"])
+kind, _, name = os.environ["HF_BPE_TEST_STAGE"].partition(":")
+
+
+def _gate(where):
+    os.write(2, ("gate: " + where + "\n").encode())
+    os.read(_gate_fd, 1)  # b"" when the test closes its end, after its SIGINT
+
+
+if kind == "import":  # inside `import name`, wherever the command first imports it
+    class _ImportGate:
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname == name:
+                _gate("import " + fullname)
+            return None
+
+    sys.meta_path.insert(0, _ImportGate())
+elif kind == "argparse":  # inside parse_intermixed_args, where it has begun to change the parser's state
+    import argparse
+
+    _usage = argparse.ArgumentParser.format_usage
+
+    def _gated_usage(self, *args, **kwargs):
+        _gate("argparse")
+        return _usage(self, *args, **kwargs)
+
+    argparse.ArgumentParser.format_usage = _gated_usage
+else:  # in the counting workers (forked: they run these functions of __main__)
+    from hf_bpe.training import counts
+
+    if kind == "pool":  # a worker started, before its initializer has ignored SIGINT
+        _initializer = counts._ignore_interrupts
+
+        def _gated_initializer():
+            _gate("worker start")
+            _initializer()
+
+        counts._ignore_interrupts = _gated_initializer
+    else:  # a worker counting its first batch
+        _count = counts._count_batch
+
+        def _gated_count(args):
+            _gate("worker counting")
+            return _count(args)
+
+        counts._count_batch = _gated_count
+"""
+
+
+def _console_script() -> str:
+    """The ``hf-bpe`` script as pip writes it, for the entry point pyproject.toml declares."""
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    entry = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["scripts"]["hf-bpe"]
+    module, _, func = entry.partition(":")
+    try:
+        from pip._internal.operations.install.wheel import PipScriptMaker
+
+        template = PipScriptMaker.script_template
+    except ImportError:  # pragma: no cover - pip 25's template, kept for environments without pip
+        template = ("import sys\nfrom %(module)s import %(import_name)s\nif __name__ == '__main__':\n"
+                    "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit(%(func)s())\n")
+    return template % {"module": module, "import_name": func, "func": func}
+
+
+@pytest.mark.parametrize("stage", [
+    "import:hf_bpe",  # the package's __init__ not started: before issue 22, a KeyboardInterrupt traceback
+    "import:hf_bpe.integrations.auto_register",  # in the middle of hf_bpe/__init__.py (issue 22)
+    "import:hf_bpe.cli",  # loading the command's modules
+    "import:hf_bpe.training.bpe_trainer",  # building the parser
+    "argparse",  # issue 13: argparse's own clean-up failed with an AttributeError traceback
+    "pool",  # issue 13: a worker killed before ignoring SIGINT left Pool.terminate blocked forever
+    "count",  # workers counting
+])
+def test_cli_interrupt_exits_130_without_traceback_workers_included(tmp_path, stage):
+    # Ctrl-C reaches the whole process group, workers included: one line, status 130, nothing left behind.
     import signal
     import subprocess
-    import time
 
-    corpus = tmp_path / "big.txt"
-    corpus.write_text("the quick brown fox, jumps over 12 lazy dogs; l'été\n" * 300_000, encoding="utf-8")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the quick brown fox, jumps over 12 lazy dogs; l'été\n" * 2_000, encoding="utf-8")
     out = tmp_path / "tok"
-    # The console script as installed (its entry point catches Ctrl-C while the command's modules load).
-    command = [sys.executable, "-c", "import sys; sys.argv[0] = 'hf-bpe'; from hf_bpe._entry import run; run()"]
+    gate_read, gate_write = os.pipe()
+    root = os.fspath(Path(__file__).resolve().parents[1])  # this checkout's _hf_bpe_entry and hf_bpe
+    env = {**os.environ, "HF_BPE_TEST_GATE": str(gate_read), "HF_BPE_TEST_STAGE": stage,
+           "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     process = subprocess.Popen(
-        [*command, "train", str(corpus), "--out", str(out), "--pattern", r"\w+|\W",
-         "--workers", "2", "--vocab-size", "2000", "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    time.sleep(delay)
-    os.killpg(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    # Before Python installs its handler (interpreter start-up), SIGINT ends the process silently (-2).
-    assert process.returncode == 130 or (delay < 0.2 and process.returncode == -signal.SIGINT), stderr.decode()
-    assert "Traceback" not in stderr.decode()
-    assert stderr.decode().strip().endswith("hf-bpe: interrupted") or delay < 0.2, stderr.decode()
-    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name not in ("big.txt",)]
+        [sys.executable, "-c", _GATED_CHILD + _console_script(), "train", str(corpus), "--out", str(out),
+         "--pattern", r"\w+|\W", "--workers", "2", "--vocab-size", "300", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=(gate_read,), env=env)
+    os.close(gate_read)
+    try:
+        seen = []
+        while not (seen and seen[-1].startswith(b"gate: ")):
+            line = process.stderr.readline()
+            assert line, f"the child ended before reaching {stage!r}: {b''.join(seen).decode()}"
+            seen.append(line)
+        os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
+    finally:
+        os.close(gate_write)  # the gate opens; the interrupt is already pending in every process of the group
+    # communicate() returns at EOF on stderr: every process holding it, the workers included, has exited.
+    _, rest = process.communicate(timeout=600)  # a hang guard only; the outcome never depends on it
+    stderr = (b"".join(seen) + rest).decode()
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and stderr.strip().endswith("hf-bpe: interrupted"), stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]
 
 
 def test_cli_spark_without_pyspark_or_java_says_what_to_install(tmp_path, capsys, monkeypatch):

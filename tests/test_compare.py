@@ -7,7 +7,6 @@ import json
 import random
 import shutil
 import struct
-import time
 import zlib
 from pathlib import Path
 
@@ -388,9 +387,7 @@ def test_compare_chart_draws_without_held_out_documents():
 def test_compare_english_combined_at_32000(shared_data, tmp_path):
     # The full 23.5 MB corpus takes about 35 s here (tokenizers' training is most of it).
     corpus = shared_data / "corpora" / "en" / "english_combined.txt"
-    started = time.perf_counter()
     report = compare(corpus, vocab_size=32000, out=tmp_path, show_progress=False)
-    elapsed = time.perf_counter() - started
     vs = report["vs_tokenizers"]
     assert vs["merges"]["identical"] and vs["merges"]["hf_bpe"] == 32000 - 256
     assert vs["vocab"]["identical"]
@@ -400,5 +397,4 @@ def test_compare_english_combined_at_32000(shared_data, tmp_path):
     for name in ("hf_bpe", "sentencepiece"):
         metrics = report["heldout"][name]["all"]
         assert 0.15 < metrics["tokens_per_byte"] < 0.35 and metrics["roundtrip_rate"] == 1.0
-    assert elapsed < 600
     shutil.rmtree(tmp_path / "models")

@@ -153,7 +153,8 @@ def test_encoding_truncated_pairs_behave_as_the_fast_tokenizer(gpt2, call):
 
 @pytest.mark.parametrize("setup", [{"pattern": "gpt4"}, {"add_prefix_space": True}, {"pattern": r"\w+"},
                                    {"pattern": "o200k", "special_tokens": ["<s>", "</s>"]}], ids=str)
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(texts=st.lists(st.text(st.sampled_from(list("ab é中😀 \t\n'12,<s>/")), max_size=20), min_size=1, max_size=4))
 def test_encoding_any_text_and_pattern_equal_the_fast_tokenizer(tmp_path_factory, setup, texts):
     folder = tmp_path_factory.mktemp("tok")

@@ -158,7 +158,7 @@ def test_hf_loading_partial_vocabulary_refused_by_default_with_the_way_out(parti
 
 
 @settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(drop=st.sets(st.sampled_from(sorted(set("lowenrdiást,' 4中😀!".encode("utf-8")))), min_size=1, max_size=8),
        unk=st.sampled_from([None, False, True]),
        texts=st.lists(st.text(st.sampled_from(list("lowernd iést,'4中😀!?x\n")), max_size=25), min_size=1, max_size=4))

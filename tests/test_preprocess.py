@@ -64,7 +64,8 @@ def test_preprocess_hf_tokenizer_and_folder_give_the_same_ids(model, disk_datase
     assert tokenize_dataset(disk_dataset, tok)["input_ids"][0][-1] == model.special_tokens["<pad>"]
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(docs=st.lists(st.text(st.sampled_from(list("ab é中 \n.")), max_size=30), min_size=1, max_size=25),
        block_size=st.integers(2, 17), labels=st.booleans(), drop_last=st.booleans())
 def test_preprocess_packing_gives_back_every_document(model, docs, block_size, labels, drop_last):

@@ -7,7 +7,6 @@ import hashlib
 import json
 import re
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -409,10 +408,7 @@ def test_tiktoken_format_llama3_extends_cl100k_with_unbuildable_tokens(shared_da
 def test_tiktoken_format_openai_ranks_merges_ranks_round_trip(openai_file, name: str) -> None:
     path = openai_file(name)
     ranks = cached_ranks(path)
-    start = time.perf_counter()
-    merges = cached_merges(path)
-    # Measured ~0.6 s (cl100k) and ~1.5 s (o200k); the bound only catches a slide into quadratic time.
-    assert time.perf_counter() - start < 60
+    merges = cached_merges(path)  # ~0.6 s (cl100k) and ~1.5 s (o200k): measured, not asserted (no test may time)
     assert len(merges) == len(ranks) - 256
     assert ranks_from_merges(ranks, merges) == ranks
     # The recovered pair of a sample of tokens, against the obvious quadratic replay.

@@ -97,7 +97,8 @@ def test_trainer_equals_tokenizers_with_options(tmp_path, options):
 
 
 @pytest.mark.crossval
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     texts=st.lists(st.text(alphabet=st.sampled_from("ab ab\n'sé中😀1"), max_size=30), max_size=25),
     vocab_size=st.integers(256, 300),
@@ -268,7 +269,8 @@ _GAP_ATOMS = [r"\w+", r"\p{L}+", r"\p{N}", r"[a-z]+", r"[A-Z][a-z]*", r"\d{1,2}"
 
 
 @pytest.mark.crossval
-@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     atoms=st.lists(st.sampled_from(_GAP_ATOMS), min_size=1, max_size=3, unique=True),
     texts=st.lists(st.text(alphabet=st.sampled_from("ab AB\n'sé\u0301中😀12,.\t"), max_size=30), min_size=1, max_size=20),

@@ -76,21 +76,42 @@ def write_files(directory: str | os.PathLike[str], files: Mapping[str, bytes | s
         raise TypeError(f"force must be a bool, got {type(force).__name__} {force!r}")
     payload = _encode(files)
     target = Path(directory)
+    _refuse_dangling_link(target)
 
-    # 2. a folder that does not exist yet: build it aside, then rename it into place in one step.
-    if not target.exists() and not target.is_symlink():
-        try:
-            return _write_new_directory(target, payload)
-        except FileExistsError:
-            if not target.is_dir():  # something else appeared there: report it as such
-                raise
-            # Someone created the folder meanwhile: fall through to the "existing folder" rules.
+    with _naming_errors(target):
+        # 2. a folder that does not exist yet: build it aside, then rename it into place in one step.
+        if not target.exists() and not target.is_symlink():
+            try:
+                return _write_new_directory(target, payload)
+            except FileExistsError:
+                if not target.is_dir():  # something else appeared there: report it as such
+                    raise
+                # Someone created the folder meanwhile: fall through to the "existing folder" rules.
 
-    # 3. an existing folder: refuse to overwrite without force, then write aside and rename file by file.
-    if not target.is_dir():
-        raise NotADirectoryError(f"{os.fspath(directory)!r} exists and is not a folder; pass a folder path "
-                                 "(new or existing) to write the files into")
-    return _write_into_directory(target, payload, force=force)
+        # 3. an existing folder (a link to one: written through): refuse to overwrite without force, then write
+        #    aside and rename file by file.
+        if not target.is_dir():
+            raise NotADirectoryError(f"{os.fspath(directory)!r} exists and is not a folder; pass a folder path "
+                                     "(new or existing) to write the files into")
+        return _write_into_directory(target, payload, force=force)
+
+
+def _refuse_dangling_link(path: Path) -> None:
+    if path.is_symlink() and not path.exists():
+        raise FileNotFoundError(f"{os.fspath(path)!r} is a symbolic link to {os.readlink(path)!r}, which does not "
+                                "exist (or loops); create the folder it names, or remove the link to write a new "
+                                "folder in its place")
+
+
+@contextlib.contextmanager
+def _naming_errors(target: Path) -> Iterator[None]:
+    """Name ``target`` in a file-system error that names no file (``os.write``/``fsync`` on a full disk)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is not None and exc.filename is None:  # our own messages (errno None) stay as they are
+            exc.filename = os.fspath(target)
+        raise
 
 
 def _encode(files: object) -> dict[str, bytes]:
@@ -302,9 +323,11 @@ def replace_folder(directory: str | os.PathLike[str], files: Mapping[str, bytes 
     new files and hard links to every other entry of the old folder, so that nothing else in it is lost or
     changed), then swapped in with one atomic ``renameat2(RENAME_EXCHANGE)``; the old folder is then removed.
     Writers of the same folder take turns (an exclusive ``flock`` on a hidden lock file beside it), so concurrent
-    writers never interleave: the last one's set wins, whole. A killed run leaves at most a hidden ``.NAME.hf_bpe-*``
-    sibling, which the next write removes. Where the exchange is not available (not Linux, or a file system without
-    it) the swap is two renames, and a kill between them leaves the new folder under its hidden name.
+    writers never interleave: the last one's set wins, whole; the lock file goes when the write ends. A killed run
+    leaves at most a hidden ``.NAME.hf_bpe-*`` sibling, which the next write removes. A symbolic link to a folder is
+    written through (the folder it leads to is swapped, the link stays). Where the exchange is not available (not
+    Linux, or a file system without it) the swap is two renames, and a kill between them leaves the new folder under
+    its hidden name.
 
     Args, returns and errors as :func:`write_files`.
 
@@ -324,7 +347,7 @@ def replace_folder(directory: str | os.PathLike[str], files: Mapping[str, bytes 
     payload = _encode(files)
     target = _folder_target(directory)
     # 2. One writer at a time; what a killed writer left behind is removed first.
-    with _folder_lock(target):
+    with _naming_errors(target), _folder_lock(target):
         _remove_leftovers(target)
         if not target.exists():
             return _write_new_directory(target, payload)
@@ -332,8 +355,14 @@ def replace_folder(directory: str | os.PathLike[str], files: Mapping[str, bytes 
 
 
 def _folder_target(directory: str | os.PathLike[str]) -> Path:
-    """The absolute folder path to write, its parents created; refuse a path that is or passes through a file."""
+    """The absolute folder path to write, its parents created; refuse a path that is or passes through a file.
+
+    A symbolic link is written through: the target is the folder it leads to, swapped in that folder's parent (the
+    link stays a link; swapping the link itself would replace it by a real folder and leave the old one behind)."""
     target = Path(os.path.abspath(directory))
+    _refuse_dangling_link(target)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
     if target.exists() and not target.is_dir():
         raise NotADirectoryError(f"{os.fspath(directory)!r} exists and is not a folder; pass a folder path "
                                  "(new or existing) to write the files into")
@@ -351,16 +380,41 @@ def _prefix(target: Path) -> str:
 
 @contextlib.contextmanager
 def _folder_lock(target: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``.NAME.hf_bpe-lock`` beside ``target``; the file is removed on release.
+
+    Removing a lock file is safe only as follows: a writer that waited on the file may lock it after its holder
+    unlinked it, so each writer, once its lock is granted, checks that the path still names the file it locked
+    (same device and inode) and starts over when not. Only a holder unlinks, before it releases; so two writers
+    can never both hold the file their path names. A killed writer leaves the file, which the next write removes.
+    """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: no lock, the swap is still all-or-nothing
         yield
         return
-    fd = os.open(target.parent / f"{_prefix(target)}lock", os.O_RDWR | os.O_CREAT, 0o666)
+    path = target.parent / f"{_prefix(target)}lock"
+    # Each turn of this loop follows another writer's release of the lock (its unlink), so it ends once the
+    # writers ahead of this one are done.
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # waits for the holder; released when the fd closes (or its owner dies)
+            held = os.fstat(fd)
+            try:
+                named = os.lstat(path)
+            except FileNotFoundError:
+                named = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+            break
+        os.close(fd)  # locked a file its holder removed: take the one at the path now
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # waits for the writer holding it; released when the fd closes (or dies)
         yield
     finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # still holding it: waiters on this file see it gone and start over
         os.close(fd)
 
 
@@ -473,7 +527,7 @@ def build_folder(directory: str | os.PathLike[str], build: Callable[[Path], None
         raise FileExistsError(f"{os.fspath(directory)!r} already exists; pass force=True (--force) to replace it")
     target = _folder_target(directory)
     # 2. Under the lock: leftovers of killed runs go, the new folder is built beside, then swapped in.
-    with _folder_lock(target):
+    with _naming_errors(target), _folder_lock(target):
         _remove_leftovers(target)
         staging = target.parent / f"{_prefix(target)}{secrets.token_hex(4)}"
         os.mkdir(staging)

@@ -332,19 +332,22 @@ def load_dataset(name: str, split: str) -> Any:
     """Load a local `datasets` dataset: a folder written by ``save_to_disk``, or what ``datasets.load_dataset`` reads.
 
     Args:
-        name: the folder, or a local dataset script/folder name.
+        name: a local folder: saved with ``save_to_disk``, or data files that ``datasets.load_dataset`` reads.
         split: the split to return (of a saved ``DatasetDict``, or passed to ``load_dataset``).
 
     Raises:
         InputError: naming the dataset and split when it cannot be loaded, or when the split does not exist.
     """
+    path = Path(name)
+    if not path.is_dir():
+        # hf_bpe never downloads: anything but a local folder is refused now (datasets would try the Hub, retrying
+        # for ~24 s when it is unreachable, and would download a Hub name).
+        found = "is a file" if path.exists() else "does not exist (hf_bpe reads local folders only, never downloads)"
+        raise InputError(f"dataset {name!r:.80} {found}; pass a folder saved with Dataset.save_to_disk, or a folder "
+                         "of data files (csv, json, parquet, txt) that datasets.load_dataset reads; for a Hub "
+                         "dataset, save it first: datasets.load_dataset(NAME, split=...).save_to_disk(FOLDER)")
     import datasets
 
-    path = Path(name)
-    if not path.exists() and (os.sep in name or "/" in name or name.startswith(".")):
-        # A path that is not there: say so now (datasets would first try the Hub, retrying for ~24 s offline).
-        raise InputError(f"dataset {name!r} does not exist; pass a folder saved with Dataset.save_to_disk or a local "
-                         "dataset folder")
     try:
         if path.is_dir() and ((path / "dataset_info.json").exists() or (path / "state.json").exists()
                               or (path / "dataset_dict.json").exists()):
@@ -363,7 +366,7 @@ def load_dataset(name: str, split: str) -> Any:
     except (FileNotFoundError, ValueError, ConnectionError, OSError) as exc:
         raise InputError(
             f"cannot load dataset {name!r} split {split!r}: {exc}. hf-bpe works offline: pass a folder saved with "
-            "Dataset.save_to_disk, or a local dataset script/folder"
+            "Dataset.save_to_disk, or a folder of data files"
         ) from None
 
 
