@@ -576,3 +576,21 @@ def test_convert_sentencepiece_fuzzed_models_convert_or_give_a_value_error(tmp_p
             assert outcome == "refused", index
         outcomes.add((outcome, _spm_loads(bytes(data))))
     assert ("refused", False) in outcomes and ("converted", True) in outcomes
+
+
+def test_convert_sniffing_a_file_reads_a_bounded_head(tmp_path: Path) -> None:
+    """A file without a known name is sniffed for tiktoken lines from its first 64 KiB, not read whole."""
+    import tracemalloc
+
+    from hf_bpe.tools.convert import detect_format
+
+    source = tmp_path / "vocab.bin"
+    source.write_bytes(b"a" * (8 << 20))  # one 8 MiB line
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="cannot tell the tokenizer format"):
+            detect_format(source)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20

@@ -93,11 +93,12 @@ def _looks_like_tiktoken(path: Path) -> bool:
     """Whether the first non-blank line of a file reads ``BASE64 RANK`` (for files without a .tiktoken suffix)."""
     try:
         with path.open("rb") as handle:
-            for line in handle:
-                if line.strip():
-                    return bool(_TIKTOKEN_LINE.match(line.rstrip(b"\n")))
+            head = handle.read(1 << 16)  # bounded: a file whose first line is 1 GB is not read whole to sniff it
     except OSError:
         return False
+    for line in head.split(b"\n"):
+        if line.strip():
+            return bool(_TIKTOKEN_LINE.match(line))
     return False
 
 
