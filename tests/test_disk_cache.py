@@ -100,6 +100,20 @@ def test_disk_cache_ignores_folder_or_entry_others_can_write(cache):
     assert "entry is writable by group or others (mode 620)" in _ignored("a-v1.bin", 7)
 
 
+def test_disk_cache_default_folder_made_private_again(tmp_path, monkeypatch):
+    """A default folder an older version created under umask 002 (0o775) is this user's: store makes it 0o700."""
+    monkeypatch.delenv(disk_cache.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(disk_cache, "_warned", False)
+    folder = tmp_path / "hf_bpe"
+    folder.mkdir(mode=0o775)
+    folder.chmod(0o775)
+    assert "writable by group or others (mode 775)" in _ignored("a-v1.bin", 7)
+    disk_cache.store("a-v1.bin", b"payload")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert _load("a-v1.bin", 7) == b"payload"
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file away needs root")
 @pytest.mark.parametrize("owned", ["folder", "entry"])
 def test_disk_cache_ignores_what_another_user_owns(cache, owned):

@@ -10,7 +10,8 @@ entry is read only when the folder and the entry belong to this user (``os.geteu
 group or others (what pip and ccache require), when the entry is a regular file (opened with ``O_NOFOLLOW`` and
 ``O_NONBLOCK``: a symlink or a FIFO is never followed nor waited on) and when its size is one the caller expects (the
 read is bounded by it). Anything else is ignored, with one warning per process, and the caller rebuilds. A folder
-the cache creates is created ``0o700``; an entry is written ``0o600``.
+the cache creates is created ``0o700`` (the default folder, when this user's but group-writable, is made ``0o700``
+again); an entry is written ``0o600``.
 
 The folder is ``$HF_BPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/hf_bpe``, else ``~/.cache/hf_bpe``; setting
 ``HF_BPE_CACHE_DIR`` to an empty string turns the cache off (it is off on Windows).
@@ -153,6 +154,27 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
     return b"".join(parts)
 
 
+def _tightened(folder: Path) -> bool:
+    """Make the default cache folder, when it is this user's but group-writable, private (0o700); say if done.
+
+    Earlier versions created it with the umask's mode (0o775 under a umask of 002): this user's own folder, which
+    ``chmod`` makes trusted again. A folder chosen with ``HF_BPE_CACHE_DIR`` is left as its owner set it.
+    """
+    if os.environ.get(CACHE_ENV) is not None:
+        return False
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            if os.fstat(fd).st_uid != os.geteuid():
+                return False
+            os.fchmod(fd, 0o700)
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    return True
+
+
 def store(name: str, payload: bytes) -> None:
     """Write ``payload`` under ``name`` atomically; do nothing when the cache is off, untrusted or not writable."""
     folder = cache_dir()
@@ -162,9 +184,10 @@ def store(name: str, payload: bytes) -> None:
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         folder_fd, reason = _open_folder(folder)
-        if folder_fd is None:
+        if folder_fd is None and not _tightened(folder):
             return  # load() warns; writing where others can write would not make the entry trusted
-        os.close(folder_fd)
+        if folder_fd is not None:
+            os.close(folder_fd)
         # mkstemp creates the file 0o600 and exclusively (never through a planted link).
         handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
         with os.fdopen(handle, "wb") as out:
