@@ -221,6 +221,8 @@ def _add_compare_parser(commands: Any) -> None:
     compare.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
                          help="load an already-trained model instead of training (hf_bpe, tokenizers, sentencepiece)")
     compare.add_argument("--workers", type=int, default=None, metavar="N", help="hf_bpe counting processes")
+    compare.add_argument("--peer-timeout", type=float, default=3600.0, metavar="SECONDS",
+                         help="time limit of each trainer (default 3600); one still running is reported as timed out")
     compare.add_argument("--force", action="store_true", help="replace an existing report in DIR")
     compare.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -609,7 +611,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                      heldout_fraction=args.heldout_fraction, heldout_seed=args.heldout_seed,
                      special_tokens=args.special_token, min_frequency=args.min_frequency, pattern=args.pattern,
                      text_column=args.text_column, models=models, workers=args.workers,
-                     show_progress=not args.quiet, force=args.force)
+                     peer_timeout=args.peer_timeout, show_progress=not args.quiet, force=args.force)
     out = Path(args.out)
     for name in ("report.json", "report.md", "report.png"):
         print(os.fspath(out / name))

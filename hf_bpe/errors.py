@@ -4,13 +4,39 @@ hf_bpe reports a caller's mistake with the built-in exception that fits (``TypeE
 ``FileNotFoundError``, ...), its message naming what was received, what was expected and how to fix it. The classes
 here are the few that callers may want to catch by name; each subclasses the built-in it refines.
 
+A message quotes a bad value through :func:`excerpt`, so that a 10 MB line makes a short error, not a 20 MB one.
+
 >>> issubclass(InputError, ValueError) and issubclass(DisallowedSpecialTokenError, ValueError)
 True
+>>> excerpt("x" * 1000, limit=8)
+"'xxxxxxxx'... (1,000 characters)"
 """
 
 from __future__ import annotations
 
-__all__ = ["DisallowedSpecialTokenError", "InputError", "USER_ERRORS"]
+import reprlib
+
+__all__ = ["DisallowedSpecialTokenError", "InputError", "USER_ERRORS", "excerpt"]
+
+EXCERPT = 80  # characters of a bad value that a message quotes
+
+
+def excerpt(value: object, *, limit: int = EXCERPT) -> str:
+    """Return ``repr(value)`` cut to about ``limit`` characters, saying how long a cut str or bytes was.
+
+    Use it for every value read from a file or given by a caller that an error message quotes.
+    """
+    if isinstance(value, str | bytes | bytearray):
+        if len(value) <= limit:
+            return repr(value)
+        unit = "characters" if isinstance(value, str) else "bytes"
+        return f"{value[:limit]!r}... ({len(value):,} {unit})"
+    shortened = reprlib.Repr()
+    shortened.maxstring = shortened.maxother = shortened.maxlong = limit
+    shortened.maxlist = shortened.maxtuple = shortened.maxdict = shortened.maxset = 6
+    shortened.maxlevel = 3
+    text = shortened.repr(value)
+    return text if len(text) <= 2 * limit else text[:2 * limit] + "..."
 
 
 class InputError(ValueError):

@@ -327,6 +327,7 @@ def test_compare_cli_rejects_bad_input(tmp_path, corpus_files, capsys):
         (["--model", "sentencepiece"], "expected NAME=PATH"),
         (["--model", "hf_bpe=/nonexistent/folder"], "does not exist"),
         (["--vocab-size", "100"], "vocab_size=100 is too small"),
+        (["--peer-timeout", "0"], "peer_timeout must be a number of seconds > 0, got 0.0"),
         (["--dataset", "x"], "not both"),
         ([str(tmp_path / "absent.txt")], "absent.txt' does not exist"),
     ]
@@ -340,6 +341,53 @@ def test_compare_cli_rejects_bad_input(tmp_path, corpus_files, capsys):
     empty.write_text("", encoding="utf-8")
     assert cli_compare([str(empty), "--vocab-size", "300", "--out", str(tmp_path / "e"), "--quiet"]) == 2
     assert "the training split is empty" in capsys.readouterr().err
+
+
+_PLANTED = """
+import pathlib
+pathlib.Path({marker!r}).write_text("executed")
+raise ImportError("a planted module")
+"""
+
+
+@pytest.mark.crossval
+def test_compare_children_do_not_import_from_the_working_directory(tmp_path, corpus_files, monkeypatch):
+    """A `tokenizers.py` (or `sentencepiece.py`) where the user runs compare is never executed by the trainers."""
+    hostile = tmp_path / "downloads"
+    hostile.mkdir()
+    marker = tmp_path / "executed.txt"
+    for name in ("tokenizers", "sentencepiece", "regex"):
+        (hostile / f"{name}.py").write_text(_PLANTED.format(marker=str(marker)), encoding="utf-8")
+    monkeypatch.chdir(hostile)
+    code = cli_compare([str(corpus_files[0]), "--vocab-size", "300", "--out", "r", "--quiet"])
+    assert not marker.exists()
+    assert code == 0
+    report = json.loads((hostile / "r" / "report.json").read_text(encoding="utf-8"))
+    assert {e["status"] for e in report["tokenizers"].values()} == {"trained"}, report["tokenizers"]
+
+
+# The trainer's process, replaced for one peer by one that blocks forever (waits for a signal nobody sends).
+_BLOCKS_FOR_TOKENIZERS = ("import json, signal, sys\n"
+                          "if json.load(open(sys.argv[2]))['peer'] == 'tokenizers':\n    signal.pause()\n")
+
+
+@pytest.mark.crossval
+def test_compare_reports_a_peer_that_never_finishes_as_timed_out(tmp_path, corpus_files, monkeypatch, capsys):
+    import hf_bpe
+
+    run_module = importlib.import_module("hf_bpe.tools.compare.run")
+    monkeypatch.setattr(run_module, "_CHILD_BOOTSTRAP", _BLOCKS_FOR_TOKENIZERS + run_module._CHILD_BOOTSTRAP)
+    trained = tmp_path / "hf"
+    hf_bpe.train(corpus_files, vocab_size=290, show_progress=False).save(trained)
+    code = cli_compare([str(corpus_files[0]), "--vocab-size", "300", "--out", str(tmp_path / "r"), "--quiet",
+                        "--against", "tokenizers", "--model", f"hf_bpe={trained}", "--peer-timeout", "1"])
+    assert code == 0, capsys.readouterr().err
+    report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
+    entry = report["tokenizers"]["tokenizers"]
+    assert entry["status"] == "timed out" and "still training after 1 s" in entry["error"]
+    assert report["vs_tokenizers"]["status"] == "timed out"
+    assert report["tokenizers"]["hf_bpe"]["status"] == "loaded"
+    assert "timed out: still training after 1 s" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
 
 
 def test_compare_refuses_to_replace_a_report_without_force(tmp_path, corpus_files):

@@ -466,3 +466,131 @@ def test_convert_llama3_to_tiktoken_needs_ignore_merges(shared_data: Path, tmp_p
     model = load_any(folder)
     lines = corpus_lines[::10] + ["Cửa Việt", ".:.:"]
     assert [encoding.encode_ordinary(line) for line in lines] == [model.encode_ordinary(line) for line in lines]
+
+
+# -- SentencePiece models that sentencepiece refuses are refused (issue 22.14) --------------------------------------
+
+@functools.cache
+def _trained_spm_bpe() -> bytes:
+    """A small SentencePiece BPE model with a precompiled charsmap (nmt_nfkc) and byte fallback."""
+    import io
+    import random
+
+    import sentencepiece as spm
+
+    rnd = random.Random(0)
+    words = ["low", "lower", "newest", "widest", "café", "中文", "x=1;", "ﬁne"]
+    text = [" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 9))) for _ in range(2000)]
+    buffer = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(text), model_writer=buffer, model_type="bpe",
+                                   vocab_size=320, byte_fallback=True, minloglevel=3)
+    return buffer.getvalue()
+
+
+def _spm_loads(data: bytes) -> bool:
+    import sentencepiece as spm
+
+    try:
+        spm.SentencePieceProcessor().LoadFromSerializedProto(data)
+    except RuntimeError:
+        return False
+    return True
+
+
+def _variant(data: bytes, *, charsmap: bytes | None = None, piece: tuple[int, str] | None = None) -> bytes:
+    import dataclasses
+
+    from hf_bpe.formats.sentencepiece_model import Piece, SentencePieceModel
+
+    model = SentencePieceModel.from_bytes(data)
+    if charsmap is not None:
+        model = dataclasses.replace(model, normalizer={**model.normalizer, "precompiled_charsmap": charsmap})
+    if piece is not None:
+        index, text = piece
+        pieces = list(model.pieces)
+        pieces[index] = Piece(text, pieces[index].score, pieces[index].type)
+        model = dataclasses.replace(model, pieces=tuple(pieces))
+    return model.to_bytes()
+
+
+def _spm_cases(shared: Path | None) -> list[tuple[str, bytes, str]]:
+    trained = _trained_spm_bpe()
+    charsmap = __import__("hf_bpe.formats.sentencepiece_model", fromlist=["x"]).SentencePieceModel.from_bytes(
+        trained).normalizer["precompiled_charsmap"]
+    cases = [
+        ("broken charsmap", _variant(trained, charsmap=b"\x01\x02\x03"), "(normalizer_spec.precompiled_charsmap)"),
+        ("truncated charsmap", _variant(trained, charsmap=charsmap[:100]), "(normalizer_spec.precompiled_charsmap)"),
+        ("empty piece", _variant(trained, piece=(300, "")), "(pieces): piece must not be empty"),
+        ("repeated piece", _variant(trained, piece=(300, "▁low")), "(pieces): ▁low is already defined"),
+        ("not a model", trained[: len(trained) // 2], "(the file (not a serialized ModelProto))"),
+    ]
+    if shared is not None and (shared / "sentencepiece" / "llama2_tokenizer.model").is_file():
+        llama = (shared / "sentencepiece" / "llama2_tokenizer.model").read_bytes()
+        cases.append(("llama2 empty piece", _variant(llama, piece=(1000, "")), "(pieces): piece must not be empty"))
+    return cases
+
+
+def test_convert_sentencepiece_refuses_what_sentencepiece_refuses(tmp_path: Path, capsys) -> None:
+    from conftest import shared_data_path
+
+    from hf_bpe.integrations.sentencepiece_tokenizer import HFSentencePieceTokenizer
+
+    for label, data, field in _spm_cases(shared_data_path()):
+        assert not _spm_loads(data), label
+        source = tmp_path / f"{label.replace(' ', '_')}.model"
+        source.write_bytes(data)
+        with pytest.raises(ValueError, match=r"is not a SentencePiece model: sentencepiece refuses it ") as caught:
+            convert(source, to="tokenizers", out=tmp_path / "out")
+        assert field in str(caught.value) and len(str(caught.value)) < 400, (label, str(caught.value))
+        with pytest.raises(ValueError, match="sentencepiece refuses it"):
+            HFSentencePieceTokenizer(vocab_file=str(source))
+        capsys.readouterr()  # transformers' import notice
+        code, err = run_cli(capsys, source, "--to", "tokenizers", "--out", tmp_path / "cli")
+        assert code == 2 and err.startswith("hf-bpe: error: ") and err.count("\n") == 1 and field in err, err
+        assert not (tmp_path / "out").exists() and not (tmp_path / "cli").exists()
+
+
+def test_convert_sentencepiece_fuzzed_models_convert_or_give_a_value_error(tmp_path: Path) -> None:
+    """Random byte changes of a trained model: sentencepiece refuses -> ValueError; else converted or ValueError
+    (tokenizers' bare Exception, e.g. for a charsmap it cannot parse, becomes a ValueError naming the field)."""
+    import random
+
+    trained = _trained_spm_bpe()
+    rnd = random.Random(22)
+    outcomes = set()
+    for index in range(60):
+        data = bytearray(trained)
+        for _ in range(rnd.randint(1, 4)):
+            data[rnd.randrange(len(data))] = rnd.randrange(256)
+        source = tmp_path / f"{index}.model"
+        source.write_bytes(bytes(data))
+        try:
+            convert(source, to="tokenizers", out=tmp_path / f"out{index}")
+            outcome = "converted"
+        except ValueError as exc:
+            outcome = "refused"
+            assert len(str(exc)) < 600
+            assert "sentencepiece refuses it" in str(exc) or "precompiled_charsmap" in str(exc) or \
+                "cannot be converted exactly" in str(exc), str(exc)
+        if not _spm_loads(bytes(data)):
+            assert outcome == "refused", index
+        outcomes.add((outcome, _spm_loads(bytes(data))))
+    assert ("refused", False) in outcomes and ("converted", True) in outcomes
+
+
+def test_convert_sniffing_a_file_reads_a_bounded_head(tmp_path: Path) -> None:
+    """A file without a known name is sniffed for tiktoken lines from its first 64 KiB, not read whole."""
+    import tracemalloc
+
+    from hf_bpe.tools.convert import detect_format
+
+    source = tmp_path / "vocab.bin"
+    source.write_bytes(b"a" * (8 << 20))  # one 8 MiB line
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="cannot tell the tokenizer format"):
+            detect_format(source)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20

@@ -874,3 +874,98 @@ def test_gpt2_format_load_tokenizer_json_rejects_non_tokenizer(tmp_path: Path) -
 def test_gpt2_format_dump_validation(call, error, message) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+# -- malformed files: one short ValueError naming the file, bounded memory (issue 22.13) ----------------------------
+
+def _byte_vocab() -> dict[str, int]:
+    return {token_to_str(bytes([b])): b for b in range(256)}
+
+
+def _folder_with(tmp_path: Path, name: str, *, vocab: str | None = None, merges: str | bytes = "#version: 0.2\n",
+                 tokenizer: str | None = None) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    if tokenizer is not None:
+        (folder / "tokenizer.json").write_text(tokenizer, encoding="utf-8")
+        return folder
+    (folder / "vocab.json").write_text(json.dumps(_byte_vocab()) if vocab is None else vocab, encoding="utf-8")
+    (folder / "merges.txt").write_bytes(merges.encode() if isinstance(merges, str) else merges)
+    return folder
+
+
+def _cli_error(folder: Path, capsys) -> str:
+    from hf_bpe.cli import main
+
+    assert main(["encode", "--model", str(folder), "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hf-bpe: error: ") and err.count("\n") == 1 and "Traceback" not in err, err[:2000]
+    assert len(err) < 600, err[:2000]  # a bad value is quoted by at most ~80 characters
+    return err
+
+
+@pytest.mark.parametrize("which", ["vocab.json", "tokenizer.json", "tokenizer_config.json"])
+def test_gpt2_format_deeply_nested_json_is_a_value_error(tmp_path, capsys, which):
+    import hf_bpe
+
+    nested = "[" * 100_000
+    if which == "vocab.json":
+        folder = _folder_with(tmp_path, "m", vocab=nested)
+    elif which == "tokenizer.json":
+        folder = _folder_with(tmp_path, "m", tokenizer=nested)
+    else:
+        folder = _folder_with(tmp_path, "m")
+        (folder / which).write_text(nested, encoding="utf-8")
+    with pytest.raises(ValueError, match=f"{which}' is not JSON that hf_bpe reads: .* nested deeper"):
+        hf_bpe.BPEModel.load(folder)
+    assert f"{which}' is not JSON that hf_bpe reads" in _cli_error(folder, capsys)
+
+
+def test_gpt2_format_lone_surrogate_key_is_a_clear_value_error(tmp_path, capsys):
+    import hf_bpe
+
+    folder = _folder_with(tmp_path, "m", vocab=json.dumps(_byte_vocab())[:-1] + ', "a\\ud800b": 256}')
+    with pytest.raises(ValueError, match=r"the string 'a\\ud800b' holds a lone surrogate \(U\+D800"):
+        load_vocab_json(folder / "vocab.json")
+    with pytest.raises(ValueError, match="lone surrogate"):
+        hf_bpe.BPEModel.load(folder)
+    assert "lone surrogate" in _cli_error(folder, capsys)
+    # A surrogate pair written as two escapes is one real character: accepted, as by tokenizers.
+    (folder / "vocab.json").write_text(json.dumps(_byte_vocab())[:-1] + ', "\\ud83d\\ude00": 256}', encoding="utf-8")
+    assert load_vocab_json(folder / "vocab.json")[1] == {"😀": 256}
+
+
+def test_gpt2_format_huge_values_are_quoted_short(tmp_path, capsys):
+    huge = "x" * 10_000_000
+    bad_line = _folder_with(tmp_path, "a", merges=f"#version: 0.2\n{huge}\n")
+    assert "line 2: 'xxxx" in _cli_error(bad_line, capsys)
+    for folder in (bad_line,
+                   _folder_with(tmp_path, "b", vocab=json.dumps({**_byte_vocab(), huge: -1})),
+                   _folder_with(tmp_path, "c", vocab=json.dumps({**_byte_vocab(), huge: 0})),
+                   _folder_with(tmp_path, "d", merges=f"#version: 0.2\nĠ {huge}\n")):
+        err = _cli_error(folder, capsys)
+        assert "x" * 80 in err and "x" * 81 not in err, err
+
+
+def test_gpt2_format_a_line_too_long_is_refused_after_reading_the_bound(tmp_path, capsys, monkeypatch):
+    import tracemalloc
+
+    from hf_bpe.formats import gpt2
+
+    assert gpt2.MAX_LINE_BYTES == 16 << 20
+    bound = 1 << 20  # a smaller bound, so that a line 16x longer stays a small test file
+    monkeypatch.setattr(gpt2, "MAX_LINE_BYTES", bound)
+    folder = _folder_with(tmp_path, "m", merges=b"#version: 0.2\n\xc4\xa0 t\n" + b"a" * (16 * bound) + b"\n")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=rf"merges.txt': line 3 is longer than {bound:,} bytes"):
+            load_merges_txt(folder / "merges.txt")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * bound  # counted allocations: the 16 MiB line is never held, one bounded read at most
+    assert "line 3 is longer than" in _cli_error(folder, capsys)
+    # A line of exactly the bound (with its newline) is read, and judged as a merge.
+    (folder / "merges.txt").write_bytes(b"#version: 0.2\n" + b"a" * bound + b"\n")
+    with pytest.raises(ValueError, match="line 2: 'aaa.*is not a merge"):
+        load_merges_txt(folder / "merges.txt")

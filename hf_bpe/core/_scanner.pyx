@@ -131,7 +131,9 @@ def _build_tables():
 
     cdef double t0 = time.perf_counter()
     name = f"scanner-classes-regex-{regex.__version__}-v{_TABLE_FORMAT}.bin"
-    found = _unpack_tables(disk_cache.load(name))
+    # The sizes an entry can have (0 to MAX_FOLD_EXTRA extras): anything else is not read (disk_cache's checks).
+    found = _unpack_tables(disk_cache.load(name, sizes=range(_TABLE_SIZE + 128, _TABLE_SIZE + 129 + 5 * MAX_FOLD_EXTRA,
+                                                             5)))
     source = "cache"
     if found is not None:
         try:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import codecs
 
+from ..errors import excerpt
+
 __all__ = ["BYTE_TO_UNICODE", "UNICODE_TO_BYTE", "BYTE_ORDER", "token_to_str", "str_to_token"]
 
 
@@ -89,6 +91,6 @@ def str_to_token(text: str) -> bytes:
     except UnicodeEncodeError as exc:
         bad = text[exc.start]
         raise ValueError(
-            f"{text!r} is not a byte-level token: {bad!r} (U+{ord(bad):04X}) is not one of the 256 GPT-2 "
+            f"{excerpt(text)} is not a byte-level token: {bad!r} (U+{ord(bad):04X}) is not one of the 256 GPT-2 "
             "byte symbols; byte-level vocabularies spell every byte with one of them"
         ) from None

@@ -18,7 +18,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, excerpt
+from .gpt2 import read_line_file
 
 __all__ = ["CODES_NAME", "dump_codes", "load_codes", "parse_codes"]
 
@@ -51,14 +52,14 @@ def parse_codes(text: str, *, name: str = CODES_NAME) -> tuple[tuple[int, int], 
         # subword-nmt: "0.2.0" and "0.2" are the same version.
         numbers = tuple(int(x) for x in re.sub(r"(\.0+)*$", "", lines[0].split()[-1]).split("."))
         if numbers not in _VERSIONS:
-            raise InputError(f"{name}: unsupported codes version {lines[0]!r}; expected '#version: 0.1' or 0.2")
+            raise InputError(f"{name}: unsupported codes version {excerpt(lines[0])}; expected '#version: 0.1' or 0.2")
         version = numbers  # type: ignore[assignment]
         lines = lines[1:]
     merges: list[tuple[str, str]] = []
     for number, line in enumerate(lines, start=2 if version != (0, 1) or text.startswith("#version:") else 1):
         pair = tuple(line.strip("\r\n ").split(" "))
         if len(pair) != 2:
-            raise InputError(f"{name} line {number}: expected two symbols separated by one space, got {line!r}")
+            raise InputError(f"{name} line {number}: expected two symbols separated by one space, got {excerpt(line)}")
         merges.append(pair)  # type: ignore[arg-type]
     return version, merges
 
@@ -67,7 +68,7 @@ def load_codes(path: str | os.PathLike[str]) -> tuple[tuple[int, int], list[tupl
     """Read a codes file from disk (UTF-8); see :func:`parse_codes`."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_line_file(os.fspath(path), "a codes file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{os.fspath(path)!r} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     return parse_codes(text, name=os.fspath(path))

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..core import patterns
 from ..core.patterns import PATTERNS
+from ..errors import excerpt
 from . import gpt2, hf_config, tokenizer_json
 
 __all__ = ["check_merges_present", "FolderContents", "locate_tokenizer_files", "GPT2_PAIRS", "TOKENIZER_JSON", "pattern_name", "read_folder"]
@@ -222,6 +223,6 @@ def check_merges_present(path: str | os.PathLike[str], merges: list[tuple[bytes,
     if longer:
         raise ValueError(
             f"{os.fspath(path)!r} has no merges, but the vocabulary has {len(longer)} tokens of several bytes (first: "
-            f"{longer[0]!r}) that only merges can make: the merges are probably truncated or missing; copy the "
+            f"{excerpt(longer[0])}) that only merges can make: the merges are probably truncated or missing; copy the "
             "complete file (a vocabulary of single bytes and added tokens needs no merges)"
         )

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -25,6 +27,7 @@ from typing import Any, NamedTuple
 
 from ..core import _spelling
 from ..core.bytelevel import str_to_token, token_to_str
+from ..errors import EXCERPT, excerpt
 
 __all__ = [
     "dump_merges_txt",
@@ -33,6 +36,8 @@ __all__ = [
     "load_vocab_json",
     "lay_out_vocab",
     "merge_parts",
+    "read_json",
+    "read_line_file",
     "render_merges_txt",
     "render_vocab_json",
     "VocabLayout",
@@ -257,18 +262,49 @@ def render_merges_txt(lefts: list[bytes], rights: list[bytes]) -> str:
 # Readers
 # ----------------------------------------------------------------------------------------------------------------
 
-def read_text(path: str | os.PathLike[str]) -> tuple[str, str]:
-    """Return (display name, text) of a UTF-8 file; a UTF-8 byte order mark is dropped."""
+def read_text(path: str | os.PathLike[str], *, lines: str | None = None) -> tuple[str, str]:
+    """Return (display name, text) of a UTF-8 file; a UTF-8 byte order mark is dropped.
+
+    Args:
+        path: the file.
+        lines: for a line-based file, what its lines are (e.g. ``"a merges file"``): then no line may be longer
+            than :data:`MAX_LINE_BYTES`, checked while reading, so a huge line costs that much memory and no more.
+    """
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__} {path!r}")
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__} {excerpt(path)}")
     name = os.fspath(path)
-    data = Path(name).read_bytes()
+    data = Path(name).read_bytes() if lines is None else read_line_file(name, lines)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{name!r} is not UTF-8 text: byte {data[exc.start]:#04x} at offset {exc.start} "
-                         f"({exc.reason}); vocabulary files must be saved as UTF-8") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{name!r} is not UTF-8 text: byte {data[exc.start]:#04x} at offset {exc.start} (line {line}, "
+                         f"{exc.reason}); model files must be saved as UTF-8") from None
     return name, text.removeprefix("\ufeff")
+
+
+# The longest line a line-based model file (merges.txt, .tiktoken, subword-nmt codes) may have: 16 MiB. A line is
+# one merge (two tokens, each byte spelled in up to 2 UTF-8 bytes) or one base64 token; real files' longest lines
+# are under 1 KiB, and a token of 4 MiB would need a corpus with multi-megabyte runs. A longer line means a wrong
+# or hostile file, refused after reading this much of it.
+MAX_LINE_BYTES = 1 << 24
+
+
+def read_line_file(name: str, what: str) -> bytes:
+    """Return a file's bytes, read line by line, refusing a line longer than MAX_LINE_BYTES (naming its number).
+
+    ``what`` names the file's kind in the error (``"a merges file"``).
+    """
+    parts = []
+    with open(name, "rb") as handle:
+        number = 0
+        while line := handle.readline(MAX_LINE_BYTES + 1):  # each call consumes >= 1 byte: the loop advances
+            number += 1
+            if len(line) > MAX_LINE_BYTES and not (len(line) == MAX_LINE_BYTES + 1 and line.endswith(b"\n")):
+                raise ValueError(f"{name!r}: line {number} is longer than {MAX_LINE_BYTES:,} bytes (it starts "
+                                 f"{excerpt(line[:EXCERPT])}); {what} has short lines: is this the right file?")
+            parts.append(line)
+    return b"".join(parts)
 
 
 def _no_duplicate_keys(name: str) -> Any:
@@ -276,18 +312,59 @@ def _no_duplicate_keys(name: str) -> Any:
         out: dict[str, Any] = {}
         for key, value in pairs:
             if key in out:
-                raise ValueError(f"{name!r}: key {key!r} appears twice in one JSON object; each key must be unique")
+                raise ValueError(f"{name!r}: key {excerpt(key)} appears twice in one JSON object; each key must be "
+                                 "unique")
             out[key] = value
         return out
 
     return hook
 
 
-def parse_json(name: str, text: str) -> Any:
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # the only way JSON text can spell a lone surrogate
+
+
+def parse_json(name: str, text: str, *, unique_keys: bool = True) -> Any:
+    """Parse the JSON text of file ``name``; every error is a ValueError naming the file.
+
+    Refused: invalid JSON, nesting deeper than Python's parser allows (RecursionError otherwise), a lone surrogate
+    (``"\\ud800"``, which `tokenizers` refuses too and no UTF-8 file can hold), and with ``unique_keys`` a key twice in
+    one object.
+    """
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys(name))
+        value = json.loads(text, object_pairs_hook=_no_duplicate_keys(name) if unique_keys else None)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{name!r} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise ValueError(f"{name!r} is not JSON that hf_bpe reads: its arrays or objects are nested deeper than "
+                         f"Python's JSON parser allows (about {sys.getrecursionlimit()} levels); model files nest "
+                         "a few levels") from None
+    if _SURROGATE_ESCAPE.search(text):
+        _check_no_lone_surrogate(name, value)
+    return value
+
+
+def _check_no_lone_surrogate(name: str, value: Any) -> None:
+    stack = [value]
+    while stack:  # each step pops one value and pushes only its children: it ends
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"{name!r}: the string {excerpt(item)} holds a lone surrogate "
+                                 f"(U+{ord(item[exc.start]):04X}, written as a \\u escape), which is not Unicode "
+                                 "text; tokenizers refuses such a file too: fix or regenerate it") from None
+
+
+def read_json(path: str | os.PathLike[str], *, unique_keys: bool = True) -> tuple[str, Any]:
+    """Return (display name, value) of a UTF-8 JSON file, every problem a ValueError naming it (:func:`parse_json`)."""
+    name, text = read_text(path)
+    return name, parse_json(name, text, unique_keys=unique_keys)
 
 
 def split_vocab(name: str, where: str, obj: object) -> tuple[dict[bytes, int], dict[str, int]]:
@@ -299,11 +376,13 @@ def split_vocab(name: str, where: str, obj: object) -> tuple[dict[bytes, int], d
     owner: dict[int, str] = {}
     for text, idx in obj.items():
         if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
-            raise ValueError(f"{name!r}: {where} entry {text!r} has id {idx!r}; ids must be non-negative integers")
+            raise ValueError(f"{name!r}: {where} entry {excerpt(text)} has id {excerpt(idx)}; ids must be "
+                             "non-negative integers")
         if idx > _MAX_ID:
-            raise ValueError(f"{name!r}: {where} entry {text!r} has id {idx!r}, above {_MAX_ID} (u32 in tokenizers)")
+            raise ValueError(f"{name!r}: {where} entry {excerpt(text)} has id {idx!r}, above {_MAX_ID} (u32 in "
+                             "tokenizers)")
         if idx in owner:
-            raise ValueError(f"{name!r}: {where} entries {owner[idx]!r} and {text!r} share id {idx}; "
+            raise ValueError(f"{name!r}: {where} entries {excerpt(owner[idx])} and {excerpt(text)} share id {idx}; "
                              "ids must be unique")
         owner[idx] = text
         try:
@@ -341,8 +420,8 @@ def load_vocab_json(path: str | os.PathLike[str]) -> tuple[dict[bytes, int], dic
     >>> load_vocab_json(p)
     ({b' a': 0}, {'<|im start|>': 1})
     """
-    name, text = read_text(path)
-    return split_vocab(name, "the vocabulary", parse_json(name, text))
+    name, value = read_json(path)
+    return split_vocab(name, "the vocabulary", value)
 
 
 def merge_parser(name: str, vocab: Mapping[bytes, int] | None, label: str) -> Any:
@@ -362,7 +441,8 @@ def merge_parser(name: str, vocab: Mapping[bytes, int] | None, label: str) -> An
         return token
 
     def missing(token: bytes, what: str, index: int) -> ValueError:
-        return ValueError(f"{name!r}: {label.format(index)}: the {what} {token_to_str(token)!r} ({token!r}) is not "
+        return ValueError(f"{name!r}: {label.format(index)}: the {what} {excerpt(token_to_str(token))} "
+                          f"({excerpt(token)}) is not "
                           "in the vocabulary; merges must only use and produce vocabulary tokens")
 
     def parse(a: str, b: str, index: int) -> tuple[bytes, bytes]:
@@ -411,7 +491,7 @@ def load_merges_txt(
     """
     if vocab is not None and not isinstance(vocab, Mapping):
         raise TypeError(f"vocab must be a mapping bytes -> id or None, got {type(vocab).__name__} {vocab!r:.80}")
-    name, text = read_text(path)
+    name, text = read_text(path, lines="a merges file")
     lines = text.split("\n")
     # 1. header: only line 1, only '#version...' (tokenizers skips such lines anywhere; a later one would be a
     #    malformed merge here, which is the honest reading of the format).
@@ -432,8 +512,8 @@ def load_merges_txt(
             line = line[:-1]
         parts = line.split(" ")
         if len(parts) != 2 or not parts[0] or not parts[1]:
-            raise ValueError(f"{name!r}: line {index + 1}: {line!r} is not a merge; expected two tokens separated "
-                             "by one space, e.g. 'Ġ t'")
+            raise ValueError(f"{name!r}: line {index + 1}: {excerpt(line)} is not a merge; expected two tokens "
+                             "separated by one space, e.g. 'Ġ t'")
         merges.append(parse(parts[0], parts[1], index + 1))
     return merges
 

@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..core.specials import check_special_ids
+from .gpt2 import read_json
 
 __all__ = [
     "check_roles",
@@ -258,13 +259,7 @@ def load_tokenizer_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     Raises:
         ValueError: naming the file, when it is not UTF-8, not JSON, or not an object (``[]``, ``null``, ...).
     """
-    name = os.fspath(path)
-    try:
-        config = json.loads(Path(name).read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{name!r} is not UTF-8 ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{name!r} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    name, config = read_json(path, unique_keys=False)
     if not isinstance(config, dict):
         raise ValueError(f"{name!r} must hold a JSON object ({{...}}), got {type(config).__name__} {config!r:.60}; "
                          "fix or delete the file")

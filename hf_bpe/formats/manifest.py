@@ -56,6 +56,7 @@ from typing import Any, Literal
 
 from ..core._tally import frame_lines, frame_utf8, sum_digests, sum_line_digests
 from ..core.fragment import Fragment
+from .gpt2 import read_json
 
 __all__ = [
     "MANIFEST_NAME",
@@ -444,10 +445,7 @@ def load_manifest(directory: str | os.PathLike[str]) -> dict[str, Any]:
             f"{os.fspath(directory)!r} has no {MANIFEST_NAME}; it was not written by hf_bpe's trainer (or the "
             "manifest was deleted): retrain with hf_bpe to get one"
         )
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{os.fspath(path)!r} is not valid UTF-8 JSON: {exc}") from None
+    manifest = read_json(path, unique_keys=False)[1]
     if not isinstance(manifest, dict):
         raise ValueError(f"{os.fspath(path)!r} must hold a JSON object, got {type(manifest).__name__}")
     version = manifest.get("schema_version")

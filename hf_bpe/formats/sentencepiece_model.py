@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MODEL_TYPES", "PIECE_TYPES", "Piece", "SentencePieceModel"]
+from ..errors import EXCERPT
+
+__all__ = ["MODEL_TYPES", "PIECE_TYPES", "Piece", "SentencePieceModel", "check_with_sentencepiece"]
 
 # sentencepiece_model.proto's enums.
 MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
@@ -81,10 +83,21 @@ class SentencePieceModel:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"{os.fspath(path)!r} is not a file; pass a SentencePiece .model file")
+        return cls.read(path.read_bytes(), os.fspath(path))
+
+    @classmethod
+    def read(cls, data: bytes, name: str) -> SentencePieceModel:
+        """Decode the bytes of the model file ``name``, refusing what ``sentencepiece`` itself refuses.
+
+        Raises:
+            ValueError: naming the file and, where it can be told, the field: a model ``sentencepiece`` does not
+                load (:func:`check_with_sentencepiece`) or that this reader cannot decode.
+        """
         try:
-            return cls.from_bytes(path.read_bytes())
+            check_with_sentencepiece(data)
+            return cls.from_bytes(data)
         except ValueError as exc:
-            raise ValueError(f"{os.fspath(path)!r} is not a SentencePiece model: {exc}") from None
+            raise ValueError(f"{name!r} is not a SentencePiece model: {exc}") from None
 
     def to_bytes(self) -> bytes:
         """Serialize as a ``ModelProto`` that ``sentencepiece`` loads: the pieces and the decoded spec fields.
@@ -119,6 +132,32 @@ class SentencePieceModel:
         if not pieces:
             raise ValueError("it holds no pieces")
         return cls(tuple(pieces), trainer, normalizer)
+
+
+# sentencepiece's refusals (model_interface.cc, normalizer.cc, sentencepiece_processor.cc) -> the field they are about.
+_REFUSED_FIELDS = (
+    ("ParseFromArray", "the file (not a serialized ModelProto)"),
+    ("normalization rule", "normalizer_spec.precompiled_charsmap"),
+    ("Trie data", "normalizer_spec.precompiled_charsmap"),
+    ("piece", "pieces"), ("already defined", "pieces"), ("unk is not defined", "pieces (no unknown piece)"),
+)
+
+
+def check_with_sentencepiece(data: bytes) -> None:
+    """Raise ValueError, naming the field, unless ``sentencepiece.SentencePieceProcessor`` loads ``data``.
+
+    A model that sentencepiece refuses (a corrupt ``precompiled_charsmap``, an empty or repeated piece, no unknown
+    piece) encodes nothing there, so no conversion of it can be exact.
+    """
+    import sentencepiece
+
+    try:
+        sentencepiece.SentencePieceProcessor().LoadFromSerializedProto(data)
+    except Exception as exc:  # noqa: BLE001 - sentencepiece reports every refusal as RuntimeError (or OSError)
+        message = " ".join(str(exc).removeprefix("INTERNAL:").split())
+        where = next((f for key, f in _REFUSED_FIELDS if key in message), "the model")
+        raise ValueError(f"sentencepiece refuses it ({where}): {message[:EXCERPT]}"
+                         f"{'...' if len(message) > EXCERPT else ''}") from None
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:

@@ -26,7 +26,8 @@ import base64
 import binascii
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+
+from .gpt2 import read_line_file
 
 __all__ = ["dump_tiktoken", "load_tiktoken", "merges_from_ranks", "ranks_from_merges"]
 
@@ -97,7 +98,7 @@ def load_tiktoken(path: str | os.PathLike[str]) -> dict[bytes, int]:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__} {path!r:.80}")
     name = os.fspath(path)
-    data = Path(name).read_bytes()
+    data = read_line_file(name, "a .tiktoken file")
     ranks: dict[bytes, int] = {}
     line_of_rank: dict[int, int] = {}
     line_of_token: dict[bytes, int] = {}

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from .gpt2 import read_json
+
 __all__ = ["INDEX_NAME", "TOKENS_NAME", "read_token_file", "token_dtype", "write_token_file"]
 
 TOKENS_NAME = "tokens.bin"
@@ -102,7 +104,7 @@ def read_token_file(folder: str | os.PathLike[str]) -> tuple[np.memmap, dict[str
         if not (folder / name).is_file():
             raise FileNotFoundError(f"{os.fspath(folder / name)!r} does not exist; a token folder holds "
                                     f"{TOKENS_NAME} and {INDEX_NAME} (written by hf-bpe tokenize --format bin)")
-    index = json.loads((folder / INDEX_NAME).read_text(encoding="utf-8"))
+    index = read_json(folder / INDEX_NAME, unique_keys=False)[1]
     if not isinstance(index, dict) or index.get("format") != _FORMAT or index.get("dtype") not in _DTYPES:
         raise ValueError(f"{os.fspath(folder / INDEX_NAME)!r} is not an hf_bpe token index")
     dtype = _DTYPES[index["dtype"]]

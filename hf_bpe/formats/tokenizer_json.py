@@ -21,6 +21,7 @@ from typing import Any
 from ..core import _spelling
 from ..core.bytelevel import token_to_str
 from ..core.patterns import from_oniguruma, to_oniguruma
+from ..errors import excerpt
 from .gpt2 import (
     VocabLayout,
     check_utf8,
@@ -282,22 +283,23 @@ def load_tokenizer_json(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{name!r} is not a tokenizer.json: expected a JSON object with a 'model' object")
     model = doc["model"]
     if model.get("type") != "BPE":
-        raise ValueError(f"{name!r}: model type is {model.get('type')!r}, expected 'BPE'; hf_bpe only reads "
+        raise ValueError(f"{name!r}: model type is {excerpt(model.get('type'))}, expected 'BPE'; hf_bpe only reads "
                          "byte-level BPE tokenizers")
     if model.get("dropout") not in (None, 0, 0.0):
-        raise ValueError(f"{name!r}: model.dropout is {model['dropout']!r}; hf_bpe encodes without dropout (null)")
+        raise ValueError(f"{name!r}: model.dropout is {excerpt(model['dropout'])}; hf_bpe encodes without dropout "
+                         "(null)")
     if model.get("byte_fallback", False):
         raise ValueError(f"{name!r}: model.byte_fallback is true; hf_bpe reads byte-level BPE, not byte fallback")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key) not in (None, ""):
-            raise ValueError(f"{name!r}: model.{key} is {model[key]!r}; hf_bpe supports none (null or '')")
+            raise ValueError(f"{name!r}: model.{key} is {excerpt(model[key])}; hf_bpe supports none (null or '')")
     ignore_merges = model.get("ignore_merges", False)
     if not isinstance(ignore_merges, bool):
-        raise ValueError(f"{name!r}: model.ignore_merges is {ignore_merges!r}; expected true or false")
+        raise ValueError(f"{name!r}: model.ignore_merges is {excerpt(ignore_merges)}; expected true or false")
     unk_token, fuse_unk = model.get("unk_token"), model.get("fuse_unk", False)
     if unk_token is not None and not isinstance(unk_token, str) or not isinstance(fuse_unk, bool):
-        raise ValueError(f"{name!r}: model.unk_token {unk_token!r} / fuse_unk {fuse_unk!r}; expected a string or "
-                         "null, and true or false")
+        raise ValueError(f"{name!r}: model.unk_token {excerpt(unk_token)} / fuse_unk {excerpt(fuse_unk)}; expected "
+                         "a string or null, and true or false")
     tokens, others = split_vocab(name, "model.vocab", model.get("vocab"))
 
     # 2. merges, in either spelling.
@@ -310,7 +312,7 @@ def load_tokenizer_json(path: str | os.PathLike[str]) -> dict[str, Any]:
         parts = item.split(" ") if type(item) is str else item
         if type(parts) is not list or len(parts) != 2 or type(parts[0]) is not str or type(parts[1]) is not str \
                 or not parts[0] or not parts[1]:
-            raise ValueError(f"{name!r}: model.merges[{rank}] is {item!r}; expected \"A B\" or [\"A\", \"B\"] "
+            raise ValueError(f"{name!r}: model.merges[{rank}] is {excerpt(item)}; expected \"A B\" or [\"A\", \"B\"] "
                              "with two non-empty tokens")
         merges.append(parse(parts[0], parts[1], rank))
 
@@ -321,7 +323,7 @@ def load_tokenizer_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     for position, entry in enumerate(added):
         if (not isinstance(entry, dict) or not isinstance(entry.get("content"), str)
                 or isinstance(entry.get("id"), bool) or not isinstance(entry.get("id"), int) or entry["id"] < 0):
-            raise ValueError(f"{name!r}: added_tokens[{position}] is {entry!r}; expected an object with an "
+            raise ValueError(f"{name!r}: added_tokens[{position}] is {excerpt(entry)}; expected an object with an "
                              "integer 'id' >= 0 and a string 'content'")
 
     # 4. the text pipeline.

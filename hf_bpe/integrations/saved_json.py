@@ -42,7 +42,7 @@ def template_flags(tokenizer_file: str | os.PathLike[str] | None) -> tuple[bool,
     try:
         with open(tokenizer_file, encoding="utf-8") as handle:
             post = json.load(handle).get("post_processor")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return False, False  # the model loader reports a broken tokenizer.json
     if not isinstance(post, dict) or post.get("type") != "TemplateProcessing" or not post.get("single"):
         return False, False

@@ -121,8 +121,11 @@ def sentencepiece_tokenizer(model: SentencePieceModel, *, user_symbols_ok: bool 
     spec = model.normalizer
     vocab = {p.piece: i for i, p in enumerate(model.pieces)}
     unk = next((p.piece for p in model.pieces if p.type == UNKNOWN), None)
-    bpe = BPE(vocab=vocab, merges=sentencepiece_merges(model), unk_token=unk, fuse_unk=True,
-              byte_fallback=bool(model.trainer["byte_fallback"]))
+    try:
+        bpe = BPE(vocab=vocab, merges=sentencepiece_merges(model), unk_token=unk, fuse_unk=True,
+                  byte_fallback=bool(model.trainer["byte_fallback"]))
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception
+        raise ValueError(f"pieces: tokenizers cannot build a BPE model of them ({exc})") from None
     tokenizer = Tokenizer(bpe)
     # 1. Normalizer: normalizer.cc's steps (training.sentencepiece_normalizer).
     tokenizer.normalizer = sentencepiece_normalizer(spec)

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..core.bytelevel import str_to_token, token_to_str
 from ..errors import InputError
+from ..formats.gpt2 import read_json
 from .bpe import BPEModel
 from .segment import (
     CodesSegmenter,
@@ -268,7 +269,7 @@ class ClassicModel:
         if not path.is_file():
             raise FileNotFoundError(
                 f"{os.fspath(directory)!r} holds no {CLASSIC_NAME}; train one with hf-bpe train --recipe NAME")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, unique_keys=False)[1]
         return cls(data["scheme"], data["tokens"], [tuple(m) for m in data["merges"]],
                    special_tokens=data.get("special_tokens", {}), provenance=data.get("provenance", {}))
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..errors import excerpt
+
 __all__ = ["merge_triples", "regular_tokens", "tokens_by_id"]
 
 
@@ -31,9 +33,10 @@ def tokens_by_id(vocab: Mapping[bytes, int]) -> dict[int, bytes]:
     by_id = {}
     for token, idx in vocab.items():
         if not isinstance(token, bytes) or isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
-            raise TypeError(f"vocab entries must be bytes -> non-negative int, got {token!r}: {idx!r}")
+            raise TypeError(f"vocab entries must be bytes -> non-negative int, got {excerpt(token)}: {excerpt(idx)}")
         if idx in by_id:
-            raise ValueError(f"vocab gives id {idx} to both {by_id[idx]!r} and {token!r}; ids must be unique")
+            raise ValueError(f"vocab gives id {idx} to both {excerpt(by_id[idx])} and {excerpt(token)}; ids must be "
+                             "unique")
         by_id[idx] = token
     return by_id
 
@@ -55,12 +58,12 @@ def merge_triples(vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, byte
     triples: list[tuple[int, int, int]] = []
     for rank, merge in enumerate(merges):
         if not (isinstance(merge, tuple) and len(merge) == 2 and all(isinstance(p, bytes) for p in merge)):
-            raise TypeError(f"merge {rank} must be a pair of bytes, got {merge!r}")
+            raise TypeError(f"merge {rank} must be a pair of bytes, got {excerpt(merge)}")
         left, right = merge
         ids = (vocab.get(left), vocab.get(right), vocab.get(left + right))
         if None in ids:
             absent = [t for t, i in zip((left, right, left + right), ids) if i is None]
-            raise ValueError(f"merge {rank} {merge!r}: {absent[0]!r} is not in the vocab")
+            raise ValueError(f"merge {rank} {excerpt(merge)}: {excerpt(absent[0])} is not in the vocab")
         triples.append(ids)  # type: ignore[arg-type]
     return triples
 

@@ -45,7 +45,7 @@ from typing import Any, Literal
 from ..formats import atomic
 from ..formats import tokenizer_json
 from ..formats import tiktoken as tiktoken_format
-from ..formats import folder
+from ..formats import folder, gpt2
 from ..model.bpe import BPEModel, regular_tokens
 from ..core.specials import check_special_ids
 from ..core.patterns import PATTERNS
@@ -93,11 +93,12 @@ def _looks_like_tiktoken(path: Path) -> bool:
     """Whether the first non-blank line of a file reads ``BASE64 RANK`` (for files without a .tiktoken suffix)."""
     try:
         with path.open("rb") as handle:
-            for line in handle:
-                if line.strip():
-                    return bool(_TIKTOKEN_LINE.match(line.rstrip(b"\n")))
+            head = handle.read(1 << 16)  # bounded: a file whose first line is 1 GB is not read whole to sniff it
     except OSError:
         return False
+    for line in head.split(b"\n"):
+        if line.strip():
+            return bool(_TIKTOKEN_LINE.match(line))
     return False
 
 
@@ -178,13 +179,7 @@ def detect_format(src: str | os.PathLike[str]) -> Format:
 # ----------------------------------------------------------------------------------------------------------------
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{os.fspath(path)!r} is not UTF-8 ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{os.fspath(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno} "
-                         f"column {exc.colno}") from None
+    return gpt2.read_json(path, unique_keys=False)[1]
 
 
 def _resolve_pattern(declared: str | None, explicit: str | None, where: str, default: str | None) -> str:
@@ -442,10 +437,7 @@ def _convert_sentencepiece(path: Path, to: str, out: Path, force: bool) -> Path:
         raise ValueError(f"a SentencePiece model converts only to 'tokenizers' (a tokenizer.json folder), not {to!r}: "
                          "its pieces are not byte-level BPE, so it has no GPT-2 or tiktoken form")
     data = path.read_bytes()  # read once: parsed here, written unchanged as tokenizer.model
-    try:
-        model = SentencePieceModel.from_bytes(data)
-    except ValueError as exc:
-        raise ValueError(f"{os.fspath(path)!r} is not a SentencePiece model: {exc}") from None
+    model = SentencePieceModel.read(data, os.fspath(path))
     try:
         files = sentencepiece_files(model, data)
     except ValueError as exc:

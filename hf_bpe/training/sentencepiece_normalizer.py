@@ -35,7 +35,12 @@ def _charsmap_steps(spec: Mapping[str, Any]) -> list[Any]:
 
     steps: list[Any] = []
     if spec["precompiled_charsmap"]:
-        charsmap = normalizers.Precompiled(spec["precompiled_charsmap"])
+        try:
+            charsmap = normalizers.Precompiled(spec["precompiled_charsmap"])
+        except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception
+            # sentencepiece checks only the blob's sizes; tokenizers parses it: an inexact model either way.
+            raise ValueError(f"normalizer_spec.precompiled_charsmap is broken: tokenizers cannot read it ({exc}); "
+                             "the model file is damaged") from None
         split = charsmap.normalize_str("\r") + charsmap.normalize_str("\n")
         if charsmap.normalize_str("\r\n") != split and charsmap.normalize_str(split) == split:
             steps.append(normalizers.Replace("\r\n", split))

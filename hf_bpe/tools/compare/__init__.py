@@ -16,10 +16,12 @@ Peers and their configuration
   ``max_sentence_length`` raised to the longest document. A different algorithm (character base, no
   pre-tokenizer regex, ``▁`` as space), so it is compared by *metrics*.
 
-Each trainer runs in a fresh Python child process that imports only its own library and reads the training
-split from the same temporary file into a list first; the report gives the wall time of the training call alone,
-and the peak resident set size (``ru_maxrss``) of that child (the largest of the child and its worker processes),
-next to its baseline (after imports and loading the split, before training).
+Each trainer runs in a fresh, isolated Python child process (``python -I``: nothing in the working directory is
+imported) that imports only its own library and reads the training split from the same temporary file into a list
+first (one still running after ``peer_timeout`` seconds, default 3600, is killed and reported as timed out). The
+report gives the wall time of the training call alone, and the peak resident set size (``ru_maxrss``) of that child
+(the largest of the child and its worker processes), next to its baseline (after imports and loading the split,
+before training).
 
 The report's schema is in :mod:`hf_bpe.tools.compare.schema`. The modules: ``split`` (training and held-out
 splits), ``child`` (one trainer in one process), ``evaluated`` (each tokenizer seen by the metrics), ``merges``

@@ -1,4 +1,4 @@
-"""Train one tokenizer in a fresh process, for :func:`hf_bpe.compare`: ``python -m hf_bpe.tools.compare.child SPEC``.
+"""Train one tokenizer in a fresh process, for :func:`hf_bpe.compare`: :func:`main` with the spec file's path.
 
 Each trainer runs in its own process so that its wall time and peak memory are its own. The process imports only
 the trainer's library: ``hf_bpe``'s package loads nothing until used, and :mod:`hf_bpe.tools.peers` imports its peer
@@ -30,7 +30,7 @@ import time
 import warnings
 from typing import Any
 
-__all__ = ["load_documents", "peak_rss", "run"]
+__all__ = ["load_documents", "main", "peak_rss", "run"]
 
 
 def peak_rss() -> int:
@@ -114,6 +114,11 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-if __name__ == "__main__":  # pragma: no cover - run by compare in a child process
-    with open(sys.argv[1], encoding="utf-8") as spec_file:
+def main(spec_path: str) -> None:
+    """Run the spec in the JSON file ``spec_path`` (what compare's child process does)."""
+    with open(spec_path, encoding="utf-8") as spec_file:
         run(json.load(spec_file))
+
+
+if __name__ == "__main__":  # pragma: no cover - compare starts the child with `python -I -c`, not as a script
+    main(sys.argv[1])

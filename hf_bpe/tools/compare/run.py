@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,26 +26,59 @@ from .split import split_corpus
 
 __all__ = ["compare"]
 
-# Run with `python -m`; not imported here, so that runpy finds it unloaded when the package is imported first.
-_CHILD_MODULE = f"{__package__}.child"
+# What the child runs. `python -I` (isolated) puts neither the working directory nor PYTHONPATH on sys.path, so a
+# `tokenizers.py` in the folder where compare runs is never imported; the child then takes this process's sys.path
+# (argv[1]: this very hf_bpe first, then the same libraries, the working directory left out) and runs child.main.
+_CHILD_BOOTSTRAP = (f"import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+                    f"from {__package__}.child import main; main(sys.argv[2])")
+PEER_TIMEOUT = 3600.0  # seconds: the default time limit of each trainer's process
 
 
-def train_in_child(peer: str, spec: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """Train one tokenizer in a fresh Python process; return the child's result record."""
+def _child_path() -> list[str]:
+    """Return the sys.path for a child: the folder holding hf_bpe/, then this process's path without the cwd."""
+    package_root = os.fspath(Path(__file__).resolve().parents[3])
+    cwd = os.path.realpath(os.getcwd())
+    kept = [p for p in sys.path if p and os.path.realpath(p) != cwd and p != package_root]
+    return [package_root, *kept]
+
+
+def train_in_child(peer: str, spec: dict[str, Any], folder: Path, *, timeout: float = PEER_TIMEOUT
+                   ) -> dict[str, Any]:
+    """Train one tokenizer in a fresh, isolated Python process; return the child's result record.
+
+    The child (and any worker it starts) runs in a process group of its own, killed whole after ``timeout``
+    seconds or when this process is interrupted; a time-out is the record ``{"ok": False, "timed_out": True}``.
+    """
     spec_path = folder / f"{peer}.spec.json"
     result_path = folder / f"{peer}.result.json"
     spec = {**spec, "peer": peer, "result": os.fspath(result_path)}
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    env = dict(os.environ)
-    # The child must import this very hf_bpe (an in-tree checkout need not be installed).
-    package_root = os.fspath(Path(__file__).resolve().parents[3])  # the folder holding hf_bpe/
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    command = [sys.executable, "-I", "-c", _CHILD_BOOTSTRAP, json.dumps(_child_path()), os.fspath(spec_path)]
     # stdout belongs to the command's data: the child's stdout goes to stderr with its progress bars.
-    completed = subprocess.run([sys.executable, "-m", _CHILD_MODULE, os.fspath(spec_path)], env=env,
-                               stdout=subprocess.DEVNULL, check=False)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        returncode = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        return {"ok": False, "timed_out": True,
+                "error": f"timed out: still training after {timeout:g} s (the peer's time limit; raise it with "
+                         "peer_timeout=, CLI --peer-timeout SECONDS)"}
+    except BaseException:
+        _kill_group(process)  # Ctrl-C: the child's group does not get the terminal's SIGINT, so end it here
+        raise
+    _kill_group(process)  # workers the child left behind
     if result_path.is_file():
         return json.loads(result_path.read_text(encoding="utf-8"))
-    return {"ok": False, "error": f"the training process died with exit status {completed.returncode}"}
+    return {"ok": False, "error": f"the training process died with exit status {returncode}"}
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the child's process group (the child and its workers) and reap the child."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already gone
+    process.wait()
 
 
 def _versions() -> dict[str, str | None]:
@@ -55,7 +89,7 @@ def _versions() -> dict[str, str | None]:
 
 def _check_args(
     vocab_size: object, against: object, heldout_fraction: object, heldout_seed: object, models: object,
-    workers: object,
+    workers: object, peer_timeout: object,
 ) -> tuple[list[str], dict[str, Path]]:
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
@@ -78,6 +112,9 @@ def _check_args(
         raise ValueError(f"heldout_seed must be an int >= 0, got {heldout_seed!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be None or an int >= 1, got {workers!r}")
+    if isinstance(peer_timeout, bool) or not isinstance(peer_timeout, int | float) or not peer_timeout > 0:
+        raise ValueError(f"peer_timeout must be a number of seconds > 0, got {peer_timeout!r}; e.g. 7200 gives each "
+                         "trainer two hours")
     if not isinstance(models, Mapping):
         raise TypeError(f"models must be a mapping of tokenizer name to path, got {models!r}")
     paths: dict[str, Path] = {}
@@ -120,6 +157,7 @@ def compare(
     text_column: str = "text",
     models: Mapping[str, str | os.PathLike[str]] = MappingProxyType({}),
     workers: int | None = None,
+    peer_timeout: float = PEER_TIMEOUT,
     show_progress: bool = True,
     force: bool = False,
 ) -> dict[str, Any]:
@@ -140,6 +178,8 @@ def compare(
         models: already-trained models to load instead of training: ``{"hf_bpe": folder, "tokenizers":
             tokenizer.json or its folder, "sentencepiece": .model file or its folder}``.
         workers: hf_bpe's counting processes (default: as ``hf_bpe.train`` chooses for the split's size).
+        peer_timeout: seconds each trainer's process may run (hf_bpe's too); one still running then is killed and
+            reported with status ``"timed out"``, and the report covers the others.
         show_progress: progress and steps on stderr.
         force: replace an existing report in ``out``.
 
@@ -161,7 +201,8 @@ def compare(
     from ...core.pretokenize import Pretokenizer
     from ...training.bpe_trainer import check_options
 
-    peers, model_paths = _check_args(vocab_size, against, heldout_fraction, heldout_seed, models, workers)
+    peers, model_paths = _check_args(vocab_size, against, heldout_fraction, heldout_seed, models, workers,
+                                       peer_timeout)
     specials = check_options(vocab_size, min_frequency, special_tokens, None, workers)
     pretokenizer = Pretokenizer(pattern)
     folder = Path(out)
@@ -253,10 +294,10 @@ def compare(
                     shutil.rmtree(path)
                 _say(f"training {name} (vocab_size={vocab_size}) on {split.train_documents:,} documents",
                      show_progress)
-                result = train_in_child(name, {**spec, "out": os.fspath(path)}, tmp)
+                result = train_in_child(name, {**spec, "out": os.fspath(path)}, tmp, timeout=peer_timeout)
                 entry["warnings"] = result.get("warnings", [])
                 if not result.get("ok"):
-                    entry["status"] = "failed"
+                    entry["status"] = "timed out" if result.get("timed_out") else "failed"
                     entry["error"] = _explain_failure(name, result.get("error", "unknown error"), vocab_size)
                     _say(f"{name} failed: {entry['error']}", show_progress)
                     continue

@@ -11,7 +11,7 @@ The report's layout (``schema_version`` 1)::
     tokenizers: {NAME: {status, version, path, vocab_size, configuration, warnings: [str], error,
                         training: {seconds, peak_rss_bytes, baseline_rss_bytes} | None}}
         # NAME in hf_bpe, tokenizers, sentencepiece; status: trained | loaded | not requested | not installed
-        # | failed
+        # | failed | timed out (still training after peer_timeout seconds)
     heldout: {NAME: {all: METRICS, subsets: {subset name: METRICS}}}
         # METRICS: {documents, tokens, bytes, characters, tokens_per_byte, tokens_per_char, roundtrip_documents,
         #           roundtrip_rate, byte_fallback_tokens, byte_fallback_rate, unknown_tokens, unknown_rate}
