@@ -22,6 +22,8 @@ def tokenize_model(args: argparse.Namespace) -> BPEModel:
     for flag, value, least in (("--block-size", args.block_size, 2), ("--num-proc", args.num_proc, 1)):
         if value is not None and value < least:
             raise InputError(f"{flag} must be at least {least}, got {value}")
+    if args.dtype is not None and args.format != "bin":
+        raise InputError(f"--dtype {args.dtype} applies to --format bin; --format arrow stores int32 ids")
     model = BPEModel.load(args.model)
     if args.eos_token is not None:
         if args.no_eos:

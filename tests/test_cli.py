@@ -272,6 +272,7 @@ def test_cli_readme_chain_train_with_special_token_then_tokenize_with_eos_token(
     (["--no-eos", "--block-size", "4", "--pad-last"], "--pad-last pads the last block with the pad or EOS token"),
     (["--no-eos", "--block-size", "1"], "--block-size must be at least 2, got 1"),
     (["--no-eos", "--num-proc", "0"], "--num-proc must be at least 1, got 0"),
+    (["--no-eos", "--dtype", "uint16"], "--dtype uint16 applies to --format bin"),
     (["--no-eos", "--dataset", "{ds}"], "has no column 'text'; its columns are ['body']: pass --text-column"),
     (["--no-eos", "--spark", "local[1]", "--skip-empty"], "--skip-empty cannot be used with --spark"),
 ])
@@ -291,8 +292,8 @@ def test_cli_tokenize_errors_name_flags_not_python_keywords(tmp_path, corpus, ca
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("hf-bpe: error: ") and err.count("\n") == 1 and message in err, err
-    assert not re.search(r"\b(add_eos|drop_last|block_size|num_proc|text_column|eos_token|skip_empty)\b|=(True|False)",
-                         err), err
+    assert not re.search(r"(?<!-)\b(add_eos|drop_last|block_size|num_proc|text_column|eos_token|skip_empty|dtype|format)\b"
+                         r"|=(True|False|'|None)", err), err
     assert not (tmp_path / "o").exists()
 
 
