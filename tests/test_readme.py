@@ -34,7 +34,7 @@ README = ROOT / "README.md"
 REPLACED = {
     "pip install -e . && hf-bpe train --out my-tokenizer": (
         "hf-bpe train --out my-tokenizer",
-        "the hf_bpe under test is already importable (PYTHONPATH); pip would reinstall it into the test interpreter",
+        "the hf_bpe under test is already installed; pip would reinstall it into the test interpreter",
     ),
 }
 SKIPPED = {
@@ -180,6 +180,13 @@ class ReadmeRun:
             os.chdir(before)
 
 
+def _package_parent() -> Path:
+    """The folder this interpreter imports hf_bpe from (the checkout, or site-packages): the shim runs that one."""
+    import hf_bpe
+
+    return Path(hf_bpe.__file__).resolve().parent.parent
+
+
 @pytest.fixture(scope="module")
 def readme_run(tmp_path_factory: pytest.TempPathFactory) -> ReadmeRun:
     base = tmp_path_factory.mktemp("readme")
@@ -197,7 +204,7 @@ def readme_run(tmp_path_factory: pytest.TempPathFactory) -> ReadmeRun:
     (shims / "hf-bpe").chmod(0o755)
     (shims / "python").symlink_to(sys.executable)
     env = {**os.environ, "PATH": os.pathsep.join([str(shims), os.environ.get("PATH", "")]),
-           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+           "PYTHONPATH": os.pathsep.join(p for p in (str(_package_parent()), os.environ.get("PYTHONPATH", "")) if p)}
     return ReadmeRun(folder, env)
 
 
