@@ -41,7 +41,7 @@ examples:
   hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4
   hf-bpe train corpus.en --recipe subword-nmt --num-merges 10000 --out nmt   # writes nmt/bpe.codes
   hf-bpe apply --model nmt corpus.en > corpus.bpe.en                          # as subword-nmt apply-bpe
-  hf-bpe decode --model my-tok 15496 995
+  hf-bpe decode --model my-tok < ids.txt                    # the ids encode wrote, as text
 """
 
 _RAW = argparse.RawDescriptionHelpFormatter
@@ -174,7 +174,11 @@ def _add_tokenize_parser(commands: Any) -> None:
                           help="arrow: pack documents into rows of exactly N ids (the last partial block is dropped)")
     tokenize.add_argument("--pad-last", action="store_true", help="pad the last partial block instead of dropping it")
     tokenize.add_argument("--labels", action="store_true", help="arrow: add labels equal to input_ids")
+    tokenize.add_argument("--eos-token", default=None, metavar="T", help="the special token to append to each "
+                          "document (default: the tokenizer's eos_token, e.g. set by hf-bpe train --eos-token)")
     tokenize.add_argument("--no-eos", action="store_true", help="do not append the EOS id to each document")
+    tokenize.add_argument("--skip-empty", action="store_true",
+                          help="leave out empty documents (blank lines), which would each become a lone EOS")
     tokenize.add_argument("--dtype", choices=("uint16", "uint32"), default=None,
                           help="bin: id type (default: uint16 when every id fits, else uint32)")
     tokenize.add_argument("--num-proc", type=int, default=None, metavar="N", help="processes for datasets.map")
@@ -370,6 +374,7 @@ def _cmd_train_recipe(args: argparse.Namespace) -> int:
 
 
 def _cmd_tokenize(args: argparse.Namespace) -> int:
+    from .cli_tokenize import tokenize_model, tokenize_spark
     from .integrations.preprocess import save_tokenized
     from .training.corpus import load_text_files
 
@@ -379,42 +384,27 @@ def _cmd_tokenize(args: argparse.Namespace) -> int:
     if args.format == "bin" and args.block_size is not None:
         raise InputError("--block-size applies to --format arrow; --format bin writes one flat stream of ids (cut "
                          "windows from the memory map when training)")
+    model = tokenize_model(args)
     if args.spark:
-        return _tokenize_spark(args)
-    model = _load_model(args.model)
+        _log(f"wrote parquet to {tokenize_spark(args, model)}")
+        return 0
     corpus = _corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         raise InputError("tokenize needs a corpus: FILE arguments or --dataset")
     if isinstance(corpus, list):
-        corpus = load_text_files(corpus)
+        corpus, args.text_column = load_text_files(corpus), "text"  # a FILE's lines are the column "text"
+    elif corpus.column_names is not None and args.text_column not in corpus.column_names:
+        raise InputError(f"--dataset {args.dataset!r} has no column {args.text_column!r}; its columns are "
+                         f"{corpus.column_names!r}: pass --text-column naming the one that holds the documents")
     if args.quiet:
         import datasets
 
         datasets.disable_progress_bars()
     folder = save_tokenized(corpus, model, out, format=args.format, dtype=args.dtype, force=args.force,
                             show_progress=not args.quiet, text_column=args.text_column, num_proc=args.num_proc,
-                            add_eos=not args.no_eos, block_size=args.block_size, labels=args.labels,
-                            drop_last=not args.pad_last)
+                            add_eos=not args.no_eos, skip_empty=args.skip_empty, block_size=args.block_size,
+                            labels=args.labels, drop_last=not args.pad_last)
     _log(f"wrote {args.format} to {os.fspath(folder)}")
-    return 0
-
-
-def _tokenize_spark(args: argparse.Namespace) -> int:
-    unsupported = [flag for flag, given in (("--dataset", args.dataset), ("--block-size", args.block_size is not None),
-                                            ("--format bin", args.format == "bin"), ("--labels", args.labels),
-                                            ("--pad-last", args.pad_last), ("--dtype", args.dtype),
-                                            ("--num-proc", args.num_proc)) if given]
-    if unsupported:
-        raise InputError(f"{', '.join(unsupported)} cannot be used with --spark, which writes one Parquet row of "
-                         "input_ids per line of the FILEs (pack or convert them with your own Spark job)")
-    if not args.files:
-        raise InputError("--spark tokenizes FILE arguments (paths Spark's executors can read); give them")
-    from .spark import tokenize_files_spark
-
-    model = _load_model(args.model)
-    out = tokenize_files_spark([os.fspath(f) for f in args.files], model, args.out, add_eos=not args.no_eos,
-                               master=args.spark, force=args.force)
-    _log(f"wrote parquet to {out}")
     return 0
 
 

@@ -408,3 +408,69 @@ def test_cli_spark_without_pyspark_or_java_says_what_to_install(tmp_path, capsys
     assert main(argv) == 2
     assert "needs a Java runtime" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_cli_readme_chain_train_with_special_token_then_tokenize_with_eos_token(tmp_path, corpus, capsys):
+    # Issue 22: `train --special-token '<|endoftext|>'` then `tokenize ... --labels` exited 2 naming add_eos=False;
+    # tokenize refused --eos-token.
+    import datasets
+
+    import hf_bpe
+
+    model = tmp_path / "my-tok"
+    assert main(["train", str(corpus), "--out", str(model), "--special-token", "<|endoftext|>", "--vocab-size",
+                 "300", "--quiet"]) == 0
+    argv = ["tokenize", "--model", str(model), str(corpus), "--out", str(tmp_path / "blocks"), "--block-size", "16",
+            "--labels", "--quiet"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--eos-token (e.g. '<|endoftext|>')" in err and "--no-eos" in err and "add_eos" not in err
+    assert main([*argv, "--eos-token", "<|endoftext|>"]) == 0
+    blocks = datasets.load_from_disk(str(tmp_path / "blocks"))
+    trained = hf_bpe.BPEModel.load(model)
+    lines = corpus.read_text(encoding="utf-8").splitlines()
+    stream = [i for line in lines for i in trained.encode_ordinary(line) + [0]]
+    assert [i for row in blocks["input_ids"][:] for i in row] == stream[:len(stream) // 16 * 16]  # 0: <|endoftext|>
+    assert blocks["labels"][:] == blocks["input_ids"][:]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ([], "has no EOS token to end each document with; it has no special token: train it with --eos-token T"),
+    (["--eos-token", "<s>"], "--eos-token '<s>' is not a special token of --model"),
+    (["--eos-token", "<s>", "--no-eos"], "--eos-token names the token to append and --no-eos appends none"),
+    (["--no-eos", "--block-size", "4", "--pad-last"], "--pad-last pads the last block with the pad or EOS token"),
+    (["--no-eos", "--block-size", "1"], "--block-size must be at least 2, got 1"),
+    (["--no-eos", "--num-proc", "0"], "--num-proc must be at least 1, got 0"),
+    (["--no-eos", "--dtype", "uint16"], "--dtype uint16 applies to --format bin"),
+    (["--no-eos", "--dataset", "{ds}"], "has no column 'text'; its columns are ['body']: pass --text-column"),
+    (["--no-eos", "--spark", "local[1]", "--skip-empty"], "--skip-empty cannot be used with --spark"),
+])
+def test_cli_tokenize_errors_name_flags_not_python_keywords(tmp_path, corpus, capsys, extra, message):
+    # Issue 22: messages named tokenize_dataset's keywords (add_eos=False, drop_last=False, block_size, num_proc).
+    import re
+
+    import datasets
+
+    datasets.Dataset.from_dict({"body": ["a"]}).save_to_disk(str(tmp_path / "ds"))
+    model = tmp_path / "m"
+    assert main(["train", str(corpus), "--out", str(model), "--vocab-size", "260", "--quiet"]) == 0
+    files = [] if "--dataset" in extra else [str(corpus)]
+    argv = ["tokenize", "--model", str(model), *files, "--out", str(tmp_path / "o"), "--quiet",
+            *(a.format(ds=tmp_path / "ds") for a in extra)]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hf-bpe: error: ") and err.count("\n") == 1 and message in err, err
+    assert not re.search(r"(?<!-)\b(add_eos|drop_last|block_size|num_proc|text_column|eos_token|skip_empty|dtype|format)\b"
+                         r"|=(True|False|'|None)", err), err
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_decode_reads_the_ids_encode_printed(trained, capsys, monkeypatch):
+    # Issue 22: the README decoded GPT-2's ids (15496 995) with the user's vocabulary; it now pipes encode's ids.
+    assert main(["encode", "--model", str(trained), "Hello world"]) == 0
+    ids = capsys.readouterr().out
+    monkeypatch.setattr(sys, "stdin", io.StringIO(ids))
+    assert main(["decode", "--model", str(trained)]) == 0
+    assert capsys.readouterr().out == "Hello world\n"

@@ -230,9 +230,55 @@ def test_preprocess_cli_writes_arrow_and_bin(model, tmp_path, capsys):
         (["--out", str(tmp_path / "c"), "--format", "bin", "--block-size", "8"], "--block-size applies to"),
         (["--out", str(tmp_path / "c"), "--format", "bin", "--dtype", "uint16", "--text-column", "x",
           "--dataset", str(tmp_path / "nope")], "give either FILE arguments or --dataset"),
-        (["--out", str(tmp_path / "c"), "--block-size", "1"], "block_size must be None or an int >= 2"),
+        (["--out", str(tmp_path / "c"), "--block-size", "1"], "--block-size must be at least 2, got 1"),
     ]:
         assert main(["tokenize", "--model", str(tmp_path / "tok"), str(corpus), *argv, "--quiet"]) == 2
         err = capsys.readouterr().err
         assert err.startswith("hf-bpe: error: ") and message in err and "Traceback" not in err
         assert not (tmp_path / "c").exists()
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(docs=st.lists(st.sampled_from(["", "", "ab é", "中 \n.", "hello world, said Ann."]), min_size=1, max_size=25),
+       block_size=st.integers(2, 17), drop_last=st.booleans())
+def test_preprocess_skip_empty_leaves_out_blank_documents_and_packs_the_rest_exactly(model, docs, block_size,
+                                                                                    drop_last):
+    # Issue 22: each blank line of wrapped prose became a document of EOS alone (EOS EOS pairs in every block).
+    dataset = datasets.Dataset.from_dict({"text": docs})
+    kept = [d for d in docs if d]
+    assert tokenize_dataset(dataset, model, skip_empty=True, batch_size=4)["input_ids"][:] == _expected(model, kept)
+    packed = tokenize_dataset(dataset, model, skip_empty=True, block_size=block_size, drop_last=drop_last,
+                              batch_size=4)
+    stream = [i for ids in _expected(model, kept) for i in ids]
+    flat = [i for row in packed["input_ids"][:] for i in row]
+    assert flat[:len(stream)] == stream[:len(flat)]
+    assert len(flat) == (len(stream) // block_size + (not drop_last and len(stream) % block_size > 0)) * block_size
+    eos = model.special_tokens["<|endoftext|>"]
+    assert all((a, b) != (eos, eos) for a, b in zip(stream, stream[1:]))
+    streaming = dataset.to_iterable_dataset(num_shards=min(2, len(docs)))
+    streamed = tokenize_dataset(streaming, model, skip_empty=True, block_size=block_size, drop_last=drop_last)
+    assert [row["input_ids"] for row in streamed] == packed["input_ids"][:]
+
+
+def test_preprocess_eos_token_names_the_special_token_to_append(tmp_path):
+    # Issue 22: a model trained with special_tokens=[...] but no eos_token role could not be tokenized with EOS.
+    from hf_bpe.integrations.preprocess import with_eos_token
+
+    no_role = hf_bpe.train(["hello world"] * 5, vocab_size=262, special_tokens=["<pad>", "<|endoftext|>"],
+                           show_progress=False)
+    dataset = datasets.Dataset.from_dict({"text": ["hello", ""]})
+    with pytest.raises(ValueError, match="no eos_token; name one of its special tokens with eos_token="):
+        tokenize_dataset(dataset, no_role)
+    rows = tokenize_dataset(dataset, no_role, eos_token="<|endoftext|>")["input_ids"][:]
+    assert rows == [no_role.encode_ordinary("hello") + [1], [1]]
+    with pytest.raises(ValueError, match=r"eos_token 'x' is not a special token .* \['<pad>', '<\|endoftext\|>'\]"):
+        tokenize_dataset(dataset, no_role, eos_token="x")
+    with pytest.raises(TypeError, match="eos_token must be None or a str"):
+        tokenize_dataset(dataset, no_role, eos_token=1)
+    no_role.save(tmp_path / "tok")
+    assert tokenize_dataset(dataset, HFBPETokenizer.from_pretrained(tmp_path / "tok"),
+                            eos_token="<|endoftext|>")["input_ids"][:] == rows
+    # The copy with the role is the same model (digest) that now says which token ends a document.
+    with_role = with_eos_token(no_role, "<|endoftext|>")
+    assert with_role.roles == {"eos_token": "<|endoftext|>"} and with_role.digest() == no_role.digest()
+    assert tokenize_dataset(dataset, with_role)["input_ids"][:] == rows

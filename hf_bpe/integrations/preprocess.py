@@ -24,7 +24,7 @@ from typing import Any
 
 from ..model.bpe import BPEModel
 
-__all__ = ["resolve_tokenizer", "save_tokenized", "tokenize_dataset", "tokenizer_identity"]
+__all__ = ["resolve_tokenizer", "save_tokenized", "tokenize_dataset", "tokenizer_identity", "with_eos_token"]
 
 _BLOCK_CHUNK = 1 << 20  # ids packed per Arrow batch when cutting blocks: memory stays a few MB
 
@@ -36,6 +36,8 @@ def tokenize_dataset(
     text_column: str = "text",
     num_proc: int | None = None,
     add_eos: bool = True,
+    eos_token: str | None = None,
+    skip_empty: bool = False,
     block_size: int | None = None,
     labels: bool = False,
     drop_last: bool = True,
@@ -49,6 +51,10 @@ def tokenize_dataset(
         text_column: the column holding the documents (``str``).
         num_proc: processes for ``Dataset.map`` (``None``: this process); the result never depends on it.
         add_eos: append the tokenizer's ``eos_token`` id to every document (the separator of packed documents).
+        eos_token: the special token to append instead of the tokenizer's ``eos_token`` (e.g. ``"<|endoftext|>"``
+            for a model trained with ``special_tokens=[...]`` but no ``eos_token=`` role).
+        skip_empty: leave out documents that are empty strings (the blank lines of wrapped prose, which would
+            otherwise each become a lone EOS); other documents are packed exactly as without it.
         block_size: pack into rows of exactly this many ids (``None``: one row per document).
         labels: add a ``labels`` column equal to ``input_ids`` (``-100`` on padding), as causal-LM trainers expect.
         drop_last: drop the last partial block; ``False`` pads it to ``block_size`` with the ``pad_token`` (else
@@ -80,7 +86,8 @@ def tokenize_dataset(
     if not streaming and not isinstance(dataset, datasets.Dataset):
         raise TypeError(f"dataset must be a datasets.Dataset or IterableDataset, got {type(dataset).__name__}; "
                         "load text files with datasets.load_dataset('text', data_files=...) first")
-    for name, value in (("add_eos", add_eos), ("labels", labels), ("drop_last", drop_last)):
+    for name, value in (("add_eos", add_eos), ("skip_empty", skip_empty), ("labels", labels),
+                        ("drop_last", drop_last)):
         if not isinstance(value, bool):
             raise TypeError(f"{name} must be a bool, got {value!r}")
     if not isinstance(text_column, str):
@@ -100,10 +107,13 @@ def tokenize_dataset(
                          "text_column= (--text-column) naming the one that holds the documents")
     if not streaming and len(dataset) == 0:
         raise ValueError("the dataset has no rows: there is nothing to tokenize")
-    model, eos_id, pad_id = resolve_tokenizer(tokenizer)
+    if eos_token is not None and not isinstance(eos_token, str):
+        raise TypeError(f"eos_token must be None or a str, got {eos_token!r:.80}")
+    model, eos_id, pad_id = resolve_tokenizer(tokenizer, eos_token=eos_token)
     if add_eos and eos_id is None:
-        raise ValueError("add_eos=True but the tokenizer has no eos_token; give it one (hf_bpe.train(..., "
-                         "eos_token=...), --eos-token, or tok.eos_token = ...) or pass add_eos=False")
+        raise ValueError("add_eos=True but the tokenizer has no eos_token; name one of its special tokens with "
+                         "eos_token=..., give the tokenizer the role (hf_bpe.train(..., eos_token=...) or "
+                         "tok.eos_token = ...), or pass add_eos=False")
     fill = pad_id if pad_id is not None else eos_id
     if block_size is not None and not drop_last and fill is None:
         raise ValueError("drop_last=False pads the last block, but the tokenizer has neither a pad_token nor an "
@@ -115,7 +125,7 @@ def tokenize_dataset(
         _encode_batch, batched=True, batch_size=batch_size, with_indices=True,
         remove_columns=columns if columns is not None else [text_column],
         fn_kwargs={"model": model, "column": text_column, "eos_id": eos_id if add_eos else None,
-                   "masks": masks, "labels": labels and masks, "streaming": streaming},
+                   "masks": masks, "labels": labels and masks, "streaming": streaming, "skip_empty": skip_empty},
         features=None if streaming else _features(masks, labels and masks),
         **({} if streaming else {"num_proc": num_proc, "desc": "hf-bpe: tokenizing"}),
     )
@@ -129,20 +139,44 @@ def tokenize_dataset(
     return _pack_dataset(tokenized, **options)
 
 
-def resolve_tokenizer(tokenizer: Any) -> tuple[BPEModel, int | None, int | None]:
-    """Return ``(model, eos id, pad id)`` for a ``BPEModel``, an ``HFBPETokenizer`` or a tokenizer folder."""
+def resolve_tokenizer(tokenizer: Any, *, eos_token: str | None = None) -> tuple[BPEModel, int | None, int | None]:
+    """Return ``(model, eos id, pad id)`` for a ``BPEModel``, an ``HFBPETokenizer`` or a tokenizer folder.
+
+    ``eos_token``, when given, names the special token whose id is the EOS id (instead of the tokenizer's role).
+    """
     if isinstance(tokenizer, (str, os.PathLike)):
         tokenizer = BPEModel.load(tokenizer)
     if isinstance(tokenizer, BPEModel):
+        model, specials = tokenizer, tokenizer.special_tokens
         roles = tokenizer.roles
-        ids = {role: tokenizer.special_tokens.get(roles[role]) if role in roles else None
-               for role in ("eos_token", "pad_token")}
-        return tokenizer, ids["eos_token"], ids["pad_token"]
-    model = getattr(tokenizer, "bpe_model", None)
-    if isinstance(model, BPEModel):  # HFBPETokenizer: its roles as set now (tok.eos_token = ... included)
-        return model, tokenizer.eos_token_id, tokenizer.pad_token_id
-    raise TypeError(f"tokenizer must be an hf_bpe BPEModel, an HFBPETokenizer or a tokenizer folder, got "
-                    f"{type(tokenizer).__name__}; load one with hf_bpe.BPEModel.load(folder)")
+        eos_id, pad_id = (specials.get(roles[role]) if role in roles else None for role in ("eos_token", "pad_token"))
+    elif isinstance(getattr(tokenizer, "bpe_model", None), BPEModel):
+        # HFBPETokenizer: its roles as set now (tok.eos_token = ... included), and its added tokens.
+        model, specials = tokenizer.bpe_model, tokenizer.get_added_vocab()
+        eos_id, pad_id = tokenizer.eos_token_id, tokenizer.pad_token_id
+    else:
+        raise TypeError(f"tokenizer must be an hf_bpe BPEModel, an HFBPETokenizer or a tokenizer folder, got "
+                        f"{type(tokenizer).__name__}; load one with hf_bpe.BPEModel.load(folder)")
+    if eos_token is not None:
+        if eos_token not in specials:
+            raise ValueError(f"eos_token {eos_token!r:.80} is not a special token of the tokenizer; its special "
+                             f"tokens are {sorted(specials)!r:.200}")
+        eos_id = specials[eos_token]
+    return model, eos_id, pad_id
+
+
+def with_eos_token(model: BPEModel, eos_token: str) -> BPEModel:
+    """Return a copy of ``model`` whose ``eos_token`` role is ``eos_token``, one of its special tokens.
+
+    >>> model = BPEModel.bytes_only(special_tokens={"<|endoftext|>": 256})
+    >>> with_eos_token(model, "<|endoftext|>").roles["eos_token"]
+    '<|endoftext|>'
+    """
+    resolve_tokenizer(model, eos_token=eos_token)  # refuses a token that is not one of its special tokens
+    # The copy pickling makes (the model's whole state), with the one role changed.
+    rebuild, state = model.__reduce__()
+    *head, roles, partial = state
+    return rebuild(*head, {**roles, "eos_token": eos_token}, partial)
 
 
 def tokenizer_identity(model: BPEModel) -> dict[str, Any]:
@@ -169,7 +203,7 @@ def _features(masks: bool, labels: bool) -> Any:
 
 
 def _encode_batch(batch: dict[str, list[Any]], indices: list[int], *, model: BPEModel, column: str,
-                  eos_id: int | None, masks: bool, labels: bool, streaming: bool) -> Any:
+                  eos_id: int | None, masks: bool, labels: bool, streaming: bool, skip_empty: bool) -> Any:
     """Encode one ``map`` batch into an Arrow table (a module-level function: it pickles to workers and hashes
     for the cache). The masks and labels share the ids' offsets: no Python list per row. A streaming map takes
     only dicts of lists."""
@@ -181,6 +215,8 @@ def _encode_batch(batch: dict[str, list[Any]], indices: list[int], *, model: BPE
         if not isinstance(text, str):
             raise ValueError(f"row {index} of column {column!r} holds {type(text).__name__} {text!r:.60}, not a "
                              "str; drop or fill such rows first (dataset.filter(lambda r: isinstance(r[...], str)))")
+    if skip_empty:  # a batched map may return fewer rows than it was given (every input column is removed)
+        texts = [text for text in texts if text]
     ids = model.encode_ordinary_batch(texts)
     if eos_id is not None:
         for row in ids:
