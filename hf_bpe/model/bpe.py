@@ -681,9 +681,8 @@ class BPEModel:
                        special_tokens=contents.specials, roles=contents.roles, missing_bytes=missing_bytes,
                        **contents.options)
         except (TypeError, ValueError) as exc:
-            message = f"{os.fspath(directory)!r}: {exc}"
-            # The same class, except UnicodeError's subclasses, whose constructors take 5 arguments.
-            raise (ValueError if isinstance(exc, UnicodeError) else type(exc))(message) from None
+            kind = ValueError if isinstance(exc, UnicodeError) else type(exc)  # UnicodeError's take 5 arguments
+            raise kind(f"{os.fspath(directory)!r}: {exc}") from None
 
 
 def _unpack(packed: tuple[bytes, ...], specials, pattern, add_prefix_space, ignore_merges, roles,
