@@ -332,8 +332,12 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         raise InputError("--algorithm sentencepiece needs a corpus: FILE arguments or --dataset")
     if isinstance(corpus, list):
         corpus = [Path(p) for p in corpus]
-    model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
-                                **options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
+                                    **options)
+    for warning in caught:  # e.g. sentences skipped for max_sentence_length
+        _log(f"warning: {warning.message}")
     folder = save_sentencepiece(model, out, force=args.force)
     _log(f"wrote a SentencePiece BPE model of {len(model.pieces)} pieces to {os.fspath(folder)}")
     if note := missing_tokenizer_json(folder):

@@ -179,3 +179,33 @@ def test_sentencepiece_bpe_bad_input_is_refused_clearly(tmp_path, capsys):
         assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--out", str(tmp_path / "o"), *argv]) == 2
         assert message in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_sentencepiece_bpe_too_long_sentences_are_skipped_and_said(tmp_path, capsys):
+    # Issue 22.18: sentences over max_sentence_length (UTF-8 bytes) are skipped exactly as spm_train skips them,
+    # and the skip is said with their count; when nothing is left, the error names the option to raise.
+    lines = ["hello world again"] * 5 + ["é" * 12, "x" * 30, "short one"]
+    for train in (hf_bpe.train_sentencepiece, train_sentencepiece_reference):
+        with pytest.warns(UserWarning) as caught:
+            ours = train(lines, vocab_size=24, max_sentence_length=20)
+        (warning,) = caught
+        message = str(warning.message)
+        assert "2 sentence(s) longer than max_sentence_length=20 UTF-8 bytes (the longest: 30)" in message
+        assert "max_sentence_length=30" in message and "--spm max_sentence_length=30" in message
+        assert _triples(ours) == _triples(_spm(lines, 24, max_sentence_length=20))
+        with pytest.raises(ValueError, match=r"no text to train on: 2 sentence\(s\) longer than "
+                                             r"max_sentence_length=10 .*pass max_sentence_length=30 .*"
+                                             r"CLI: --spm max_sentence_length=30"):
+            train(["x" * 30, "y" * 11, ""], vocab_size=24, max_sentence_length=10)
+    # The CLI: the warning on stderr as one hf-bpe line, and the error naming --spm.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--vocab-size", "24", "--out",
+                 str(tmp_path / "o"), "--spm", "max_sentence_length=20", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "hf-bpe: warning: 2 sentence(s) longer than max_sentence_length=20" in err and "Traceback" not in err
+    corpus.write_text("a" * 5000 + "\n" + "b" * 4193 + "\n", encoding="utf-8")
+    assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--vocab-size", "24", "--out",
+                 str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "max_sentence_length=4192" in err and "--spm max_sentence_length=5000" in err

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import heapq
 import struct
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -41,7 +42,7 @@ from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_D
 from ..core.sentencepiece_normalize import SentencePieceNormalizer
 from .sentencepiece_normalizer import SPACE
 
-__all__ = ["EMPTY_CORPUS", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info", "check_spm_options",
+__all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info", "check_spm_options",
            "parse_spm_options", "prepare_training", "select_required", "train_sentencepiece_reference"]
 
 # spm_train's options this trainer reproduces, with spm_train's defaults.
@@ -523,6 +524,55 @@ def assemble_model(merged: list[str], required: Mapping[str, int], meta: Mapping
 
 
 EMPTY_CORPUS = "the corpus holds no text to train on (every sentence was empty after normalization)"
+_MAX_SENTENCE_LENGTH = 1073741824  # spm_train's upper bound for max_sentence_length
+
+
+class LongSentences:
+    """Count the sentences spm_train skips for being longer than ``max_sentence_length`` UTF-8 bytes, so that the
+    skip is said (spm_train logs "Skipped N too long sentences"); items pass through unchanged.
+
+    >>> long = LongSentences(10)
+    >>> list(long.watch(["short", "x" * 11, "é" * 6])), long.count, long.longest
+    (['short', 'xxxxxxxxxxx', 'éééééé'], 2, 12)
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+        self.longest = 0
+
+    def watch(self, texts: Iterable[Any]) -> Iterable[Any]:
+        """Yield ``texts`` as they are, counting the too long ones (only texts of more than limit/4 characters
+        are measured: a character is at most 4 bytes)."""
+        limit = self.limit
+        for text in texts:
+            if isinstance(text, str) and len(text) * 4 > limit:
+                size = len(text.encode("utf-8", "surrogatepass"))
+                if size > limit:
+                    self.count += 1
+                    self.longest = max(self.longest, size)
+            yield text
+
+    def _fix(self) -> str:
+        wanted = min(self.longest, _MAX_SENTENCE_LENGTH)
+        return f"pass max_sentence_length={wanted} to keep them (CLI: --spm max_sentence_length={wanted})"
+
+    def check(self, left: int) -> None:
+        """Warn that sentences were skipped; raise the empty-corpus error, naming the option, when none is left.
+
+        Raises:
+            ValueError: ``left`` is 0.
+        """
+        if not self.count:
+            if not left:
+                raise ValueError(EMPTY_CORPUS)
+            return
+        said = (f"{self.count} sentence(s) longer than max_sentence_length={self.limit} UTF-8 bytes (the longest: "
+                f"{self.longest}) were skipped, as spm_train skips them")
+        if not left:
+            raise ValueError(f"the corpus holds no text to train on: {said}, and the others were empty after "
+                             f"normalization; {self._fix()}")
+        warnings.warn(f"{said}; {self._fix()}", UserWarning, stacklevel=3)
 
 
 def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **options: Any) -> SentencePieceModel:
@@ -547,7 +597,8 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
     # 2. Sentences (LoadSentences): raw filters, then normalization; an empty result is swapped with the last
     #    sentence (the order matters without split_by_whitespace).
     sentences: list[list[Any]] = []
-    for index, text in enumerate(corpus):
+    long = LongSentences(opts["max_sentence_length"])
+    for index, text in enumerate(long.watch(corpus)):
         if not isinstance(text, str):
             raise TypeError(f"corpus item {index} is {type(text).__name__} {text!r:.60}; expected str")
         if not text or len(text.encode("utf-8")) > opts["max_sentence_length"] or UNK_CHAR in text:
@@ -563,8 +614,7 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
             sentences.pop()
         else:
             i += 1
-    if not sentences:
-        raise ValueError(EMPTY_CORPUS)
+    long.check(len(sentences))
     # 3. Characters kept by the coverage; the others become the unknown character.
     seen = Counter()  # every sentence has count 1 here (no TSV input)
     for text, _ in sentences:
