@@ -423,7 +423,7 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         text = sys.stdin.read()
     else:
         try:
-            text = Path(args.file).read_text(encoding="utf-8")
+            text = Path(args.file).read_bytes().decode("utf-8")  # no newline translation: as apply-bpe, "\r" kept
         except UnicodeDecodeError as exc:
             raise InputError(f"{args.file!r} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     sys.stdout.write(model.segment(text))

@@ -39,6 +39,7 @@ from ..model.classic import ClassicModel
 from ..model.segment import rasbt_pretokenize
 from . import classic
 from .recipe_table import RECIPES, Recipe
+from .subword_nmt_loop import has_inner_whitespace, learn_like_subword_nmt
 from .wordpiece import bert_word_counts, train_wordpiece
 
 __all__ = ["RECIPES", "Recipe", "train_recipe"]
@@ -139,6 +140,14 @@ def train_recipe(
     if recipe in ("sennrich-paper", "subword-nmt"):
         words, counts = (classic.words_paper if recipe == "sennrich-paper" else classic.words_subword_nmt)(texts)
         alphabet = list(dict.fromkeys(s for w in words for s in w))
+        table = dict(zip(words, counts))
+        if recipe == "subword-nmt" and words and has_inner_whitespace(table):
+            # Words with tabs, U+00A0, ...: learn-bpe's regex merge step differs from an exact BPE there.
+            with classic.progress_bar(show_progress, None) as bar:
+                pairs = learn_like_subword_nmt(table, num_merges=_size(recipe, vocab_size, num_merges,
+                                                                       len(alphabet)),
+                                               min_frequency=min_freq, progress=bar.update)
+            return _from_pairs(recipe, alphabet, pairs, {}, provenance)
         pairs = run(words, counts, "first-seen" if recipe == "sennrich-paper" else "largest-pair", len(alphabet))
         return _from_pairs(recipe, alphabet, pairs, {}, provenance)
     if recipe == "hf-course":
@@ -160,9 +169,11 @@ def _from_pairs(recipe: str, initial: list[str], pairs: list[tuple[str, str]], s
     tokens = list(initial)
     merges = []
     for a, b in pairs:
-        if a + b not in ids:
-            ids[a + b] = len(tokens)
-            tokens.append(a + b)
+        # A side may be new too: subword-nmt's regex merge step can fuse three symbols into one (subword_nmt_loop).
+        for text in (a, b, a + b):
+            if text not in ids:
+                ids[text] = len(tokens)
+                tokens.append(text)
         merges.append((ids[a], ids[b], ids[a + b]))
     return ClassicModel(recipe, tokens, merges, special_tokens={s: ids[s] for s in specials}, provenance=provenance)
 
