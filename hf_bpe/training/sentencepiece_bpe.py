@@ -41,9 +41,11 @@ import regex
 from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel
 from ..core.sentencepiece_normalize import SentencePieceNormalizer
 from .sentencepiece_normalizer import SPACE
+from .sentencepiece_options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, typed
 
-__all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info", "check_spm_options",
-           "parse_spm_options", "prepare_training", "select_required", "train_sentencepiece_reference"]
+__all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
+           "check_spm_options", "parse_spm_options", "prepare_training", "select_required",
+           "train_sentencepiece_reference"]
 
 # spm_train's options this trainer reproduces, with spm_train's defaults.
 SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
@@ -114,22 +116,20 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
         TypeError, ValueError: an unknown option (naming the known ones), a value of the wrong type, or an option
             this trainer refuses (saying why).
     """
-    unknown = sorted(set(options) - set(SPM_DEFAULTS))
+    refused = sorted(set(options) & set(SPM_REFUSED))
+    if refused:
+        raise ValueError(f"SentencePiece option {refused[0]} is not accepted here: {SPM_REFUSED[refused[0]]}")
+    unknown = sorted(set(options) - set(_known_options()))
     if unknown:
-        raise ValueError(f"unknown SentencePiece option(s) {unknown!r}; known: {sorted(SPM_DEFAULTS)}")
-    merged = dict(SPM_DEFAULTS, **options)
+        raise ValueError(f"unknown SentencePiece option(s) {unknown!r}; known: {sorted(_known_options())}")
+    for name, (values, why) in SPM_ONLY.items():
+        if name in options and typed(name, values[0], options[name]) not in values:
+            raise ValueError(f"{name}={options[name]!r} is not supported ({name}={values[0]!r} only): {why}")
+    for name in set(options) & set(SPM_NO_EFFECT):  # checked like spm_train, then not used: no effect on BPE
+        typed(name, SPM_NO_EFFECT[name][0], options[name])
+    merged = dict(SPM_DEFAULTS, **{k: v for k, v in options.items() if k in SPM_DEFAULTS})
     for name, default in SPM_DEFAULTS.items():
-        value = merged[name]
-        kind = type(default)
-        if kind is tuple:
-            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-                raise TypeError(f"{name} must be a list of str, got {value!r}")
-            merged[name] = tuple(value)
-        elif kind is float:
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                raise TypeError(f"{name} must be a number, got {value!r}")
-        elif not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise TypeError(f"{name} must be {kind.__name__}, got {type(value).__name__} {value!r}")
+        merged[name] = typed(name, default, merged[name])
     if merged["input_sentence_size"]:
         raise ValueError("input_sentence_size > 0 samples sentences with SentencePiece's random generator, which "
                          "this trainer does not reproduce; pass the sentences to train on (input_sentence_size=0)")
@@ -153,6 +153,12 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _known_options() -> dict[str, Any]:
+    """Every accepted option, with a value of its type (spm_train's default)."""
+    return {**{k: default for k, (default, _) in SPM_NO_EFFECT.items()},
+            **{k: values[0] for k, (values, _) in SPM_ONLY.items()}, **SPM_DEFAULTS}
+
+
 def parse_spm_options(pairs: Iterable[str]) -> dict[str, Any]:
     """Parse ``KEY=VALUE`` strings (spm_train's command-line spelling) into options typed as :data:`SPM_DEFAULTS`:
     ``true``/``false``, numbers, comma-separated lists.
@@ -161,12 +167,15 @@ def parse_spm_options(pairs: Iterable[str]) -> dict[str, Any]:
     {'byte_fallback': True, 'character_coverage': 1.0, 'control_symbols': ('<a>', '<b>')}
     """
     options: dict[str, Any] = {}
+    known = _known_options()
     for pair in pairs:
         key, sep, value = pair.partition("=")
         key = key.strip().lstrip("-")
-        if not sep or key not in SPM_DEFAULTS:
-            raise ValueError(f"{pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(SPM_DEFAULTS))}")
-        default = SPM_DEFAULTS[key]
+        if sep and key in SPM_REFUSED:
+            raise ValueError(f"{pair!r}: {key} is not accepted here: {SPM_REFUSED[key]}")
+        if not sep or key not in known:
+            raise ValueError(f"{pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}")
+        default = known[key]
         try:
             if isinstance(default, bool):
                 if value.lower() not in ("true", "false", "1", "0"):
