@@ -12,6 +12,7 @@ import pytest
 import hf_bpe
 from hf_bpe.cli import main
 from hf_bpe.errors import InputError
+from hf_bpe.formats.bpe_codes import dump_codes
 from hf_bpe.model.bpe import BPEModel
 from hf_bpe.model.classic import ClassicModel
 from hf_bpe.model.segment import tokenize_longest_first
@@ -380,3 +381,26 @@ def test_recipes_apply_file_keeps_crlf_and_lone_cr_as_apply_bpe(tmp_path, capsys
     assert expected == "lo@@ west ne@@ wer\r\n  wid@@ e@@ r\rlow \r\n\r\nnewest"
     assert main(["apply", "--model", str(model), str(corpus)]) == 0
     assert capsys.readouterr().out == expected
+
+
+@pytest.mark.parametrize("text", [
+    # Found by the hypothesis test above: learn-bpe's regex merge step matches "c</w>" after the tab inside "\xa0c\t"
+    # and across "\t\t", so its merges differ from an exact BPE's after a few steps.
+    "\xa0c\t\xa0 b\xa0 \xa0b\n\t\xa0bb \t\xa0\xa0\xa0 \xa0c\t\xa0 \t\t\t\t\xa0c \t\xa0bb\n\xa0b \t\t\t\t\xa0c \t\xa0bb \t\t\n"
+    "\xa0b \xa0b \t\xa0bb\n\t\xa0bb \xa0c\t\xa0 \xa0c\t\xa0\n\t\xa0bb \xa0b cbb \xa0c\t\xa0 cbb\n\t\xa0bb b\xa0 \xa0b \t\t\n",
+])
+def test_recipes_subword_nmt_follows_learn_bpe_where_its_regex_merges_across_a_tab(tmp_path, text) -> None:
+    from hf_bpe.training.classic import learn, words_subword_nmt
+    from hf_bpe.training.subword_nmt_loop import merges_stay_exact
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, encoding="utf-8")
+    expected = _learn_bpe_real(corpus, 40)
+    model = train_recipe(corpus, "subword-nmt", num_merges=40, show_progress=False)
+    assert model.files()["bpe.codes"] == expected
+    # The compiled loop's merges are not learn-bpe's here (the ported loop was taken)...
+    words, counts = words_subword_nmt([text])
+    exact = learn(words, counts, num_merges=40, tie_break="largest-pair", min_frequency=2)
+    assert not merges_stay_exact(words, exact) and expected != dump_codes(exact)
+    # ... and apply-bpe segments with the codes as learn-bpe wrote them.
+    assert model.segment(text) == _apply_bpe_real(expected, corpus)

@@ -39,7 +39,7 @@ from ..model.classic import ClassicModel
 from ..model.segment import rasbt_pretokenize
 from . import classic
 from .recipe_table import RECIPES, Recipe
-from .subword_nmt_loop import has_inner_whitespace, learn_like_subword_nmt
+from .subword_nmt_loop import learn_like_subword_nmt, merges_stay_exact
 from .wordpiece import bert_word_counts, train_wordpiece
 
 __all__ = ["RECIPES", "Recipe", "train_recipe"]
@@ -140,15 +140,12 @@ def train_recipe(
     if recipe in ("sennrich-paper", "subword-nmt"):
         words, counts = (classic.words_paper if recipe == "sennrich-paper" else classic.words_subword_nmt)(texts)
         alphabet = list(dict.fromkeys(s for w in words for s in w))
-        table = dict(zip(words, counts))
-        if recipe == "subword-nmt" and words and has_inner_whitespace(table):
-            # Words with tabs, U+00A0, ...: learn-bpe's regex merge step differs from an exact BPE there.
-            with classic.progress_bar(show_progress, None) as bar:
-                pairs = learn_like_subword_nmt(table, num_merges=_size(recipe, vocab_size, num_merges,
-                                                                       len(alphabet)),
-                                               min_frequency=min_freq, progress=bar.update)
-            return _from_pairs(recipe, alphabet, pairs, {}, provenance)
         pairs = run(words, counts, "first-seen" if recipe == "sennrich-paper" else "largest-pair", len(alphabet))
+        if recipe == "subword-nmt" and not merges_stay_exact(words, pairs):
+            # A word holds a tab, U+00A0, ... and learn-bpe's regex merge step matches across it: its loop, ported.
+            with classic.progress_bar(show_progress, None) as bar:
+                pairs = learn_like_subword_nmt(dict(zip(words, counts)), min_frequency=min_freq, progress=bar.update,
+                                               num_merges=_size(recipe, vocab_size, num_merges, len(alphabet)))
         return _from_pairs(recipe, alphabet, pairs, {}, provenance)
     if recipe == "hf-course":
         if whole:

@@ -4,9 +4,10 @@ subword-nmt splits lines on spaces only, so a word may hold a tab, U+00A0, U+202
 word's symbols with spaces and replaces ``first second`` with the regex ``(?<!\\S)first second(?!\\S)``: when a
 symbol holds whitespace, the regex also matches across it (``a\\tb c`` with the pair ``(b, c)`` becomes
 ``a\\tbc``), and the pair statistics, updated from the symbol lists, drift from the words. The merges it writes then
-differ from an exact BPE (the compiled loop). ``bpe.codes`` must equal ``learn-bpe``'s byte for byte, so words
-with whitespace are learned by this step-for-step port of its loop (pruned statistics and thresholds included),
-as fast as subword-nmt itself; other corpora take the compiled loop, which gives the same merges there.
+differ from an exact BPE (the compiled loop). ``bpe.codes`` must equal ``learn-bpe``'s byte for byte: the compiled
+loop learns first, then :func:`merges_stay_exact` replays its merges through the regex on the words that hold
+whitespace (a few in real text); only when the regex would have merged differently is the corpus learned again by
+this step-for-step port of learn-bpe's loop (pruned statistics and thresholds included, as fast as subword-nmt).
 
 Ported from rsennrich/subword-nmt (MIT licence, Rico Sennrich): ``get_pair_statistics``, ``replace_pair``,
 ``update_pair_statistics``, ``prune_stats`` and the loop of ``learn_bpe``.
@@ -20,16 +21,48 @@ from __future__ import annotations
 import copy
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-__all__ = ["has_inner_whitespace", "learn_like_subword_nmt"]
+__all__ = ["learn_like_subword_nmt", "merges_stay_exact"]
+
+_WHITESPACE = re.compile(r"\s")
 
 Pair = tuple[str, str]
 
 
-def has_inner_whitespace(words: Mapping[tuple[str, ...], int]) -> bool:
-    """Whether a word holds a character the merge regex's ``\\S`` does not match (then only the port is exact)."""
-    return any(c.isspace() for word in words for symbol in word for c in symbol)
+def merges_stay_exact(words: Iterable[tuple[str, ...]], merges: Sequence[Pair]) -> bool:
+    """Whether learn-bpe's regex merge step, given ``merges`` in order, merges exactly (as the compiled loop does)
+    in every word that holds whitespace; then learn-bpe learns the same merges. Words without whitespace always
+    merge exactly."""
+    spaced = [word for word in words if _WHITESPACE.search("".join(word))]
+    for word in spaced:
+        symbols = word
+        for first, second in merges:
+            if first + " " + second not in " ".join(symbols):
+                continue  # neither the regex nor an exact merge changes the word
+            exact = _merge_exact(symbols, first, second)
+            if _merge_by_regex(symbols, first, second) != exact:
+                return False
+            symbols = exact
+    return True
+
+
+def _merge_exact(symbols: tuple[str, ...], first: str, second: str) -> tuple[str, ...]:
+    out, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and symbols[i] == first and symbols[i + 1] == second:
+            out.append(first + second)
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return tuple(out)
+
+
+def _merge_by_regex(symbols: tuple[str, ...], first: str, second: str) -> tuple[str, ...]:
+    """learn-bpe's replace_pair on one word."""
+    pattern = re.compile(r"(?<!\S)" + re.escape(first + " " + second) + r"(?!\S)")
+    return tuple(pattern.sub((first + second).replace("\\", "\\\\"), " ".join(symbols)).split(" "))
 
 
 def learn_like_subword_nmt(words: Mapping[tuple[str, ...], int], *, num_merges: int, min_frequency: int = 2,
@@ -81,15 +114,12 @@ def _pair_statistics(vocab: list[tuple[tuple[str, ...], int]]) -> tuple[defaultd
 
 
 def _replace_pair(pair: Pair, vocab: list, indices: defaultdict) -> list:
-    first, second = pair
-    merged = (first + second).replace("\\", "\\\\")
-    pattern = re.compile(r"(?<!\S)" + re.escape(first + " " + second) + r"(?!\S)")
     changes = []
     for j, freq in indices[pair].items():
         if freq < 1:
             continue
         word, count = vocab[j]
-        new_word = tuple(pattern.sub(merged, " ".join(word)).split(" "))
+        new_word = _merge_by_regex(word, *pair)
         vocab[j] = (new_word, count)
         changes.append((j, new_word, word, count))
     return changes
