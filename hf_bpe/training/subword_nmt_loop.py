@@ -23,6 +23,8 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from ..model.segment import merge_by_rank
+
 __all__ = ["learn_like_subword_nmt", "merges_stay_exact"]
 
 _WHITESPACE = re.compile(r"\s")
@@ -48,15 +50,8 @@ def merges_stay_exact(words: Iterable[tuple[str, ...]], merges: Sequence[Pair]) 
 
 
 def _merge_exact(symbols: tuple[str, ...], first: str, second: str) -> tuple[str, ...]:
-    out, i = [], 0
-    while i < len(symbols):
-        if i + 1 < len(symbols) and symbols[i] == first and symbols[i + 1] == second:
-            out.append(first + second)
-            i += 2
-        else:
-            out.append(symbols[i])
-            i += 1
-    return tuple(out)
+    # Every occurrence left to right, as the compiled loop merges (a merge cannot make a new occurrence).
+    return tuple(merge_by_rank(list(symbols), {(first, second): 0}))
 
 
 def _merge_by_regex(symbols: tuple[str, ...], first: str, second: str) -> tuple[str, ...]:
