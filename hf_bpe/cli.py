@@ -343,8 +343,12 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         raise InputError("--algorithm sentencepiece needs a corpus: FILE arguments or --dataset")
     if isinstance(corpus, list):
         corpus = [Path(p) for p in corpus]
-    model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
-                                **options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
+                                    **options)
+    for warning in caught:  # e.g. sentences skipped for max_sentence_length
+        _log(f"warning: {warning.message}")
     folder = save_sentencepiece(model, out, force=args.force)
     _log(f"wrote a SentencePiece BPE model of {len(model.pieces)} pieces to {os.fspath(folder)}")
     if note := missing_tokenizer_json(folder):
@@ -416,7 +420,7 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         text = sys.stdin.read()
     else:
         try:
-            text = Path(args.file).read_text(encoding="utf-8")
+            text = Path(args.file).read_bytes().decode("utf-8")  # no newline translation: as apply-bpe, "\r" kept
         except UnicodeDecodeError as exc:
             raise InputError(f"{args.file!r} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     sys.stdout.write(model.segment(text))

@@ -39,3 +39,24 @@ def test_bpe_codes_not_utf8(tmp_path: Path) -> None:
     path.write_bytes(b"#version: 0.2\n\xff b\n")
     with pytest.raises(InputError, match="is not UTF-8"):
         load_codes(path)
+
+
+def test_bpe_codes_symbols_with_inner_whitespace_round_trip_through_apply_bpe(tmp_path: Path) -> None:
+    # Issue 22.19: learn-bpe splits words on spaces only and writes merges holding tabs, U+00A0, ...; apply-bpe
+    # reads them back (each line .strip("\r\n ").split(" ")). Only a space, "\n" and "\r" cannot be written.
+    import io
+
+    apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
+    merges = [("a\t", "b"), ("\t", "\t</w>"), ("\xa0c", "\u2028</w>"), ("\x0b", "\x1c\x85")]
+    text = dump_codes(merges)
+    path = tmp_path / "bpe.codes"
+    path.write_bytes(text.encode("utf-8"))
+    assert load_codes(path) == ((0, 2), merges)
+    ranks = apply_bpe.BPE(io.StringIO(text)).bpe_codes
+    assert sorted(ranks, key=ranks.get) == merges
+    for bad in (("a b", "c"), ("a", "b\n"), ("a\r", "b"), ("", "b")):
+        with pytest.raises(InputError, match=r"cannot be written to a codes file: .*no space, '\\n' or '\\r'"):
+            dump_codes([bad])
+    # A "\r" inside a line is kept on reading, as subword-nmt's reader keeps it (no newline translation).
+    path.write_bytes(b"#version: 0.2\na\rb c\r\n")
+    assert load_codes(path) == ((0, 2), [("a\rb", "c")])

@@ -12,6 +12,7 @@ import pytest
 import hf_bpe
 from hf_bpe.cli import main
 from hf_bpe.errors import InputError
+from hf_bpe.formats.bpe_codes import dump_codes
 from hf_bpe.model.bpe import BPEModel
 from hf_bpe.model.classic import ClassicModel
 from hf_bpe.model.segment import tokenize_longest_first
@@ -265,3 +266,141 @@ def test_recipes_minbpe_gpt4_tokenizer_expectations(shared_data: Path, openai_fi
         assert model.encode_ordinary(text) == encoding.encode_ordinary(text)
     assert model.encode("hello world") == [15339, 1917]
     assert model.encode("hello <|endoftext|>", allowed_special="all") == [15339, 220, 100257]
+
+
+# -- issue 22.19/22.20: words with whitespace other than spaces, line ends kept, against the real subword-nmt ----
+
+# subword-nmt splits words on " " only: tabs, form feeds, U+00A0, ... stay inside words, and \x0b, \x0c, \x1c-\x1e,
+# \x85, \u2028, \u2029 and a lone \r end a line in its codecs reader (the character stays on the word before).
+_WS_ALPHABET = list("abc\t\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u2028\u2029\u3000\r")
+
+
+def _learn_bpe_real(corpus: Path, num_merges: int) -> str:
+    # As `subword-nmt learn-bpe -i FILE` reads and writes (its main opens the input with codecs.open).
+    learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
+    written = io.StringIO()
+    with codecs.open(str(corpus), encoding="utf-8") as handle:
+        learn_bpe.learn_bpe(handle, written, num_merges, min_frequency=2)
+    return written.getvalue()
+
+
+def _apply_bpe_real(codes: str, corpus: Path) -> str:
+    # As `subword-nmt apply-bpe -c CODES -i FILE`: the codes and the input through codecs readers, line by line.
+    apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
+    bpe = apply_bpe.BPE(io.StringIO(codes))
+    with codecs.open(str(corpus), encoding="utf-8") as handle:
+        return "".join(bpe.process_line(line) for line in handle)
+
+
+def _whitespace_corpus(data) -> str:
+    from hypothesis import strategies as st
+
+    alphabet = data.draw(st.lists(st.sampled_from(_WS_ALPHABET), min_size=2, max_size=5, unique=True))
+    words = data.draw(st.lists(st.text(st.sampled_from(alphabet), min_size=1, max_size=6), min_size=1, max_size=8))
+    lines = data.draw(st.lists(st.lists(st.sampled_from(words), min_size=1, max_size=8), min_size=1, max_size=10))
+    ends = data.draw(st.lists(st.sampled_from(["\n", "\r\n", " \n", "\t\n"]), min_size=len(lines),
+                              max_size=len(lines)))
+    return "".join(" ".join(line) + end for line, end in zip(lines, ends))
+
+
+def test_recipes_subword_nmt_codes_with_inner_whitespace_equal_learn_bpe(tmp_path, capsys, monkeypatch) -> None:
+    # Issue 22.19: such text was refused ("merge ('\t', '\t') cannot be written to a codes file"), and words ending
+    # at \x0b lost it; learn-bpe's own regex merge step (which matches across a tab inside a symbol) is followed.
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    pytest.importorskip("subword_nmt")
+    corpus, out = tmp_path / "corpus.txt", tmp_path / "m"
+
+    @settings(max_examples=80, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(data=st.data(), num_merges=st.integers(1, 40))
+    def check(data, num_merges):
+        text = _whitespace_corpus(data)
+        corpus.write_bytes(text.encode("utf-8"))
+        try:
+            expected = _learn_bpe_real(corpus, num_merges)
+        except ValueError:  # learn-bpe fails on a corpus without any pair (max() of nothing): not accepted
+            return
+        assert main(["train", str(corpus), "--recipe", "subword-nmt", "--num-merges", str(num_merges), "--out",
+                     str(out), "--quiet", "--force"]) == 0, capsys.readouterr().err
+        assert (out / "bpe.codes").read_bytes() == expected.encode("utf-8")
+        # apply, from a file and from stdin, byte for byte (\r\n and a lone \r kept).
+        try:
+            segmented = _apply_bpe_real(expected, corpus)
+        except SystemExit:  # apply-bpe refuses codes without a merge ("invalid line 2")
+            return
+        capsys.readouterr()
+        assert main(["apply", "--model", str(out), str(corpus)]) == 0
+        assert capsys.readouterr().out == segmented
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8", newline="\n"))
+        assert main(["apply", "--model", str(out)]) == 0
+        assert capsys.readouterr().out == segmented
+
+    check()
+
+
+def test_recipes_subword_nmt_console_scripts_byte_for_byte(tmp_path, capsys, monkeypatch) -> None:
+    # The real `subword-nmt` commands (not their functions): learn-bpe's codes, apply-bpe from a file and from stdin,
+    # on a file with tabs inside words, CRLF lines, a lone CR and U+2028 (issue 22.20: apply FILE wrote "\n").
+    import shutil
+    import subprocess
+    import sys
+
+    script = shutil.which("subword-nmt", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the subword-nmt command is not installed beside this Python")
+    raw = ("low\tlow lower\tlow newest\r\nwidest\rlow\u2028lowest  \r\n\tnew\t\tnewer \xa0wide\n" * 3).encode()
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(raw)
+    codes = tmp_path / "real.codes"
+    subprocess.run([script, "learn-bpe", "-s", "30", "-i", str(corpus), "-o", str(codes)], check=True,
+                   capture_output=True)
+    assert main(["train", str(corpus), "--recipe", "subword-nmt", "--num-merges", "30", "--out", str(tmp_path / "m"),
+                 "--quiet"]) == 0
+    assert (tmp_path / "m" / "bpe.codes").read_bytes() == codes.read_bytes()
+    from_file = subprocess.run([script, "apply-bpe", "-c", str(codes), "-i", str(corpus)], check=True,
+                               capture_output=True).stdout
+    from_stdin = subprocess.run([script, "apply-bpe", "-c", str(codes)], input=raw, check=True,
+                                capture_output=True).stdout
+    assert b"\r\n" in from_file and from_file == from_stdin
+    capsys.readouterr()
+    assert main(["apply", "--model", str(tmp_path / "m"), str(corpus)]) == 0
+    assert capsys.readouterr().out.encode() == from_file
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", newline="\n"))
+    assert main(["apply", "--model", str(tmp_path / "m")]) == 0
+    assert capsys.readouterr().out.encode() == from_stdin
+
+
+def test_recipes_apply_file_keeps_crlf_and_lone_cr_as_apply_bpe(tmp_path, capsys) -> None:
+    # Issue 22.20: `hf-bpe apply --model M FILE` read the file with newline translation and wrote "\n".
+    model = train_recipe(PAPER_WORDS, "subword-nmt", num_merges=100, show_progress=False).save(tmp_path / "nmt")
+    corpus = tmp_path / "in.txt"
+    corpus.write_bytes(b"lowest newer\r\n  wider\rlow \r\n\r\nnewest")
+    expected = _apply_bpe_real((model / "bpe.codes").read_text(encoding="utf-8"), corpus)
+    assert expected == "lo@@ west ne@@ wer\r\n  wid@@ e@@ r\rlow \r\n\r\nnewest"
+    assert main(["apply", "--model", str(model), str(corpus)]) == 0
+    assert capsys.readouterr().out == expected
+
+
+@pytest.mark.parametrize("text", [
+    # Found by the hypothesis test above: learn-bpe's regex merge step matches "c</w>" after the tab inside "\xa0c\t"
+    # and across "\t\t", so its merges differ from an exact BPE's after a few steps.
+    "\xa0c\t\xa0 b\xa0 \xa0b\n\t\xa0bb \t\xa0\xa0\xa0 \xa0c\t\xa0 \t\t\t\t\xa0c \t\xa0bb\n\xa0b \t\t\t\t\xa0c \t\xa0bb \t\t\n"
+    "\xa0b \xa0b \t\xa0bb\n\t\xa0bb \xa0c\t\xa0 \xa0c\t\xa0\n\t\xa0bb \xa0b cbb \xa0c\t\xa0 cbb\n\t\xa0bb b\xa0 \xa0b \t\t\n",
+])
+def test_recipes_subword_nmt_follows_learn_bpe_where_its_regex_merges_across_a_tab(tmp_path, text) -> None:
+    from hf_bpe.training.classic import learn, words_subword_nmt
+    from hf_bpe.training.subword_nmt_loop import merges_stay_exact
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, encoding="utf-8")
+    expected = _learn_bpe_real(corpus, 40)
+    model = train_recipe(corpus, "subword-nmt", num_merges=40, show_progress=False)
+    assert model.files()["bpe.codes"] == expected
+    # The compiled loop's merges are not learn-bpe's here (the ported loop was taken)...
+    words, counts = words_subword_nmt([text])
+    exact = learn(words, counts, num_merges=40, tie_break="largest-pair", min_frequency=2)
+    assert not merges_stay_exact(words, exact) and expected != dump_codes(exact)
+    # ... and apply-bpe segments with the codes as learn-bpe wrote them.
+    assert model.segment(text) == _apply_bpe_real(expected, corpus)

@@ -179,3 +179,144 @@ def test_sentencepiece_bpe_bad_input_is_refused_clearly(tmp_path, capsys):
         assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--out", str(tmp_path / "o"), *argv]) == 2
         assert message in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_sentencepiece_bpe_too_long_sentences_are_skipped_and_said(tmp_path, capsys):
+    # Issue 22.18: sentences over max_sentence_length (UTF-8 bytes) are skipped exactly as spm_train skips them,
+    # and the skip is said with their count; when nothing is left, the error names the option to raise.
+    lines = ["hello world again"] * 5 + ["é" * 12, "x" * 30, "short one"]
+    for train in (hf_bpe.train_sentencepiece, train_sentencepiece_reference):
+        with pytest.warns(UserWarning) as caught:
+            ours = train(lines, vocab_size=24, max_sentence_length=20)
+        (warning,) = caught
+        message = str(warning.message)
+        assert "2 sentence(s) longer than max_sentence_length=20 UTF-8 bytes (the longest: 30)" in message
+        assert "max_sentence_length=30" in message and "--spm max_sentence_length=30" in message
+        assert _triples(ours) == _triples(_spm(lines, 24, max_sentence_length=20))
+        with pytest.raises(ValueError, match=r"no text to train on: 2 sentence\(s\) longer than "
+                                             r"max_sentence_length=10 .*pass max_sentence_length=30 .*"
+                                             r"CLI: --spm max_sentence_length=30"):
+            train(["x" * 30, "y" * 11, ""], vocab_size=24, max_sentence_length=10)
+    # The CLI: the warning on stderr as one hf-bpe line, and the error naming --spm.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--vocab-size", "24", "--out",
+                 str(tmp_path / "o"), "--spm", "max_sentence_length=20", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "hf-bpe: warning: 2 sentence(s) longer than max_sentence_length=20" in err and "Traceback" not in err
+    corpus.write_text("a" * 5000 + "\n" + "b" * 4193 + "\n", encoding="utf-8")
+    assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--vocab-size", "24", "--out",
+                 str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "max_sentence_length=4192" in err and "--spm max_sentence_length=5000" in err
+
+
+def _proto_fields(message: str) -> list[str]:
+    """The field names of one message of sentencepiece's own model.proto (read from the descriptor the installed
+    package embeds, without protobuf: FileDescriptorProto.message_type (4) -> DescriptorProto name (1), field (2)
+    -> FieldDescriptorProto name (1))."""
+    import ast
+    import re
+
+    source = (Path(spm.__file__).parent / "sentencepiece_model_pb2.py").read_text(encoding="utf-8")
+    blob = ast.literal_eval(re.search(r"AddSerializedFile\((b'.*?')\)", source, re.S).group(1))
+
+    def fields(data: bytes) -> list[tuple[int, bytes]]:
+        out, i = [], 0
+        while i < len(data):
+            key, i = _varint(data, i)
+            if key & 7 == 2:
+                size, i = _varint(data, i)
+                out.append((key >> 3, data[i:i + size]))
+                i += size
+            elif key & 7 == 0:
+                _, i = _varint(data, i)
+            else:
+                i += {1: 8, 5: 4}[key & 7]
+        return out
+
+    def messages(data: bytes, number: int):
+        for tag, body in fields(data):
+            if tag == number:
+                yield body
+                yield from messages(body, 3)  # nested types
+
+    for body in messages(blob, 4):
+        parts = fields(body)
+        if dict(parts).get(1) == message.encode():
+            return [dict(fields(f))[1].decode() for tag, f in parts if tag == 2]
+    raise AssertionError(f"{message} not found")
+
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+
+def test_sentencepiece_bpe_every_spm_train_option_is_classified_and_no_effect_ones_are_checked(tmp_path, capsys):
+    # Issue 22.21: shuffle_input_sentence, num_threads, seed_sentencepiece_size were refused as unknown keys. Every
+    # TrainerSpec/NormalizerSpec field of the installed sentencepiece is reproduced, accepted without effect, accepted
+    # at one value, or refused with a reason; the no-effect ones are checked against the real trainer.
+    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+    from hf_bpe.training.sentencepiece_options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED
+
+    tables = [set(SPM_DEFAULTS), set(SPM_NO_EFFECT), set(SPM_ONLY), set(SPM_REFUSED)]
+    assert sum(map(len, tables)) == len(set().union(*tables))  # each option in one table
+    internal = {"name": "normalization_rule_name", "precompiled_charsmap": "written from normalization_rule_name"}
+    for field in _proto_fields("TrainerSpec") + _proto_fields("NormalizerSpec"):
+        assert field in internal or any(field in table for table in tables), field
+    lines = [f"the cat {w} sat on {n} mats, 中文 über" for w in ("red", "blue", "old") for n in range(40)]
+    expected = _triples(_spm(lines, 60))
+    changed = {"shuffle_input_sentence": False, "num_threads": 3, "seed_sentencepiece_size": 10,
+               "shrinking_factor": 0.5, "num_sub_iterations": 1, "train_extremely_large_corpus": True,
+               "mining_sentence_size": 5, "training_sentence_size": 5, "self_test_sample_size": 3,
+               "vocabulary_output_piece_score": False, "accept_language": ["en", "ja"],
+               "differential_privacy_noise_level": 0.5, "differential_privacy_clipping_threshold": 2,
+               "random_seed": 7, "minloglevel": 1, "model_type": "bpe", "input_format": "text",
+               "escape_whitespaces": True, "auto_character_coverage": False, "enable_differential_privacy": False}
+    assert set(changed) == set(SPM_NO_EFFECT) | set(SPM_ONLY)
+    for name, value in changed.items():
+        if name not in ("random_seed", "model_type", "minloglevel"):  # a flag, not a trainer field; given by _spm
+            assert _triples(_spm(lines, 60, **{name: value})) == expected, name
+        for train in (hf_bpe.train_sentencepiece, train_sentencepiece_reference):
+            assert _triples(train(lines, vocab_size=60, **{name: value})) == expected, name
+    # The CLI takes them as spm_train spells them.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--vocab-size", "60", "--out",
+                 str(tmp_path / "o"), "--quiet", "--spm", "shuffle_input_sentence=false", "--spm", "num_threads=4",
+                 "--spm", "seed_sentencepiece_size=100"]) == 0
+    assert _triples(SentencePieceModel.load(tmp_path / "o" / "tokenizer.model")) == expected
+    capsys.readouterr()
+    # The others are refused with their reason, not the generic list.
+    for argv, message in ((["--spm", "pretokenization_delimiter=|"], "it changes the words"),
+                          (["--spm", "model_type=unigram"], "this trainer trains BPE"),
+                          (["--spm", "vocab_size=50"], "give it as --vocab-size"),
+                          (["--spm", "seed_sentencepieces_file=x"], "unigram only"),
+                          (["--spm", "input_format=tsv"], "TSV input"),
+                          (["--spm", "enable_differential_privacy=true"], "random noise")):
+        assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--out", str(tmp_path / "p"),
+                     *argv]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "KEY one of" not in err and err.count("\n") == 1, err
+    with pytest.raises(ValueError, match="auto_character_coverage=True is not supported .*give character_coverage="):
+        hf_bpe.train_sentencepiece(lines, vocab_size=60, auto_character_coverage=True)
+
+
+def test_sentencepiece_bpe_convert_refuses_a_char_model_without_talking_of_unigram(tmp_path, capsys):
+    # Issue 22.21: the refusal of a char (or word) model said "a unigram model needs tokenizers' Unigram model".
+    for model_type in ("char", "word", "unigram"):
+        prefix = tmp_path / model_type
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(["hello world", "hello there"] * 20),
+                                       model_prefix=str(prefix), model_type=model_type, vocab_size=14,
+                                       hard_vocab_limit=False, minloglevel=2)
+        assert main(["convert", f"{prefix}.model", "--to", "tokenizers", "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert f"SentencePiece {model_type} model" in err and err.count("\n") == 1
+        assert ("unigram" in err) == (model_type == "unigram"), err

@@ -25,6 +25,7 @@ __all__ = ["CODES_NAME", "dump_codes", "load_codes", "parse_codes"]
 
 CODES_NAME = "bpe.codes"
 _VERSIONS = {(0, 1): "0.1", (0, 2): "0.2"}
+_UNWRITABLE = frozenset(" \n\r")
 
 
 def dump_codes(merges: Sequence[tuple[str, str]], *, version: tuple[int, int] = (0, 2)) -> str:
@@ -36,10 +37,12 @@ def dump_codes(merges: Sequence[tuple[str, str]], *, version: tuple[int, int] = 
     if version not in _VERSIONS:
         raise ValueError(f"version must be one of {sorted(_VERSIONS)!r}, got {version!r}")
     for left, right in merges:
-        if not left or not right or any(c.isspace() for c in left + right):
+        # subword-nmt reads a line back with .strip("\r\n ").split(" "): any other whitespace (tabs, U+00A0, ...)
+        # inside a symbol survives, as learn-bpe writes it (its words are split on spaces only).
+        if not left or not right or any(c in _UNWRITABLE for c in left + right):
             raise InputError(
                 f"merge {(left, right)!r} cannot be written to a codes file: symbols must be non-empty and hold "
-                "no whitespace (subword-nmt splits its lines on spaces)"
+                "no space, '\\n' or '\\r' (subword-nmt splits its lines on '\\n' and on one space)"
             )
     return f"#version: {_VERSIONS[version]}\n" + "".join(f"{left} {right}\n" for left, right in merges)
 
@@ -68,6 +71,7 @@ def load_codes(path: str | os.PathLike[str]) -> tuple[tuple[int, int], list[tupl
     """Read a codes file from disk (UTF-8); see :func:`parse_codes`."""
     path = Path(path)
     try:
+        # Bytes decoded, no newline translation: subword-nmt's codecs reader keeps a "\r" inside a line.
         text = read_line_file(os.fspath(path), "a codes file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{os.fspath(path)!r} is not UTF-8 ({exc.reason} at byte {exc.start})") from None

@@ -60,9 +60,11 @@ def check_expressible(model: SentencePieceModel, *, user_symbols_ok: bool = Fals
     """Raise ValueError naming what a ``tokenizers`` pipeline cannot reproduce exactly in ``model``
     (``user_symbols_ok``: except user-defined symbols, which ``HFSentencePieceTokenizer`` handles itself)."""
     if model.model_type != "bpe":
+        why = {"unigram": "a unigram model needs tokenizers' Unigram model",
+               "char": "a char model splits text into single characters, with no merges",
+               "word": "a word model keeps whole whitespace-separated words"}.get(model.model_type, "")
         raise ValueError(f"this is a SentencePiece {model.model_type} model; only BPE models convert exactly to a "
-                         "tokenizers BPE pipeline (a unigram model needs tokenizers' Unigram model, not supported "
-                         "here)")
+                         f"tokenizers BPE pipeline ({why + ': ' if why else ''}not supported here)")
     if any(p.type == UNUSED for p in model.pieces):
         raise ValueError("the model has UNUSED pieces, which SentencePiece merges and then splits again; a tokenizers "
                          "BPE model cannot express that")

@@ -73,17 +73,21 @@ def _count(words: Iterable[str], counts: dict[str, int]) -> None:
 def word_counts_by_lines(texts: Iterable[str] | Mapping[str, int]) -> dict[str, int]:
     """Count the space-separated words of every line, first seen first (subword-nmt's ``get_vocabulary``).
 
-    Lines break where ``str.splitlines`` breaks them, as subword-nmt's ``codecs`` reader does; a mapping is taken
-    as word counts already (subword-nmt's ``--dict-input``).
+    Lines break where ``str.splitlines`` breaks them, as subword-nmt's ``codecs`` reader does, and keep their
+    break: only ``"\\r"``, ``"\\n"`` and ``" "`` are stripped, so a line that ends at ``"\\x0b"``, ``"\\x1c"``,
+    ``"\\x85"`` or ``"\\u2028"`` keeps that character at the end of its last word, as in subword-nmt. A mapping is
+    taken as word counts already (subword-nmt's ``--dict-input``).
 
     >>> word_counts_by_lines(["to be  or\\r\\nnot to be"])
     {'to': 2, 'be': 2, 'or': 1, 'not': 1}
+    >>> word_counts_by_lines(["a\\tb c\\x0bd"])
+    {'a\\tb': 1, 'c\\x0b': 1, 'd': 1}
     """
     if isinstance(texts, Mapping):
         return dict(texts)
     counts: dict[str, int] = {}
     for text in texts:
-        for line in text.splitlines():
+        for line in text.splitlines(keepends=True):
             _count((word for word in line.strip("\r\n ").split(" ") if word), counts)
     return counts
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..core._tally import line_stats
-from ..core.fragment import Fragment, last_safe_cut
+from ..core.fragment import Fragment, SafeCutter
 from ..errors import InputError
 
 __all__ = ["iter_texts", "iter_batches", "LineBlock", "is_paths", "default_corpus_files", "default_corpus", "describe_default_corpus", "load_dataset", "load_text_files"]
@@ -231,21 +231,22 @@ def _iter_long_line(handle: Any, head: bytes, limit: int, path: Path, number: in
         if more.endswith(b"\n") or len(more) < limit:
             break
     handle.seek(start)
-    # 2. Fragments; a chunk with no safe cut (one huge piece) is carried whole, as counting it needs it whole.
+    # 2. Fragments; text with no safe cut (one huge piece) is carried whole, as counting it needs it whole. The
+    #    cutter searches each character once, so a line without cuts reads in linear time.
     decoder = codecs.getincrementaldecoder("utf-8")()
-    carry, first, left = "", True, size
+    cutter = SafeCutter()
+    first, left = True, size
     while left:
         chunk = handle.read(min(limit, left))
         left -= len(chunk)
         try:
-            text = carry + decoder.decode(chunk, final=not left)
+            head = cutter.push(decoder.decode(chunk, final=not left))
         except UnicodeDecodeError as exc:
             raise _not_utf8(path, number, exc, size - left - len(chunk)) from None
-        cut = len(text) if not left else last_safe_cut(text)
-        if cut or not left:
-            yield Fragment(text[:cut], start=first, end=not left, line_bytes=size)
+        if head:
+            yield Fragment(head, start=first, end=False, line_bytes=size)
             first = False
-        carry = text[cut:]
+    yield Fragment(cutter.rest(), start=first, end=True, line_bytes=size)
 
 
 def _not_utf8(path: Path, number: int, exc: UnicodeDecodeError, offset: int = 0) -> ValueError:

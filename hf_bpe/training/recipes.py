@@ -39,6 +39,7 @@ from ..model.classic import ClassicModel
 from ..model.segment import rasbt_pretokenize
 from . import classic
 from .recipe_table import RECIPES, Recipe
+from .subword_nmt_loop import learn_like_subword_nmt, merges_stay_exact
 from .wordpiece import bert_word_counts, train_wordpiece
 
 __all__ = ["RECIPES", "Recipe", "train_recipe"]
@@ -140,6 +141,11 @@ def train_recipe(
         words, counts = (classic.words_paper if recipe == "sennrich-paper" else classic.words_subword_nmt)(texts)
         alphabet = list(dict.fromkeys(s for w in words for s in w))
         pairs = run(words, counts, "first-seen" if recipe == "sennrich-paper" else "largest-pair", len(alphabet))
+        if recipe == "subword-nmt" and not merges_stay_exact(words, pairs):
+            # A word holds a tab, U+00A0, ... and learn-bpe's regex merge step matches across it: its loop, ported.
+            with classic.progress_bar(show_progress, None) as bar:
+                pairs = learn_like_subword_nmt(dict(zip(words, counts)), min_frequency=min_freq, progress=bar.update,
+                                               num_merges=_size(recipe, vocab_size, num_merges, len(alphabet)))
         return _from_pairs(recipe, alphabet, pairs, {}, provenance)
     if recipe == "hf-course":
         if whole:
@@ -160,9 +166,11 @@ def _from_pairs(recipe: str, initial: list[str], pairs: list[tuple[str, str]], s
     tokens = list(initial)
     merges = []
     for a, b in pairs:
-        if a + b not in ids:
-            ids[a + b] = len(tokens)
-            tokens.append(a + b)
+        # A side may be new too: subword-nmt's regex merge step can fuse three symbols into one (subword_nmt_loop).
+        for text in (a, b, a + b):
+            if text not in ids:
+                ids[text] = len(tokens)
+                tokens.append(text)
         merges.append((ids[a], ids[b], ids[a + b]))
     return ClassicModel(recipe, tokens, merges, special_tokens={s: ids[s] for s in specials}, provenance=provenance)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import heapq
 import struct
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -40,9 +41,11 @@ import regex
 from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel
 from ..core.sentencepiece_normalize import SentencePieceNormalizer
 from .sentencepiece_normalizer import SPACE
+from .sentencepiece_options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, typed
 
-__all__ = ["EMPTY_CORPUS", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info", "check_spm_options",
-           "parse_spm_options", "prepare_training", "select_required", "train_sentencepiece_reference"]
+__all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
+           "check_spm_options", "parse_spm_options", "prepare_training", "select_required",
+           "train_sentencepiece_reference"]
 
 # spm_train's options this trainer reproduces, with spm_train's defaults.
 SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
@@ -113,22 +116,20 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
         TypeError, ValueError: an unknown option (naming the known ones), a value of the wrong type, or an option
             this trainer refuses (saying why).
     """
-    unknown = sorted(set(options) - set(SPM_DEFAULTS))
+    refused = sorted(set(options) & set(SPM_REFUSED))
+    if refused:
+        raise ValueError(f"SentencePiece option {refused[0]} is not accepted here: {SPM_REFUSED[refused[0]]}")
+    unknown = sorted(set(options) - set(_known_options()))
     if unknown:
-        raise ValueError(f"unknown SentencePiece option(s) {unknown!r}; known: {sorted(SPM_DEFAULTS)}")
-    merged = dict(SPM_DEFAULTS, **options)
+        raise ValueError(f"unknown SentencePiece option(s) {unknown!r}; known: {sorted(_known_options())}")
+    for name, (values, why) in SPM_ONLY.items():
+        if name in options and typed(name, values[0], options[name]) not in values:
+            raise ValueError(f"{name}={options[name]!r} is not supported ({name}={values[0]!r} only): {why}")
+    for name in set(options) & set(SPM_NO_EFFECT):  # checked like spm_train, then not used: no effect on BPE
+        typed(name, SPM_NO_EFFECT[name][0], options[name])
+    merged = dict(SPM_DEFAULTS, **{k: v for k, v in options.items() if k in SPM_DEFAULTS})
     for name, default in SPM_DEFAULTS.items():
-        value = merged[name]
-        kind = type(default)
-        if kind is tuple:
-            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-                raise TypeError(f"{name} must be a list of str, got {value!r}")
-            merged[name] = tuple(value)
-        elif kind is float:
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                raise TypeError(f"{name} must be a number, got {value!r}")
-        elif not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise TypeError(f"{name} must be {kind.__name__}, got {type(value).__name__} {value!r}")
+        merged[name] = typed(name, default, merged[name])
     if merged["input_sentence_size"]:
         raise ValueError("input_sentence_size > 0 samples sentences with SentencePiece's random generator, which "
                          "this trainer does not reproduce; pass the sentences to train on (input_sentence_size=0)")
@@ -152,6 +153,12 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _known_options() -> dict[str, Any]:
+    """Every accepted option, with a value of its type (spm_train's default)."""
+    return {**{k: default for k, (default, _) in SPM_NO_EFFECT.items()},
+            **{k: values[0] for k, (values, _) in SPM_ONLY.items()}, **SPM_DEFAULTS}
+
+
 def parse_spm_options(pairs: Iterable[str]) -> dict[str, Any]:
     """Parse ``KEY=VALUE`` strings (spm_train's command-line spelling) into options typed as :data:`SPM_DEFAULTS`:
     ``true``/``false``, numbers, comma-separated lists.
@@ -160,12 +167,15 @@ def parse_spm_options(pairs: Iterable[str]) -> dict[str, Any]:
     {'byte_fallback': True, 'character_coverage': 1.0, 'control_symbols': ('<a>', '<b>')}
     """
     options: dict[str, Any] = {}
+    known = _known_options()
     for pair in pairs:
         key, sep, value = pair.partition("=")
         key = key.strip().lstrip("-")
-        if not sep or key not in SPM_DEFAULTS:
-            raise ValueError(f"{pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(SPM_DEFAULTS))}")
-        default = SPM_DEFAULTS[key]
+        if sep and key in SPM_REFUSED:
+            raise ValueError(f"{pair!r}: {key} is not accepted here: {SPM_REFUSED[key]}")
+        if not sep or key not in known:
+            raise ValueError(f"{pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}")
+        default = known[key]
         try:
             if isinstance(default, bool):
                 if value.lower() not in ("true", "false", "1", "0"):
@@ -523,6 +533,55 @@ def assemble_model(merged: list[str], required: Mapping[str, int], meta: Mapping
 
 
 EMPTY_CORPUS = "the corpus holds no text to train on (every sentence was empty after normalization)"
+_MAX_SENTENCE_LENGTH = 1073741824  # spm_train's upper bound for max_sentence_length
+
+
+class LongSentences:
+    """Count the sentences spm_train skips for being longer than ``max_sentence_length`` UTF-8 bytes, so that the
+    skip is said (spm_train logs "Skipped N too long sentences"); items pass through unchanged.
+
+    >>> long = LongSentences(10)
+    >>> list(long.watch(["short", "x" * 11, "é" * 6])), long.count, long.longest
+    (['short', 'xxxxxxxxxxx', 'éééééé'], 2, 12)
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+        self.longest = 0
+
+    def watch(self, texts: Iterable[Any]) -> Iterable[Any]:
+        """Yield ``texts`` as they are, counting the too long ones (only texts of more than limit/4 characters
+        are measured: a character is at most 4 bytes)."""
+        limit = self.limit
+        for text in texts:
+            if isinstance(text, str) and len(text) * 4 > limit:
+                size = len(text.encode("utf-8", "surrogatepass"))
+                if size > limit:
+                    self.count += 1
+                    self.longest = max(self.longest, size)
+            yield text
+
+    def _fix(self) -> str:
+        wanted = min(self.longest, _MAX_SENTENCE_LENGTH)
+        return f"pass max_sentence_length={wanted} to keep them (CLI: --spm max_sentence_length={wanted})"
+
+    def check(self, left: int) -> None:
+        """Warn that sentences were skipped; raise the empty-corpus error, naming the option, when none is left.
+
+        Raises:
+            ValueError: ``left`` is 0.
+        """
+        if not self.count:
+            if not left:
+                raise ValueError(EMPTY_CORPUS)
+            return
+        said = (f"{self.count} sentence(s) longer than max_sentence_length={self.limit} UTF-8 bytes (the longest: "
+                f"{self.longest}) were skipped, as spm_train skips them")
+        if not left:
+            raise ValueError(f"the corpus holds no text to train on: {said}, and the others were empty after "
+                             f"normalization; {self._fix()}")
+        warnings.warn(f"{said}; {self._fix()}", UserWarning, stacklevel=3)
 
 
 def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **options: Any) -> SentencePieceModel:
@@ -547,7 +606,8 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
     # 2. Sentences (LoadSentences): raw filters, then normalization; an empty result is swapped with the last
     #    sentence (the order matters without split_by_whitespace).
     sentences: list[list[Any]] = []
-    for index, text in enumerate(corpus):
+    long = LongSentences(opts["max_sentence_length"])
+    for index, text in enumerate(long.watch(corpus)):
         if not isinstance(text, str):
             raise TypeError(f"corpus item {index} is {type(text).__name__} {text!r:.60}; expected str")
         if not text or len(text.encode("utf-8")) > opts["max_sentence_length"] or UNK_CHAR in text:
@@ -563,8 +623,7 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
             sentences.pop()
         else:
             i += 1
-    if not sentences:
-        raise ValueError(EMPTY_CORPUS)
+    long.check(len(sentences))
     # 3. Characters kept by the coverage; the others become the unknown character.
     seen = Counter()  # every sentence has count 1 here (no TSV input)
     for text, _ in sentences:

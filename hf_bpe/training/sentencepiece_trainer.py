@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..formats.sentencepiece_model import SentencePieceModel
-from .sentencepiece_bpe import EMPTY_CORPUS, assemble_model, char_info, prepare_training, select_required
+from .sentencepiece_bpe import LongSentences, assemble_model, char_info, prepare_training, select_required
 
 __all__ = ["sentences_of", "train_sentencepiece"]
 
@@ -83,6 +83,10 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
     Raises:
         TypeError, ValueError: what ``train_sentencepiece_reference`` raises, with the same messages.
 
+    Warns:
+        UserWarning: sentences longer than ``max_sentence_length`` UTF-8 bytes were skipped (as spm_train skips
+            them), with their count; when they were all there was, the ValueError names the option instead.
+
     >>> model = train_sentencepiece(["low lower lowest"] * 3, vocab_size=16)
     >>> [p.piece for p in model.pieces][3:8]
     ['lo', 'low', '▁low', '▁lowe', 'st']
@@ -98,9 +102,10 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
                                 allow_whitespace_only_pieces=opts["allow_whitespace_only_pieces"],
                                 meta_pieces=[piece for piece, _ in meta.values()],
                                 max_sentence_length=opts["max_sentence_length"])
-    store.add(sentences_of(corpus, text_column=text_column))
-    if not store.finish():
-        raise ValueError(EMPTY_CORPUS)
+    # Sentences over max_sentence_length are skipped by the store, as spm_train skips them; counted to be said.
+    long = LongSentences(opts["max_sentence_length"])
+    store.add(long.watch(sentences_of(corpus, text_column=text_column)))
+    long.check(store.finish())
     # 3. Characters kept by the coverage.
     required = select_required(store.char_counts(), opts, len(meta), vocab_size)
     # 4. Words and the merge loop.
