@@ -413,6 +413,36 @@ def test_hf_tokenizer_decode_matches_fast(pair):
     assert ours.convert_tokens_to_ids(tokens) == fast.convert_tokens_to_ids(tokens) == batch[3]
 
 
+# The decode keywords transformers' pipelines, generation utilities and streamers pass (4.57's
+# pipelines/text_generation.py, text2text_generation.py, image_to_text.py, table_question_answering.py,
+# generation/candidate_generator.py; text-generation's postprocess defaults clean_up_tokenization_spaces=True).
+_PIPELINE_DECODE_KWARGS = [
+    {},
+    {"skip_special_tokens": True},
+    {"skip_special_tokens": False},
+    {"skip_special_tokens": True, "clean_up_tokenization_spaces": True},
+    {"skip_special_tokens": False, "clean_up_tokenization_spaces": True},
+    {"skip_special_tokens": True, "clean_up_tokenization_spaces": False},
+    {"skip_special_tokens": True, "clean_up_tokenization_spaces": None},
+    {"clean_up_tokenization_spaces": True},
+]
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("kwargs", _PIPELINE_DECODE_KWARGS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()))
+def test_hf_tokenizer_decode_with_pipeline_keywords_matches_gpt2_fast(plain, kwargs):
+    # Under transformers 4.57, text-generation's final decode(..., clean_up_tokenization_spaces=True) raised
+    # AttributeError (an attribute only transformers 5 defines). Each major's GPT2TokenizerFast is the reference:
+    # 5.x ignores the cleanup for BPE, 4.x applies it.
+    ours, fast = HFBPETokenizer.from_pretrained(plain), GPT2TokenizerFast.from_pretrained(plain)
+    texts = ["Hello , world . It 's done !", "don 't stop ? no n't", "<|endoftext|>a , b<pad> . c"]
+    batch = [fast(text)["input_ids"] + [fast.convert_tokens_to_ids("<|endoftext|>")] for text in texts]
+    assert ours.batch_decode(batch, **kwargs) == fast.batch_decode(batch, **kwargs)
+    for ids in batch:
+        assert ours.decode(ids, **kwargs) == fast.decode(ids, **kwargs)
+        assert ours.decode(np.array(ids), **kwargs) == fast.decode(ids, **kwargs)
+
+
 def test_hf_tokenizer_decode_errors_and_added_token_text(plain):
     tok = HFBPETokenizer.from_pretrained(plain)
     ids = tok("ℤ")["input_ids"]

@@ -524,8 +524,10 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
         if clean_up_tokenization_spaces is None:
             clean_up_tokenization_spaces = self.clean_up_tokenization_spaces
         if clean_up_tokenization_spaces:
-            # As TokenizersBackend: this WordPiece-era cleanup corrupts BPE text, so it needs the explicit opt-in.
-            if self.clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output:
+            # As each major's fast tokenizer: transformers 5's TokenizersBackend needs an explicit opt-in for this
+            # WordPiece-era cleanup (it corrupts BPE text); transformers 4 has no such attribute and its fast
+            # tokenizers apply the cleanup whenever asked (4.x's text-generation pipeline asks by default).
+            if getattr(self, "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", MAJOR < 5):
                 text = self.clean_up_tokenization(text)
             else:
                 logger.warning_once(
