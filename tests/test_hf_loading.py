@@ -193,3 +193,53 @@ def test_hf_loading_partial_vocabularies_encode_as_the_fast_tokenizer(partial_ba
             expected_aligned.pop("offset_mapping")
             ours_aligned = {k: v for k, v in ours_aligned.items() if k != "offset_mapping"}
         assert dict(ours_aligned) == expected_aligned
+
+
+def _folder_with_added_tokens(tmp_path, entries):
+    folder = BPEModel.bytes_only(special_tokens={"<|endoftext|>": 256}).save(tmp_path / "tok")
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["added_tokens_decoder"].update(entries)
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+def _every_loader(folder, added_tokens_decoder):
+    """Each way a tokenizer_config.json's added tokens reach hf_bpe."""
+    return {
+        "BPEModel.load": lambda: BPEModel.load(folder),
+        "HFBPETokenizer.from_pretrained": lambda: HFBPETokenizer.from_pretrained(folder),
+        "HFBPETokenizer(files, added_tokens_decoder=)": lambda: HFBPETokenizer(
+            folder / "vocab.json", folder / "merges.txt", added_tokens_decoder=added_tokens_decoder),
+    }
+
+
+@pytest.mark.parametrize("entry", [{"content": "", "special": False}, {"special": True}, {"content": ""}],
+                         ids=["empty", "no_content", "empty_default_flags"])
+def test_hf_loading_empty_added_token_is_refused_by_every_loader(tmp_path, entry):
+    # Issue 22.9: an empty added token made every HFBPETokenizer call loop forever (the empty match of the
+    # added-token search never advanced); BPEModel.load refused the same folder.
+    folder = _folder_with_added_tokens(tmp_path, {"1": entry})
+    for name, load in _every_loader(folder, {1: dict(entry)}).items():
+        with pytest.raises(ValueError, match=r"content|added_tokens_decoder") as caught:
+            load()
+        assert "1" in str(caught.value), name
+
+
+def test_hf_loading_added_token_matcher_refuses_an_empty_token():
+    from transformers.tokenization_utils_base import AddedToken
+
+    from hf_bpe.integrations.added_tokens import AddedTokenMatcher
+
+    with pytest.raises(ValueError, match="id 7 has empty content"):
+        AddedTokenMatcher({"": (7, AddedToken("", special=False)), "<s>": (8, AddedToken("<s>"))})
+
+
+def test_hf_loading_one_text_under_two_added_token_ids_is_refused_by_every_loader(tmp_path):
+    # Issue 22.10: with "0": "<pad>" and "1": "<pad>", BPEModel and HFBPETokenizer disagreed on what was special
+    # (or refused the file for an unrelated reason); every loader now refuses it, naming both ids.
+    entries = {"0": {"content": "<pad>", "special": True}, "1": {"content": "<pad>", "special": True}}
+    folder = _folder_with_added_tokens(tmp_path, entries)
+    for name, load in _every_loader(folder, {0: "<pad>", 1: "<pad>"}).items():
+        with pytest.raises(ValueError, match=r"ids 0 and 1 the same content '<pad>'"):
+            load()

@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from ..core.specials import check_special_ids
 
 __all__ = [
+    "check_added_contents",
     "check_roles",
     "load_tokenizer_config",
     "read_tokenizer_config_all",
@@ -246,10 +247,36 @@ def read_tokenizer_config_all(path: str | os.PathLike[str]) -> tuple[dict[str, A
     options = {key: config[key] for key in PRETOKENIZER_KEYS if key in config}
     decoder = config.get("added_tokens_decoder") or {}
     try:
-        specials = {entry["content"]: int(idx) for idx, entry in decoder.items()}
+        entries = [(int(idx), entry["content"]) for idx, entry in decoder.items()]
     except (AttributeError, TypeError, KeyError, ValueError):
         raise ValueError(f"{name!r}: added_tokens_decoder must map ids to {{'content': ...}} entries") from None
-    return config, options, specials
+    return config, options, check_added_contents(entries, f"{name!r}: added_tokens_decoder")
+
+
+def check_added_contents(entries: Iterable[tuple[int, object]], what: str) -> dict[str, int]:
+    """Check ``(id, content)`` pairs of an ``added_tokens_decoder``; return content -> id.
+
+    Every content must be a non-empty str (an empty token would match everywhere) and name one id only (with two,
+    loaders disagree on which id the text encodes to and which token stays special).
+
+    Raises:
+        ValueError: naming ``what``, the id(s) and the content.
+
+    >>> check_added_contents([(0, "<pad>"), (1, "<pad>")], "added_tokens_decoder")
+    Traceback (most recent call last):
+    ...
+    ValueError: added_tokens_decoder gives ids 0 and 1 the same content '<pad>'; keep one of the two entries
+    """
+    specials: dict[str, int] = {}
+    for idx, content in entries:
+        if not isinstance(content, str) or not content:
+            raise ValueError(f"{what}: id {idx} has content {content!r:.80}; an added token needs a non-empty "
+                             "string (fix or remove the entry)")
+        if content in specials:
+            raise ValueError(f"{what} gives ids {specials[content]} and {idx} the same content {content!r:.80}; "
+                             "keep one of the two entries")
+        specials[content] = idx
+    return specials
 
 
 def load_tokenizer_config(path: str | os.PathLike[str]) -> dict[str, Any]:

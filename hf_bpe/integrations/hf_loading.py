@@ -138,7 +138,8 @@ def check_pretrained_folder(path: object) -> None:
     transformers itself fails on these with ``AttributeError``/``TypeError`` or passes ``None`` files on.
 
     Raises:
-        ValueError: naming ``tokenizer_config.json`` when it does not hold a JSON object.
+        ValueError: naming ``tokenizer_config.json`` when it does not hold a JSON object, or its
+            ``added_tokens_decoder`` holds an empty token or one text under two ids.
         FileNotFoundError: naming the missing file (the partner of a GPT-2 file, or any tokenizer file).
     """
     if not isinstance(path, str | os.PathLike) or not os.path.isdir(path):
@@ -146,7 +147,7 @@ def check_pretrained_folder(path: object) -> None:
     directory = Path(path)
     config = directory / hf_config.TOKENIZER_CONFIG_FILE
     if config.is_file():
-        hf_config.load_tokenizer_config(config)
+        hf_config.read_tokenizer_config_all(config)  # also refuses empty and duplicate added tokens
     folder.locate_tokenizer_files(directory)
 
 

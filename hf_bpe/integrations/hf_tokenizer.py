@@ -182,6 +182,10 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
         # 2. Special tokens of the model become added tokens (what the folder's config says about them wins).
         configured = kwargs.pop("added_tokens_decoder", None) or {}
         added = {int(idx): as_added_token(token) for idx, token in configured.items()}
+        # What BPEModel.load refuses in tokenizer_config.json: an empty token (it would match everywhere and the
+        # added-token search could not advance) and one text under two ids.
+        hf_config.check_added_contents([(idx, token.content) for idx, token in sorted(added.items())],
+                                       "added_tokens_decoder (tokenizer_config.json)")
         known = {token.content for token in added.values()}
         for content, idx in sorted(bpe_model.special_tokens.items(), key=lambda item: item[1]):
             if content not in known:
