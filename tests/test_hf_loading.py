@@ -243,3 +243,30 @@ def test_hf_loading_one_text_under_two_added_token_ids_is_refused_by_every_loade
     for name, load in _every_loader(folder, {0: "<pad>", 1: "<pad>"}).items():
         with pytest.raises(ValueError, match=r"ids 0 and 1 the same content '<pad>'"):
             load()
+
+
+# transformers' own GPT-2 tests (tests/models/gpt2/test_tokenization_gpt2.py): a 21-token toy vocabulary, no config.
+_TOY_VOCAB = ["l", "o", "w", "e", "r", "s", "t", "i", "d", "n", "\u0120", "\u0120l", "\u0120n", "\u0120lo", "\u0120low",
+              "er", "\u0120lowest", "\u0120newer", "\u0120wider", "<unk>", "<|endoftext|>"]
+_TOY_MERGES = ["#version: 0.2", "\u0120 l", "\u0120l o", "\u0120lo w", "e r", ""]
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("options", [
+    {"add_bos_token": True, "unk_token": "<unk>"}, {"unk_token": "<unk>"}, {"eos_token": "<unk>"},
+    {"bos_token": None}, {"add_bos_token": True, "pad_token": "<unk>"}, {},
+], ids=str)
+def test_hf_loading_one_role_given_keeps_the_other_gpt2_defaults(tmp_path, options):
+    # Issue 22.8: unk_token="<unk>" erased the <|endoftext|> defaults of bos and eos (and add_bos_token=True then
+    # raised "add_bos_token = True but bos_token = None"); GPT2TokenizerFast defaults each role on its own.
+    (tmp_path / "vocab.json").write_text(json.dumps({t: i for i, t in enumerate(_TOY_VOCAB)}), encoding="utf-8")
+    (tmp_path / "merges.txt").write_text("\n".join(_TOY_MERGES), encoding="utf-8")
+    fast = GPT2TokenizerFast.from_pretrained(tmp_path, **options)
+    ours = HFBPETokenizer.from_pretrained(tmp_path, **options)
+    for role in ("bos_token", "eos_token", "unk_token", "pad_token"):
+        assert getattr(ours, role) == getattr(fast, role), role
+    assert ours.all_special_tokens == fast.all_special_tokens
+    for text in ["lower newer", "lower newer<unk> x<|endoftext|>", "", "<unk><|endoftext|>"]:
+        for add_special_tokens in (False, True):
+            assert (ours(text, add_special_tokens=add_special_tokens)["input_ids"]
+                    == fast(text, add_special_tokens=add_special_tokens)["input_ids"]), (text, add_special_tokens)

@@ -49,7 +49,7 @@ def load_model(
     """Return the model and the training record of the folder's manifest (None when there is none).
 
     ``kwargs`` are the tokenizer's init kwargs: ``vocab``/``merges`` are taken out of it, ``tokenizer_file`` read,
-    and GPT-2's default roles put into it for a GPT-2 vocabulary that comes without roles.
+    and GPT-2's default roles put into it, each one the kwargs do not name, for a GPT-2 vocabulary.
 
     Raises:
         TypeError: when no vocabulary is given, or one of the wrong type.
@@ -57,7 +57,10 @@ def load_model(
     """
     vocab, merges = kwargs.pop("vocab", None), kwargs.pop("merges", None)
     tokenizer_file = kwargs.get("tokenizer_file")
-    gpt2_defaults = not set(GPT2_DEFAULT_ROLES) & kwargs.keys()
+    # As GPT2TokenizerFast's keyword defaults: each role not given (None counts as given) defaults on its own, so
+    # unk_token="<unk>" keeps <|endoftext|> as bos and eos.
+    defaulted = [role for role in GPT2_DEFAULT_ROLES if role not in kwargs]
+    gpt2_defaults = bool(defaulted)
     wanted = named_specials(kwargs) | ({_END} if gpt2_defaults else set())
     options: dict[str, Any] = {"pattern": pattern, "add_prefix_space": add_prefix_space,
                                "ignore_merges": ignore_merges}
@@ -95,7 +98,7 @@ def load_model(
             "says which file it lacks"
         )
     if gpt2_defaults and _END in model.special_tokens:
-        for role in GPT2_DEFAULT_ROLES:
+        for role in defaulted:
             kwargs[role] = _END
     return model, record
 
