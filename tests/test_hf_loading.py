@@ -270,3 +270,29 @@ def test_hf_loading_one_role_given_keeps_the_other_gpt2_defaults(tmp_path, optio
         for add_special_tokens in (False, True):
             assert (ours(text, add_special_tokens=add_special_tokens)["input_ids"]
                     == fast(text, add_special_tokens=add_special_tokens)["input_ids"]), (text, add_special_tokens)
+
+
+def test_hf_loading_vocabulary_as_the_extractor_hands_it(tmp_path):
+    # Issue 22.23: transformers 5's test_integration_from_extractor builds a class without a `model` attribute from
+    # tokenizer.json as (token, score) pairs in id order plus (a, b) merges and an added_tokens_decoder (its
+    # TokenizersExtractor, tests/test_tokenization_common.py); HFBPETokenizer raised "vocab= must be a dict".
+    from transformers.tokenization_utils_base import AddedToken
+
+    folder = _small_model(eos_token="<|endoftext|>").save(tmp_path / "tok")
+    data = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab_ids = data["model"]["vocab"]
+    vocab_scores = sorted([(token, 0.0) for token in vocab_ids], key=lambda item: vocab_ids[item[0]])
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in data["model"]["merges"]]
+    added = {item["id"]: AddedToken(**{k: v for k, v in item.items() if k != "id"}) for item in data["added_tokens"]}
+    extracted = HFBPETokenizer(vocab=vocab_scores, merges=merges, added_tokens_decoder=added, pattern="gpt4",
+                               eos_token="<|endoftext|>")
+    loaded = HFBPETokenizer.from_pretrained(folder)
+    assert extracted.get_vocab() == loaded.get_vocab()
+    for text in _TEXTS:
+        ids = loaded(text)["input_ids"]
+        assert extracted(text)["input_ids"] == ids
+        assert extracted.decode(ids) == loaded.decode(ids)
+    with pytest.raises(ValueError, match=r"'ab' at positions 0 and 1"):
+        HFBPETokenizer(vocab=[("ab", 0.0), ("ab", 0.0)], merges=[])
+    with pytest.raises(TypeError, match=r"vocab=\[1\] is 7"):
+        HFBPETokenizer(vocab=[("a", 0.0), 7], merges=[])

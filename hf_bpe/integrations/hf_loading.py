@@ -115,9 +115,12 @@ def _from_memory(vocab: Any, merges: Any, wanted: set[str], options: dict[str, A
     if isinstance(vocab, str | os.PathLike) and isinstance(merges, str | os.PathLike):
         return BPEModel.from_files(vocab, merges, special_if_present=wanted, **_with_defaults(options, {}),
                                    missing_bytes="allow")
+    if isinstance(vocab, list | tuple):
+        vocab = _vocab_from_scored_list(vocab)
     if not isinstance(vocab, Mapping) or not isinstance(merges, list | tuple):
-        raise TypeError(f"vocab= must be a dict of token strings to ids and merges= a list of 'a b' strings or "
-                        f"pairs (or both paths), got {type(vocab).__name__} and {type(merges).__name__}")
+        raise TypeError(f"vocab= must be a dict of token strings to ids (or a list of (token, score) pairs, ids "
+                        f"being positions) and merges= a list of 'a b' strings or pairs (or both paths), got "
+                        f"{type(vocab).__name__} and {type(merges).__name__}")
     tokens, others = gpt2.split_vocab("vocab=", "vocab", dict(vocab))
     parse = gpt2.merge_parser("merges=", tokens, "merges[{}]")
     pairs = []
@@ -133,6 +136,29 @@ def _from_memory(vocab: Any, merges: Any, wanted: set[str], options: dict[str, A
             specials[name] = idx
     return BPEModel(regular_tokens(tokens, pairs, specials), pairs, special_tokens=specials,
                     **_with_defaults(options, {}), missing_bytes="allow")
+
+
+def _vocab_from_scored_list(vocab: list[Any] | tuple[Any, ...]) -> dict[str, int]:
+    """Turn ``[(token, score), ...]`` into ``{token: position}``.
+
+    transformers 5 hands a tokenizer class without a ``model`` attribute the vocabulary in this form (its
+    extractors' ``vocab_scores``: tokens in id order, the score 0.0 for BPE); the ids are the positions, as in a
+    ``tokenizer.json`` list vocabulary. Bare token strings are taken too.
+
+    >>> _vocab_from_scored_list([("a", 0.0), ("b", 0.0), "c"])
+    {'a': 0, 'b': 1, 'c': 2}
+    """
+    result: dict[str, int] = {}
+    for idx, item in enumerate(vocab):
+        token = item if isinstance(item, str) else (
+            item[0] if isinstance(item, list | tuple) and len(item) == 2 else None)
+        if not isinstance(token, str):
+            raise TypeError(f"vocab=[{idx}] is {item!r:.80}; a list vocabulary holds (token, score) pairs or token "
+                            "strings")
+        if token in result:
+            raise ValueError(f"vocab= lists {token!r:.80} at positions {result[token]} and {idx}; a token has one id")
+        result[token] = idx
+    return result
 
 
 def check_pretrained_folder(path: object) -> None:
