@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 
 import pytest
 import tokenizers
@@ -11,7 +14,7 @@ from hypothesis import strategies as st
 from transformers import GPT2TokenizerFast, PreTrainedTokenizerFast
 
 import hf_bpe
-from helpers import fast_fields, needs_transformers_5
+from helpers import fast_fields, needs_transformers_5, transformers_major
 from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
 from hf_bpe.model.bpe import BPEModel
 
@@ -296,3 +299,90 @@ def test_hf_loading_vocabulary_as_the_extractor_hands_it(tmp_path):
         HFBPETokenizer(vocab=[("ab", 0.0), ("ab", 0.0)], merges=[])
     with pytest.raises(TypeError, match=r"vocab=\[1\] is 7"):
         HFBPETokenizer(vocab=[("a", 0.0), 7], merges=[])
+
+
+# A child interpreter in which hf_bpe cannot be imported (-I drops PYTHONPATH; the meta-path entry also hides an
+# installed or editable hf_bpe), loading a folder through AutoTokenizer as someone without hf_bpe would.
+_WITHOUT_HF_BPE = textwrap.dedent("""
+    import json, sys
+
+    class _NoHfBpe:
+        def find_spec(self, name, path=None, target=None):
+            if name == "hf_bpe" or name.startswith("hf_bpe."):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    sys.meta_path.insert(0, _NoHfBpe())
+    try:
+        import hf_bpe
+    except ModuleNotFoundError:
+        pass
+    else:
+        raise SystemExit("hf_bpe is importable in the child")
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(sys.argv[1])
+    texts = json.loads(sys.argv[2])
+    ids = [tok(text)["input_ids"] for text in texts]
+    print(json.dumps({"ids": ids, "decoded": [tok.decode(i) for i in ids], "eos": tok.eos_token,
+                      "pad": tok.pad_token, "class": type(tok).__name__}))
+""")
+
+
+def _load_without_hf_bpe(folder, texts):
+    return subprocess.run([sys.executable, "-I", "-c", _WITHOUT_HF_BPE, str(folder), json.dumps(texts)],
+                          capture_output=True, text=True, check=False)
+
+
+_SHARED_TEXTS = [*_TEXTS, "<pad><|endoftext|> x", " leading space", "Ünïcödé 日本 42,000"]
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("how", ["save", "cli"])
+def test_hf_loading_folder_for_sharing_loads_through_auto_tokenizer_without_hf_bpe(tmp_path, how):
+    # Issue 22.6: under transformers 4.x, AutoTokenizer refused a folder naming HFBPETokenizer for anyone without
+    # hf_bpe ("Tokenizer class HFBPETokenizer does not exist"). A folder written for sharing names
+    # PreTrainedTokenizerFast and gives the same ids under 4.x and 5.x (CI runs this file under both).
+    from hf_bpe.cli import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world, hello there 42 café\nthe lower newer wider lowest\n" * 20, encoding="utf-8")
+    folder = tmp_path / "shared"
+    if how == "save":
+        model = hf_bpe.train([corpus], vocab_size=290, special_tokens=["<|endoftext|>", "<pad>"], pattern="gpt4",
+                             add_prefix_space=True, show_progress=False, eos_token="<|endoftext|>", pad_token="<pad>")
+        model.save(folder, tokenizer_class="PreTrainedTokenizerFast")
+    else:
+        assert main(["train", str(corpus), "--out", str(folder), "--vocab-size", "290", "--quiet",
+                     "--special-token", "<|endoftext|>", "--special-token", "<pad>", "--eos-token", "<|endoftext|>",
+                     "--pad-token", "<pad>", "--for-sharing"]) == 0
+        # hf-bpe verify retrains into the same kind of folder.
+        assert main(["verify", str(folder), "--corpus", str(corpus), "--quiet"]) == 0
+    assert json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))["tokenizer_class"] \
+        == "PreTrainedTokenizerFast"
+    ours = HFBPETokenizer.from_pretrained(folder)
+    expected = [ours(text)["input_ids"] for text in _SHARED_TEXTS]
+    child = _load_without_hf_bpe(folder, _SHARED_TEXTS)
+    assert child.returncode == 0, child.stderr[-2000:]
+    loaded = json.loads(child.stdout.strip().splitlines()[-1])
+    assert loaded["ids"] == expected
+    assert loaded["decoded"] == [ours.decode(ids) for ids in expected]
+    assert (loaded["eos"], loaded["pad"]) == ("<|endoftext|>", "<pad>")
+    assert BPEModel.load(folder).encode("hello<pad>", allowed_special="all") == ours("hello<pad>")["input_ids"]
+    if transformers_major() < 5:
+        # The control: the default folder is what 4.x's AutoTokenizer refuses without hf_bpe.
+        default = model.save(tmp_path / "default") if how == "save" else BPEModel.load(folder).save(tmp_path / "d")
+        refused = _load_without_hf_bpe(default, _SHARED_TEXTS)
+        assert refused.returncode != 0 and "HFBPETokenizer does not exist" in refused.stderr
+
+
+def test_hf_loading_for_sharing_refusals(tmp_path, capsys):
+    from hf_bpe.cli import main
+
+    with pytest.raises(ValueError, match=r"tokenizer_class must be one of .*got 'GPT2Tokenizer'"):
+        BPEModel.bytes_only().save(tmp_path / "x", tokenizer_class="GPT2Tokenizer")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest\n", encoding="utf-8")
+    for extra in (["--recipe", "subword-nmt", "--num-merges", "3"], ["--algorithm", "sentencepiece"]):
+        assert main(["train", str(corpus), "--out", str(tmp_path / "y"), "--for-sharing", *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("hf-bpe: error:") == 1 and "--for-sharing" in err, err

@@ -35,7 +35,9 @@ __all__ = [
     "load_tokenizer_config",
     "read_tokenizer_config_all",
     "ROLES",
+    "SHARING_TOKENIZER_CLASS",
     "TOKENIZER_CLASS",
+    "TOKENIZER_CLASSES",
     "TOKENIZER_CONFIG_FILE",
     "SPECIAL_TOKENS_MAP_FILE",
     "tokenizer_config",
@@ -47,6 +49,10 @@ __all__ = [
 ]
 
 TOKENIZER_CLASS = "HFBPETokenizer"
+# The class a folder for sharing names: transformers 4.x and 5.x both load it from tokenizer.json without hf_bpe
+# (4.x's AutoTokenizer refuses a tokenizer_class it does not know; 5.x falls back to the fast tokenizer).
+SHARING_TOKENIZER_CLASS = "PreTrainedTokenizerFast"
+TOKENIZER_CLASSES = (TOKENIZER_CLASS, SHARING_TOKENIZER_CLASS)
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 SPECIAL_TOKENS_MAP_FILE = "special_tokens_map.json"
 # The named special-token roles of transformers (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES), in its order.
@@ -76,6 +82,7 @@ def tokenizer_config(
     add_prefix_space: bool,
     ignore_merges: bool,
     roles: Mapping[str, str] = MappingProxyType({}),
+    tokenizer_class: str = TOKENIZER_CLASS,
 ) -> dict[str, Any]:
     """Build the ``tokenizer_config.json`` content of an hf_bpe folder (``added_tokens_decoder`` keyed by int).
 
@@ -87,6 +94,9 @@ def tokenizer_config(
         roles: transformers roles to special tokens, e.g. ``{"eos_token": "<|endoftext|>"}``; every role value must
             be one of ``special_tokens``. Specials without a role are listed as ``additional_special_tokens``
             (transformers 5 reads it as ``extra_special_tokens``; transformers 4 wants a dict under that name).
+        tokenizer_class: the class ``AutoTokenizer`` builds: ``"HFBPETokenizer"`` (hf_bpe's class, once hf_bpe is
+            imported) or ``"PreTrainedTokenizerFast"`` for a folder shared with people without hf_bpe (the fast
+            tokenizer of ``tokenizer.json``, same ids, under transformers 4.x and 5.x).
 
     Returns:
         The config, with every one of the seven roles present (``None`` when unset) so that loaders with role
@@ -94,7 +104,8 @@ def tokenizer_config(
 
     Raises:
         TypeError: on arguments of the wrong type.
-        ValueError: on an unknown role or a role naming a token that is not a special token.
+        ValueError: on an unknown role or a role naming a token that is not a special token, or an unknown
+            ``tokenizer_class``.
 
     >>> c = tokenizer_config(special_tokens={"<s>": 0}, pattern="gpt2", add_prefix_space=True, ignore_merges=False)
     >>> c["additional_special_tokens"], c["bos_token"], c["add_prefix_space"]
@@ -106,6 +117,9 @@ def tokenizer_config(
     if not isinstance(add_prefix_space, bool) or not isinstance(ignore_merges, bool):
         raise TypeError(f"add_prefix_space and ignore_merges must be bool, got {add_prefix_space!r}, {ignore_merges!r}")
     check_roles(roles, special_tokens)
+    if tokenizer_class not in TOKENIZER_CLASSES:
+        raise ValueError(f"tokenizer_class must be one of {list(TOKENIZER_CLASSES)!r}, got {tokenizer_class!r:.80}; "
+                         f"use {SHARING_TOKENIZER_CLASS!r} for a folder that loads without hf_bpe")
     by_id = sorted(special_tokens.items(), key=lambda item: item[1])
     config: dict[str, Any] = {
         "add_prefix_space": add_prefix_space,
@@ -113,7 +127,7 @@ def tokenizer_config(
         "errors": "replace",
         "ignore_merges": ignore_merges,
         "pattern": pattern,
-        "tokenizer_class": TOKENIZER_CLASS,
+        "tokenizer_class": tokenizer_class,
     }
     for role in ROLES:
         config[role] = roles.get(role)
@@ -196,6 +210,7 @@ def tokenizer_config_files(
     add_prefix_space: bool,
     ignore_merges: bool,
     roles: Mapping[str, str] = MappingProxyType({}),
+    tokenizer_class: str = TOKENIZER_CLASS,
 ) -> dict[str, str]:
     """Return the texts of ``tokenizer_config.json`` and ``special_tokens_map.json`` for an hf_bpe folder.
 
@@ -208,7 +223,7 @@ def tokenizer_config_files(
     """
     return render_config_files(
         tokenizer_config(special_tokens=special_tokens, pattern=pattern, add_prefix_space=add_prefix_space,
-                         ignore_merges=ignore_merges, roles=roles)
+                         ignore_merges=ignore_merges, roles=roles, tokenizer_class=tokenizer_class)
     )
 
 
