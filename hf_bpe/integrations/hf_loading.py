@@ -143,18 +143,17 @@ def _vocab_from_scored_list(vocab: list[Any] | tuple[Any, ...]) -> dict[str, int
 
     transformers 5 hands a tokenizer class without a ``model`` attribute the vocabulary in this form (its
     extractors' ``vocab_scores``: tokens in id order, the score 0.0 for BPE); the ids are the positions, as in a
-    ``tokenizer.json`` list vocabulary. Bare token strings are taken too.
+    ``tokenizer.json`` list vocabulary.
 
-    >>> _vocab_from_scored_list([("a", 0.0), ("b", 0.0), "c"])
-    {'a': 0, 'b': 1, 'c': 2}
+    >>> _vocab_from_scored_list([("a", 0.0), ("b", 0.0)])
+    {'a': 0, 'b': 1}
     """
     result: dict[str, int] = {}
     for idx, item in enumerate(vocab):
-        token = item if isinstance(item, str) else (
-            item[0] if isinstance(item, list | tuple) and len(item) == 2 else None)
+        token = item[0] if isinstance(item, list | tuple) and len(item) == 2 else None
         if not isinstance(token, str):
-            raise TypeError(f"vocab=[{idx}] is {item!r:.80}; a list vocabulary holds (token, score) pairs or token "
-                            "strings")
+            raise TypeError(f"vocab= must be a dict of token strings to ids or a list of (token, score) pairs; "
+                            f"vocab=[{idx}] is {item!r:.80}")
         if token in result:
             raise ValueError(f"vocab= lists {token!r:.80} at positions {result[token]} and {idx}; a token has one id")
         result[token] = idx
