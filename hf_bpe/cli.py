@@ -100,6 +100,9 @@ def _build_parser() -> argparse.ArgumentParser:
     train.add_argument("--corpus-order", choices=("sequence", "multiset"), default="sequence",
                        help="fingerprint the corpus as an ordered sequence (default) or an order-free multiset")
     train.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
+    train.add_argument("--for-sharing", action="store_true",
+                       help="write tokenizer_class PreTrainedTokenizerFast, so that AutoTokenizer loads the folder "
+                            "(same ids) for people without hf_bpe, under transformers 4.x and 5.x")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.add_argument("--algorithm", choices=("bpe", "sentencepiece"), default="bpe",
                        help="bpe: byte-level BPE equal to tokenizers (default); sentencepiece: BPE equal to "
@@ -324,7 +327,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         ("--counts", args.counts), ("--spark", args.spark), ("--recipe", args.recipe is not None),
         ("--min-frequency", args.min_frequency is not None), ("--special-token", args.special_token),
         ("--pattern", args.pattern != "gpt2"), ("--add-prefix-space", args.add_prefix_space),
-        ("--max-token-length", args.max_token_length is not None),
+        ("--max-token-length", args.max_token_length is not None), ("--for-sharing", args.for_sharing),
         *((f"--{role}-token", getattr(args, f"{role}_token") is not None) for role in ("bos", "eos", "unk", "pad")),
     ) if given]
     if unsupported:
@@ -441,6 +444,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.spm:
         raise InputError("--spm options apply to --algorithm sentencepiece")
     if args.recipe is not None or args.num_merges is not None or args.lowercase:
+        if args.for_sharing:
+            raise InputError("--for-sharing names a transformers class for byte-level BPE folders; a --recipe "
+                             "model is not one: leave out --for-sharing")
         return _cmd_train_recipe(args)
 
     out = _check_out(args.out)
@@ -474,7 +480,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             model = train_from_counts(counts, vocab_size=vocab_size, min_frequency=args.min_frequency or 0,
                                       special_tokens=args.special_token, max_token_length=args.max_token_length,
                                       show_progress=not args.quiet, **_roles(args))
-        return _finish_training(model, caught, out, args.force)
+        return _finish_training(model, caught, out, args.force, for_sharing=args.for_sharing)
     corpus = _corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         corpus = _default_corpus("training")
@@ -494,13 +500,16 @@ def _cmd_train(args: argparse.Namespace) -> int:
             show_progress=not args.quiet,
             **_roles(args),
         )
-    return _finish_training(model, caught, out, args.force)
+    return _finish_training(model, caught, out, args.force, for_sharing=args.for_sharing)
 
 
-def _finish_training(model: Any, caught: list[warnings.WarningMessage], out: Path, force: bool) -> int:
+def _finish_training(model: Any, caught: list[warnings.WarningMessage], out: Path, force: bool, *,
+                     for_sharing: bool) -> int:
+    from .formats.hf_config import SHARING_TOKENIZER_CLASS, TOKENIZER_CLASS
+
     for warning in caught:
         _log(f"warning: {warning.message}")
-    folder = model.save(out, force=force)
+    folder = model.save(out, force=force, tokenizer_class=SHARING_TOKENIZER_CLASS if for_sharing else TOKENIZER_CLASS)
     _log(f"wrote {model.vocab_size} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
     return 0
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 
 import pytest
 import tokenizers
@@ -11,7 +14,7 @@ from hypothesis import strategies as st
 from transformers import GPT2TokenizerFast, PreTrainedTokenizerFast
 
 import hf_bpe
-from helpers import fast_fields, needs_transformers_5
+from helpers import fast_fields, needs_transformers_5, transformers_major
 from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
 from hf_bpe.model.bpe import BPEModel
 
@@ -193,3 +196,193 @@ def test_hf_loading_partial_vocabularies_encode_as_the_fast_tokenizer(partial_ba
             expected_aligned.pop("offset_mapping")
             ours_aligned = {k: v for k, v in ours_aligned.items() if k != "offset_mapping"}
         assert dict(ours_aligned) == expected_aligned
+
+
+def _folder_with_added_tokens(tmp_path, entries):
+    folder = BPEModel.bytes_only(special_tokens={"<|endoftext|>": 256}).save(tmp_path / "tok")
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["added_tokens_decoder"].update(entries)
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+def _every_loader(folder, added_tokens_decoder):
+    """Each way a tokenizer_config.json's added tokens reach hf_bpe."""
+    return {
+        "BPEModel.load": lambda: BPEModel.load(folder),
+        "HFBPETokenizer.from_pretrained": lambda: HFBPETokenizer.from_pretrained(folder),
+        "HFBPETokenizer(files, added_tokens_decoder=)": lambda: HFBPETokenizer(
+            folder / "vocab.json", folder / "merges.txt", added_tokens_decoder=added_tokens_decoder),
+    }
+
+
+@pytest.mark.parametrize("entry", [{"content": "", "special": False}, {"special": True}, {"content": ""}],
+                         ids=["empty", "no_content", "empty_default_flags"])
+def test_hf_loading_empty_added_token_is_refused_by_every_loader(tmp_path, entry):
+    # Issue 22.9: an empty added token made every HFBPETokenizer call loop forever (the empty match of the
+    # added-token search never advanced); BPEModel.load refused the same folder.
+    folder = _folder_with_added_tokens(tmp_path, {"1": entry})
+    for name, load in _every_loader(folder, {1: dict(entry)}).items():
+        with pytest.raises(ValueError, match=r"content|added_tokens_decoder") as caught:
+            load()
+        assert "1" in str(caught.value), name
+
+
+def test_hf_loading_added_token_matcher_refuses_an_empty_token():
+    from transformers.tokenization_utils_base import AddedToken
+
+    from hf_bpe.integrations.added_tokens import AddedTokenMatcher
+
+    with pytest.raises(ValueError, match="id 7 has empty content"):
+        AddedTokenMatcher({"": (7, AddedToken("", special=False)), "<s>": (8, AddedToken("<s>"))})
+
+
+def test_hf_loading_one_text_under_two_added_token_ids_is_refused_by_every_loader(tmp_path):
+    # Issue 22.10: with "0": "<pad>" and "1": "<pad>", BPEModel and HFBPETokenizer disagreed on what was special
+    # (or refused the file for an unrelated reason); every loader now refuses it, naming both ids.
+    entries = {"0": {"content": "<pad>", "special": True}, "1": {"content": "<pad>", "special": True}}
+    folder = _folder_with_added_tokens(tmp_path, entries)
+    for name, load in _every_loader(folder, {0: "<pad>", 1: "<pad>"}).items():
+        with pytest.raises(ValueError, match=r"ids 0 and 1 the same content '<pad>'"):
+            load()
+
+
+# transformers' own GPT-2 tests (tests/models/gpt2/test_tokenization_gpt2.py): a 21-token toy vocabulary, no config.
+_TOY_VOCAB = ["l", "o", "w", "e", "r", "s", "t", "i", "d", "n", "\u0120", "\u0120l", "\u0120n", "\u0120lo", "\u0120low",
+              "er", "\u0120lowest", "\u0120newer", "\u0120wider", "<unk>", "<|endoftext|>"]
+_TOY_MERGES = ["#version: 0.2", "\u0120 l", "\u0120l o", "\u0120lo w", "e r", ""]
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("options", [
+    {"add_bos_token": True, "unk_token": "<unk>"}, {"unk_token": "<unk>"}, {"eos_token": "<unk>"},
+    {"bos_token": None}, {"add_bos_token": True, "pad_token": "<unk>"}, {},
+], ids=str)
+def test_hf_loading_one_role_given_keeps_the_other_gpt2_defaults(tmp_path, options):
+    # Issue 22.8: unk_token="<unk>" erased the <|endoftext|> defaults of bos and eos (and add_bos_token=True then
+    # raised "add_bos_token = True but bos_token = None"); GPT2TokenizerFast defaults each role on its own.
+    (tmp_path / "vocab.json").write_text(json.dumps({t: i for i, t in enumerate(_TOY_VOCAB)}), encoding="utf-8")
+    (tmp_path / "merges.txt").write_text("\n".join(_TOY_MERGES), encoding="utf-8")
+    fast = GPT2TokenizerFast.from_pretrained(tmp_path, **options)
+    ours = HFBPETokenizer.from_pretrained(tmp_path, **options)
+    for role in ("bos_token", "eos_token", "unk_token", "pad_token"):
+        assert getattr(ours, role) == getattr(fast, role), role
+    assert ours.all_special_tokens == fast.all_special_tokens
+    for text in ["lower newer", "lower newer<unk> x<|endoftext|>", "", "<unk><|endoftext|>"]:
+        for add_special_tokens in (False, True):
+            assert (ours(text, add_special_tokens=add_special_tokens)["input_ids"]
+                    == fast(text, add_special_tokens=add_special_tokens)["input_ids"]), (text, add_special_tokens)
+
+
+def test_hf_loading_vocabulary_as_the_extractor_hands_it(tmp_path):
+    # Issue 22.23: transformers 5's test_integration_from_extractor builds a class without a `model` attribute from
+    # tokenizer.json as (token, score) pairs in id order plus (a, b) merges and an added_tokens_decoder (its
+    # TokenizersExtractor, tests/test_tokenization_common.py); HFBPETokenizer raised "vocab= must be a dict".
+    from transformers.tokenization_utils_base import AddedToken
+
+    folder = _small_model(eos_token="<|endoftext|>").save(tmp_path / "tok")
+    data = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab_ids = data["model"]["vocab"]
+    vocab_scores = sorted([(token, 0.0) for token in vocab_ids], key=lambda item: vocab_ids[item[0]])
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in data["model"]["merges"]]
+    added = {item["id"]: AddedToken(**{k: v for k, v in item.items() if k != "id"}) for item in data["added_tokens"]}
+    extracted = HFBPETokenizer(vocab=vocab_scores, merges=merges, added_tokens_decoder=added, pattern="gpt4",
+                               eos_token="<|endoftext|>")
+    loaded = HFBPETokenizer.from_pretrained(folder)
+    assert extracted.get_vocab() == loaded.get_vocab()
+    for text in _TEXTS:
+        ids = loaded(text)["input_ids"]
+        assert extracted(text)["input_ids"] == ids
+        assert extracted.decode(ids) == loaded.decode(ids)
+    with pytest.raises(ValueError, match=r"'ab' at positions 0 and 1"):
+        HFBPETokenizer(vocab=[("ab", 0.0), ("ab", 0.0)], merges=[])
+    with pytest.raises(TypeError, match=r"vocab=\[1\] is 7"):
+        HFBPETokenizer(vocab=[("a", 0.0), 7], merges=[])
+
+
+# A child interpreter in which hf_bpe cannot be imported (-I drops PYTHONPATH; the meta-path entry also hides an
+# installed or editable hf_bpe), loading a folder through AutoTokenizer as someone without hf_bpe would.
+_WITHOUT_HF_BPE = textwrap.dedent("""
+    import json, sys
+
+    class _NoHfBpe:
+        def find_spec(self, name, path=None, target=None):
+            if name == "hf_bpe" or name.startswith("hf_bpe."):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    sys.meta_path.insert(0, _NoHfBpe())
+    try:
+        import hf_bpe
+    except ModuleNotFoundError:
+        pass
+    else:
+        raise SystemExit("hf_bpe is importable in the child")
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(sys.argv[1])
+    texts = json.loads(sys.argv[2])
+    ids = [tok(text)["input_ids"] for text in texts]
+    print(json.dumps({"ids": ids, "decoded": [tok.decode(i) for i in ids], "eos": tok.eos_token,
+                      "pad": tok.pad_token, "class": type(tok).__name__}))
+""")
+
+
+def _load_without_hf_bpe(folder, texts):
+    return subprocess.run([sys.executable, "-I", "-c", _WITHOUT_HF_BPE, str(folder), json.dumps(texts)],
+                          capture_output=True, text=True, check=False)
+
+
+_SHARED_TEXTS = [*_TEXTS, "<pad><|endoftext|> x", " leading space", "Ünïcödé 日本 42,000"]
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("how", ["save", "cli"])
+def test_hf_loading_folder_for_sharing_loads_through_auto_tokenizer_without_hf_bpe(tmp_path, how):
+    # Issue 22.6: under transformers 4.x, AutoTokenizer refused a folder naming HFBPETokenizer for anyone without
+    # hf_bpe ("Tokenizer class HFBPETokenizer does not exist"). A folder written for sharing names
+    # PreTrainedTokenizerFast and gives the same ids under 4.x and 5.x (CI runs this file under both).
+    from hf_bpe.cli import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world, hello there 42 café\nthe lower newer wider lowest\n" * 20, encoding="utf-8")
+    folder = tmp_path / "shared"
+    if how == "save":
+        model = hf_bpe.train([corpus], vocab_size=290, special_tokens=["<|endoftext|>", "<pad>"], pattern="gpt4",
+                             add_prefix_space=True, show_progress=False, eos_token="<|endoftext|>", pad_token="<pad>")
+        model.save(folder, tokenizer_class="PreTrainedTokenizerFast")
+    else:
+        assert main(["train", str(corpus), "--out", str(folder), "--vocab-size", "290", "--quiet",
+                     "--special-token", "<|endoftext|>", "--special-token", "<pad>", "--eos-token", "<|endoftext|>",
+                     "--pad-token", "<pad>", "--for-sharing"]) == 0
+        # hf-bpe verify retrains into the same kind of folder.
+        assert main(["verify", str(folder), "--corpus", str(corpus), "--quiet"]) == 0
+    assert json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))["tokenizer_class"] \
+        == "PreTrainedTokenizerFast"
+    ours = HFBPETokenizer.from_pretrained(folder)
+    expected = [ours(text)["input_ids"] for text in _SHARED_TEXTS]
+    child = _load_without_hf_bpe(folder, _SHARED_TEXTS)
+    assert child.returncode == 0, child.stderr[-2000:]
+    loaded = json.loads(child.stdout.strip().splitlines()[-1])
+    assert loaded["ids"] == expected
+    assert loaded["decoded"] == [ours.decode(ids) for ids in expected]
+    assert (loaded["eos"], loaded["pad"]) == ("<|endoftext|>", "<pad>")
+    assert BPEModel.load(folder).encode("hello<pad>", allowed_special="all") == ours("hello<pad>")["input_ids"]
+    if transformers_major() < 5:
+        # The control: the default folder is what 4.x's AutoTokenizer refuses without hf_bpe.
+        default = model.save(tmp_path / "default") if how == "save" else BPEModel.load(folder).save(tmp_path / "d")
+        refused = _load_without_hf_bpe(default, _SHARED_TEXTS)
+        assert refused.returncode != 0 and "HFBPETokenizer does not exist" in refused.stderr
+
+
+def test_hf_loading_for_sharing_refusals(tmp_path, capsys):
+    from hf_bpe.cli import main
+
+    with pytest.raises(ValueError, match=r"tokenizer_class must be one of .*got 'GPT2Tokenizer'"):
+        BPEModel.bytes_only().save(tmp_path / "x", tokenizer_class="GPT2Tokenizer")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest\n", encoding="utf-8")
+    for extra in (["--recipe", "subword-nmt", "--num-merges", "3"], ["--algorithm", "sentencepiece"]):
+        assert main(["train", str(corpus), "--out", str(tmp_path / "y"), "--for-sharing", *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("hf-bpe: error:") == 1 and "--for-sharing" in err, err

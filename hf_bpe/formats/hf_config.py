@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -31,11 +31,14 @@ from ..core.specials import check_special_ids
 from .gpt2 import read_json
 
 __all__ = [
+    "check_added_contents",
     "check_roles",
     "load_tokenizer_config",
     "read_tokenizer_config_all",
     "ROLES",
+    "SHARING_TOKENIZER_CLASS",
     "TOKENIZER_CLASS",
+    "TOKENIZER_CLASSES",
     "TOKENIZER_CONFIG_FILE",
     "SPECIAL_TOKENS_MAP_FILE",
     "tokenizer_config",
@@ -47,6 +50,10 @@ __all__ = [
 ]
 
 TOKENIZER_CLASS = "HFBPETokenizer"
+# The class a folder for sharing names: transformers 4.x and 5.x both load it from tokenizer.json without hf_bpe
+# (4.x's AutoTokenizer refuses a tokenizer_class it does not know; 5.x falls back to the fast tokenizer).
+SHARING_TOKENIZER_CLASS = "PreTrainedTokenizerFast"
+TOKENIZER_CLASSES = (TOKENIZER_CLASS, SHARING_TOKENIZER_CLASS)
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 SPECIAL_TOKENS_MAP_FILE = "special_tokens_map.json"
 # The named special-token roles of transformers (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES), in its order.
@@ -76,6 +83,7 @@ def tokenizer_config(
     add_prefix_space: bool,
     ignore_merges: bool,
     roles: Mapping[str, str] = MappingProxyType({}),
+    tokenizer_class: str = TOKENIZER_CLASS,
 ) -> dict[str, Any]:
     """Build the ``tokenizer_config.json`` content of an hf_bpe folder (``added_tokens_decoder`` keyed by int).
 
@@ -87,6 +95,9 @@ def tokenizer_config(
         roles: transformers roles to special tokens, e.g. ``{"eos_token": "<|endoftext|>"}``; every role value must
             be one of ``special_tokens``. Specials without a role are listed as ``additional_special_tokens``
             (transformers 5 reads it as ``extra_special_tokens``; transformers 4 wants a dict under that name).
+        tokenizer_class: the class ``AutoTokenizer`` builds: ``"HFBPETokenizer"`` (hf_bpe's class, once hf_bpe is
+            imported) or ``"PreTrainedTokenizerFast"`` for a folder shared with people without hf_bpe (the fast
+            tokenizer of ``tokenizer.json``, same ids, under transformers 4.x and 5.x).
 
     Returns:
         The config, with every one of the seven roles present (``None`` when unset) so that loaders with role
@@ -94,7 +105,8 @@ def tokenizer_config(
 
     Raises:
         TypeError: on arguments of the wrong type.
-        ValueError: on an unknown role or a role naming a token that is not a special token.
+        ValueError: on an unknown role or a role naming a token that is not a special token, or an unknown
+            ``tokenizer_class``.
 
     >>> c = tokenizer_config(special_tokens={"<s>": 0}, pattern="gpt2", add_prefix_space=True, ignore_merges=False)
     >>> c["additional_special_tokens"], c["bos_token"], c["add_prefix_space"]
@@ -106,6 +118,9 @@ def tokenizer_config(
     if not isinstance(add_prefix_space, bool) or not isinstance(ignore_merges, bool):
         raise TypeError(f"add_prefix_space and ignore_merges must be bool, got {add_prefix_space!r}, {ignore_merges!r}")
     check_roles(roles, special_tokens)
+    if tokenizer_class not in TOKENIZER_CLASSES:
+        raise ValueError(f"tokenizer_class must be one of {list(TOKENIZER_CLASSES)!r}, got {tokenizer_class!r:.80}; "
+                         f"use {SHARING_TOKENIZER_CLASS!r} for a folder that loads without hf_bpe")
     by_id = sorted(special_tokens.items(), key=lambda item: item[1])
     config: dict[str, Any] = {
         "add_prefix_space": add_prefix_space,
@@ -113,7 +128,7 @@ def tokenizer_config(
         "errors": "replace",
         "ignore_merges": ignore_merges,
         "pattern": pattern,
-        "tokenizer_class": TOKENIZER_CLASS,
+        "tokenizer_class": tokenizer_class,
     }
     for role in ROLES:
         config[role] = roles.get(role)
@@ -196,6 +211,7 @@ def tokenizer_config_files(
     add_prefix_space: bool,
     ignore_merges: bool,
     roles: Mapping[str, str] = MappingProxyType({}),
+    tokenizer_class: str = TOKENIZER_CLASS,
 ) -> dict[str, str]:
     """Return the texts of ``tokenizer_config.json`` and ``special_tokens_map.json`` for an hf_bpe folder.
 
@@ -208,7 +224,7 @@ def tokenizer_config_files(
     """
     return render_config_files(
         tokenizer_config(special_tokens=special_tokens, pattern=pattern, add_prefix_space=add_prefix_space,
-                         ignore_merges=ignore_merges, roles=roles)
+                         ignore_merges=ignore_merges, roles=roles, tokenizer_class=tokenizer_class)
     )
 
 
@@ -247,10 +263,36 @@ def read_tokenizer_config_all(path: str | os.PathLike[str]) -> tuple[dict[str, A
     options = {key: config[key] for key in PRETOKENIZER_KEYS if key in config}
     decoder = config.get("added_tokens_decoder") or {}
     try:
-        specials = {entry["content"]: int(idx) for idx, entry in decoder.items()}
+        entries = [(int(idx), entry["content"]) for idx, entry in decoder.items()]
     except (AttributeError, TypeError, KeyError, ValueError):
         raise ValueError(f"{name!r}: added_tokens_decoder must map ids to {{'content': ...}} entries") from None
-    return config, options, specials
+    return config, options, check_added_contents(entries, f"{name!r}: added_tokens_decoder")
+
+
+def check_added_contents(entries: Iterable[tuple[int, object]], what: str) -> dict[str, int]:
+    """Check ``(id, content)`` pairs of an ``added_tokens_decoder``; return content -> id.
+
+    Every content must be a non-empty str (an empty token would match everywhere) and name one id only (with two,
+    loaders disagree on which id the text encodes to and which token stays special).
+
+    Raises:
+        ValueError: naming ``what``, the id(s) and the content.
+
+    >>> check_added_contents([(0, "<pad>"), (1, "<pad>")], "added_tokens_decoder")
+    Traceback (most recent call last):
+    ...
+    ValueError: added_tokens_decoder gives ids 0 and 1 the same content '<pad>'; keep one of the two entries
+    """
+    specials: dict[str, int] = {}
+    for idx, content in entries:
+        if not isinstance(content, str) or not content:
+            raise ValueError(f"{what}: id {idx} has content {content!r:.80}; an added token needs a non-empty "
+                             "string (fix or remove the entry)")
+        if content in specials:
+            raise ValueError(f"{what} gives ids {specials[content]} and {idx} the same content {content!r:.80}; "
+                             "keep one of the two entries")
+        specials[content] = idx
+    return specials
 
 
 def load_tokenizer_config(path: str | os.PathLike[str]) -> dict[str, Any]:

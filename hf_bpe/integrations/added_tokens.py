@@ -39,6 +39,9 @@ class AddedTokenMatcher:
     __slots__ = ("pattern", "tokens")
 
     def __init__(self, tokens: Mapping[str, tuple[int, AddedToken]]) -> None:
+        if "" in tokens:
+            # An empty alternative would match everywhere without advancing the search (an endless split).
+            raise ValueError(f"added token id {tokens[''][0]} has empty content; every added token needs text")
         self.pattern = special_tokens_regex(tokens)
         self.tokens = dict(tokens)
 
@@ -56,6 +59,7 @@ class AddedTokenMatcher:
                 break
             start, stop = match.span()
             # The automaton resumes after the match even when the match is then refused (single_word, special).
+            # No token is empty (refused in __init__), so stop > start >= position: every turn advances.
             position = stop
             token_id, token = self.tokens[match.group()]
             if skip_special and token.special:

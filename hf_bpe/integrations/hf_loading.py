@@ -49,7 +49,7 @@ def load_model(
     """Return the model and the training record of the folder's manifest (None when there is none).
 
     ``kwargs`` are the tokenizer's init kwargs: ``vocab``/``merges`` are taken out of it, ``tokenizer_file`` read,
-    and GPT-2's default roles put into it for a GPT-2 vocabulary that comes without roles.
+    and GPT-2's default roles put into it, each one the kwargs do not name, for a GPT-2 vocabulary.
 
     Raises:
         TypeError: when no vocabulary is given, or one of the wrong type.
@@ -57,7 +57,10 @@ def load_model(
     """
     vocab, merges = kwargs.pop("vocab", None), kwargs.pop("merges", None)
     tokenizer_file = kwargs.get("tokenizer_file")
-    gpt2_defaults = not set(GPT2_DEFAULT_ROLES) & kwargs.keys()
+    # As GPT2TokenizerFast's keyword defaults: each role not given (None counts as given) defaults on its own, so
+    # unk_token="<unk>" keeps <|endoftext|> as bos and eos.
+    defaulted = [role for role in GPT2_DEFAULT_ROLES if role not in kwargs]
+    gpt2_defaults = bool(defaulted)
     wanted = named_specials(kwargs) | ({_END} if gpt2_defaults else set())
     options: dict[str, Any] = {"pattern": pattern, "add_prefix_space": add_prefix_space,
                                "ignore_merges": ignore_merges}
@@ -95,7 +98,7 @@ def load_model(
             "says which file it lacks"
         )
     if gpt2_defaults and _END in model.special_tokens:
-        for role in GPT2_DEFAULT_ROLES:
+        for role in defaulted:
             kwargs[role] = _END
     return model, record
 
@@ -112,9 +115,12 @@ def _from_memory(vocab: Any, merges: Any, wanted: set[str], options: dict[str, A
     if isinstance(vocab, str | os.PathLike) and isinstance(merges, str | os.PathLike):
         return BPEModel.from_files(vocab, merges, special_if_present=wanted, **_with_defaults(options, {}),
                                    missing_bytes="allow")
+    if isinstance(vocab, list | tuple):
+        vocab = _vocab_from_scored_list(vocab)
     if not isinstance(vocab, Mapping) or not isinstance(merges, list | tuple):
-        raise TypeError(f"vocab= must be a dict of token strings to ids and merges= a list of 'a b' strings or "
-                        f"pairs (or both paths), got {type(vocab).__name__} and {type(merges).__name__}")
+        raise TypeError(f"vocab= must be a dict of token strings to ids (or a list of (token, score) pairs, ids "
+                        f"being positions) and merges= a list of 'a b' strings or pairs (or both paths), got "
+                        f"{type(vocab).__name__} and {type(merges).__name__}")
     tokens, others = gpt2.split_vocab("vocab=", "vocab", dict(vocab))
     parse = gpt2.merge_parser("merges=", tokens, "merges[{}]")
     pairs = []
@@ -132,13 +138,36 @@ def _from_memory(vocab: Any, merges: Any, wanted: set[str], options: dict[str, A
                     **_with_defaults(options, {}), missing_bytes="allow")
 
 
+def _vocab_from_scored_list(vocab: list[Any] | tuple[Any, ...]) -> dict[str, int]:
+    """Turn ``[(token, score), ...]`` into ``{token: position}``.
+
+    transformers 5 hands a tokenizer class without a ``model`` attribute the vocabulary in this form (its
+    extractors' ``vocab_scores``: tokens in id order, the score 0.0 for BPE); the ids are the positions, as in a
+    ``tokenizer.json`` list vocabulary.
+
+    >>> _vocab_from_scored_list([("a", 0.0), ("b", 0.0)])
+    {'a': 0, 'b': 1}
+    """
+    result: dict[str, int] = {}
+    for idx, item in enumerate(vocab):
+        token = item[0] if isinstance(item, list | tuple) and len(item) == 2 else None
+        if not isinstance(token, str):
+            raise TypeError(f"vocab= must be a dict of token strings to ids or a list of (token, score) pairs; "
+                            f"vocab=[{idx}] is {item!r:.80}")
+        if token in result:
+            raise ValueError(f"vocab= lists {token!r:.80} at positions {result[token]} and {idx}; a token has one id")
+        result[token] = idx
+    return result
+
+
 def check_pretrained_folder(path: object) -> None:
     """Before transformers reads a local folder: refuse a config that is not an object and a folder without files.
 
     transformers itself fails on these with ``AttributeError``/``TypeError`` or passes ``None`` files on.
 
     Raises:
-        ValueError: naming ``tokenizer_config.json`` when it does not hold a JSON object.
+        ValueError: naming ``tokenizer_config.json`` when it does not hold a JSON object, or its
+            ``added_tokens_decoder`` holds an empty token or one text under two ids.
         FileNotFoundError: naming the missing file (the partner of a GPT-2 file, or any tokenizer file).
     """
     if not isinstance(path, str | os.PathLike) or not os.path.isdir(path):
@@ -146,7 +175,7 @@ def check_pretrained_folder(path: object) -> None:
     directory = Path(path)
     config = directory / hf_config.TOKENIZER_CONFIG_FILE
     if config.is_file():
-        hf_config.load_tokenizer_config(config)
+        hf_config.read_tokenizer_config_all(config)  # also refuses empty and duplicate added tokens
     folder.locate_tokenizer_files(directory)
 
 

@@ -183,6 +183,10 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
         # 2. Special tokens of the model become added tokens (what the folder's config says about them wins).
         configured = kwargs.pop("added_tokens_decoder", None) or {}
         added = {int(idx): as_added_token(token) for idx, token in configured.items()}
+        # What BPEModel.load refuses in tokenizer_config.json: an empty token (it would match everywhere and the
+        # added-token search could not advance) and one text under two ids.
+        hf_config.check_added_contents([(idx, token.content) for idx, token in sorted(added.items())],
+                                       "added_tokens_decoder (tokenizer_config.json)")
         known = {token.content for token in added.values()}
         for content, idx in sorted(bpe_model.special_tokens.items(), key=lambda item: item[1]):
             if content not in known:
@@ -526,8 +530,10 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
         if clean_up_tokenization_spaces is None:
             clean_up_tokenization_spaces = self.clean_up_tokenization_spaces
         if clean_up_tokenization_spaces:
-            # As TokenizersBackend: this WordPiece-era cleanup corrupts BPE text, so it needs the explicit opt-in.
-            if self.clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output:
+            # As each major's fast tokenizer: transformers 5's TokenizersBackend needs an explicit opt-in for this
+            # WordPiece-era cleanup (it corrupts BPE text); transformers 4 has no such attribute and its fast
+            # tokenizers apply the cleanup whenever asked (4.x's text-generation pipeline asks by default).
+            if getattr(self, "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", MAJOR < 5):
                 text = self.clean_up_tokenization(text)
             else:
                 logger.warning_once(

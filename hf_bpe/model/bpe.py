@@ -537,11 +537,11 @@ class BPEModel:
         """
         return cls({bytes([b]): b for b in range(256)}, [], special_tokens=special_tokens, pattern=pattern)
 
-    def files(self) -> dict[str, str]:
+    def files(self, *, tokenizer_class: str = "HFBPETokenizer") -> dict[str, str]:
         """Render every file :meth:`save` writes, as texts, without writing anything.
 
         ``vocab.json``, ``merges.txt`` and ``tokenizer.json`` (byte-identical to what `tokenizers` writes), the
-        transformers config files, and the manifest that lists them all.
+        transformers config files, and the manifest that lists them all. ``tokenizer_class`` is as in :meth:`save`.
 
         >>> sorted(BPEModel.bytes_only().files())  # doctest: +NORMALIZE_WHITESPACE
         ['hf_bpe_manifest.json', 'merges.txt', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json',
@@ -574,6 +574,7 @@ class BPEModel:
                 add_prefix_space=self.add_prefix_space,
                 ignore_merges=self._ignore_merges,
                 roles=self._roles,
+                tokenizer_class=tokenizer_class,
             ),
         }
         # The manifest covers every other file; a trained model also records its options and corpus fingerprint.
@@ -583,22 +584,27 @@ class BPEModel:
         )
         return files
 
-    def save(self, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
+    def save(self, directory: str | os.PathLike[str], *, force: bool = False,
+             tokenizer_class: str = "HFBPETokenizer") -> Path:
         """Write ``vocab.json``, ``merges.txt``, ``tokenizer.json`` and the transformers config files, atomically.
 
         Args:
             directory: the output folder; created if absent.
             force: replace hf_bpe's files if they already exist there (other files are never touched).
+            tokenizer_class: what ``tokenizer_config.json`` names for ``AutoTokenizer``: ``"HFBPETokenizer"``, or
+                ``"PreTrainedTokenizerFast"`` for a folder shared with people who do not have hf_bpe (under
+                transformers 4.x, ``AutoTokenizer`` refuses a class it does not know).
 
         Returns:
             The folder's path.
 
         Raises:
             FileExistsError: when an output file exists and ``force`` is false.
+            ValueError: for another ``tokenizer_class``.
         """
         from ..formats import atomic
 
-        return atomic.replace_folder(directory, self.files(), force=force)
+        return atomic.replace_folder(directory, self.files(tokenizer_class=tokenizer_class), force=force)
 
     @classmethod
     def from_files(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..formats import hf_config
 from ..formats.manifest import (
     ORDERS,
     RUNTIME_OPTIONS,
@@ -220,7 +221,8 @@ def verify(
             problems.append(f"options: this hf_bpe cannot replay the manifest's options {sorted(replay)!r}: {exc}")
             return VerifyReport(False, tuple(problems), tuple(checked), tuple(notes))
         notes.extend(f"retraining warned: {w.message}" for w in caught)
-        out = model.save(Path(tmp) / "retrained")
+        # A folder saved for sharing names PreTrainedTokenizerFast: retrain into the same kind of folder.
+        out = model.save(Path(tmp) / "retrained", tokenizer_class=_saved_tokenizer_class(folder))
         for name in sorted(manifest["files"]):
             ours, theirs = out / name, folder / name
             if not is_plain_name(name) or not theirs.is_file():
@@ -238,3 +240,12 @@ def verify(
                 problems.append(f"{name}: retrained output differs at {first_difference(expected, found_bytes)} "
                                 "(retrained vs folder)")
     return VerifyReport(not problems, tuple(problems), tuple(checked), tuple(notes))
+
+
+def _saved_tokenizer_class(folder: Path) -> str:
+    """Return the ``tokenizer_class`` hf_bpe can write that the folder's config names (hf_bpe's own otherwise)."""
+    try:
+        named = hf_config.load_tokenizer_config(folder / hf_config.TOKENIZER_CONFIG_FILE).get("tokenizer_class")
+    except (OSError, ValueError):
+        named = None  # compared (and reported) with the other files
+    return named if named in hf_config.TOKENIZER_CLASSES else hf_config.TOKENIZER_CLASS
