@@ -152,3 +152,18 @@ def test_token_arrays_refuse_bad_input_clearly() -> None:
     with pytest.raises(ValueError, match="surrogates"):
         model.encode_ordinary_batch_arrays(["a"], surrogates="ignore")
     assert model.encode_ordinary_batch_arrays(("a", "b"))[1].tolist() == [0, 1, 2]
+
+
+def test_token_arrays_of_real_vocabularies_with_ids_beyond_uint16(shared_data) -> None:
+    # Llama 3 (128K ids, ignore_merges) on real English and Chinese lines: arrays equal lists on 1 and 2 threads.
+    folder = shared_data / "vocabs" / "llama3"
+    model = BPEModel.from_files(folder / "encoder.json", folder / "vocab.bpe", pattern="llama3", ignore_merges=True,
+                                special_tokens={"<|begin_of_text|>": 128000, "<|end_of_text|>": 128001})
+    lines = []
+    for corpus in ("en", "zh"):
+        for path in sorted((shared_data / "corpora" / corpus).glob("*.txt"))[:1]:
+            with open(path, encoding="utf-8") as handle:
+                lines += [handle.readline() for _ in range(3000)]
+    for threads in (1, 2):
+        ids, _ = _check(model, lines, threads, 128001)
+        assert ids.max() > 65535
