@@ -282,3 +282,34 @@ def test_preprocess_eos_token_names_the_special_token_to_append(tmp_path):
     with_role = with_eos_token(no_role, "<|endoftext|>")
     assert with_role.roles == {"eos_token": "<|endoftext|>"} and with_role.digest() == no_role.digest()
     assert tokenize_dataset(dataset, with_role)["input_ids"][:] == rows
+
+
+def _ipc_bytes(table) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+@settings(deadline=None, derandomize=True, max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(docs=st.lists(st.sampled_from(_DOCS + ["\ud800 x", "\r\n\r\n", " " * 40]), max_size=40),
+       eos=st.sampled_from([None, 256, 2**31 - 2]), labels=st.booleans())
+def test_preprocess_map_table_is_byte_identical_to_lists_through_pa_array(model, docs, eos, labels):
+    # Issue 23: the batched map builds input_ids from the compiled arrays (EOS added in C++); the Arrow table it
+    # returns is the one pa.array over Python lists (EOS appended per row) made, down to the IPC bytes.
+    import pyarrow as pa
+
+    from hf_bpe.integrations.preprocess import _encode_batch
+
+    got = _encode_batch({"text": docs}, list(range(len(docs))), model=model, column="text", eos_id=eos, masks=True,
+                        labels=labels, streaming=False, skip_empty=False)
+    rows = [ids + ([] if eos is None else [eos]) for ids in model.encode_ordinary_batch(docs)]
+    ids = pa.array(rows, type=pa.list_(pa.int32()))
+    columns = {"input_ids": ids, "attention_mask": pa.ListArray.from_arrays(
+        ids.offsets, pa.array(np.ones(len(ids.values), dtype=np.int8)))}
+    if labels:
+        columns["labels"] = ids
+    assert got.equals(pa.table(columns))
+    assert _ipc_bytes(got) == _ipc_bytes(pa.table(columns))

@@ -20,6 +20,7 @@ from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport Py_INCREF
 from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES
 
 from hf_bpe.core._text_ref cimport TextRef, hfbpe_text_ref
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
@@ -85,6 +86,11 @@ cdef extern from "csrc/parallel_encode.hpp":
     enum:
         ENCODE_OK "hfbpe::ENCODE_OK"
         ENCODE_BAD_TEXT "hfbpe::ENCODE_BAD_TEXT"
+
+
+cdef extern from "csrc/token_arrays.hpp":
+    void gather_ranges "hfbpe::gather_ranges"(EncodedRange* parts, size_t count, int32_t eos, vector[int32_t]& ids,
+                                               vector[int64_t]& offsets) except + nogil
 
 
 # Below this many characters a batch is encoded on one thread (as the scanner's counting does).
@@ -284,6 +290,103 @@ cdef int _encode_refs(vector[TextRef]& refs, int pid, PiecesFn split, vector[Enc
         del job
 
 
+cdef int _encode_arrays(vector[TextRef]& refs, int pid, PiecesFn split, vector[Encoder*]& encoders, int threads,
+                        Py_ssize_t chars, SharedWordCache* shared, Py_ssize_t* failed_at, int eos_id,
+                        TokenBuffer ids, TokenBuffer offsets) except -1:
+    """_encode_refs into flat arrays: the ids into `ids`, each text's start into `offsets` (eos_id >= 0: appended
+    to every text). Nothing is converted while the chunks encode, so the caller only encodes and gathers."""
+    cdef EncodedRange single
+    cdef EncodeJob* job
+    cdef size_t chunk
+    cdef int status = ENCODE_OK
+    ids._check_unexported()
+    offsets._check_unexported()
+    offsets._wide = True
+    if threads == 1:
+        with nogil:
+            status = encode_range(refs.data(), 0, refs.size(), pid, split, encoders[0][0], single, failed_at)
+            if status == ENCODE_OK:
+                gather_ranges(&single, 1, eos_id, ids._i32, offsets._i64)
+        return status
+    # The same chunking as _encode_refs: with nothing to convert, the caller encodes chunks too (EncodeJob.wait).
+    job = new EncodeJob(refs.data(), refs.size(), pid, split, encoders.data(), threads,
+                        <int>max(threads, min(64 * threads, chars >> 12)), shared)
+    cdef size_t count = job.chunks()
+    cdef EncodedRange* parts = &job.chunk(0)  # the chunks' outputs, side by side, made with the job
+    try:
+        job.start()
+        with nogil:
+            for chunk in range(count):
+                status = job.wait(chunk, failed_at)
+                if status != ENCODE_OK:
+                    break
+            job.join()
+            if status == ENCODE_OK:
+                gather_ranges(parts, count, eos_id, ids._i32, offsets._i64)
+        return status
+    finally:
+        with nogil:
+            job.join()
+        del job
+
+
+cdef int64_t _EMPTY = 0  # what an empty TokenBuffer's view points at (a buffer's pointer must not be null)
+
+
+cdef class TokenBuffer:
+    """A flat array the encoder made: ids (int32) or offsets (int64), read without a copy by the buffer protocol.
+
+    ``numpy.frombuffer(buffer, dtype=numpy.int32)`` (or ``int64`` for offsets) and ``pyarrow.py_buffer(buffer)`` view
+    its memory and keep it alive; it never changes size once made (it refuses to be refilled while viewed).
+    """
+
+    cdef vector[int32_t] _i32
+    cdef vector[int64_t] _i64
+    cdef bint _wide
+    cdef Py_ssize_t _exports
+    cdef Py_ssize_t _shape  # the view's shape and strides (one dimension) point here
+    cdef Py_ssize_t _stride
+
+    @property
+    def itemsize(self):
+        """4 (int32 ids) or 8 (int64 offsets)."""
+        return 8 if self._wide else 4
+
+    def __len__(self):
+        return self._i64.size() if self._wide else self._i32.size()
+
+    cdef int _check_unexported(self) except -1:
+        if self._exports:
+            raise BufferError("a TokenBuffer cannot be refilled while a view of it exists")
+        return 0
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        cdef Py_ssize_t itemsize = 8 if self._wide else 4
+        cdef void* data = <void*>(self._i64.data() if self._wide else self._i32.data())
+        self._shape = len(self)
+        self._stride = itemsize
+        view.buf = data if self._shape else <void*>&_EMPTY
+        view.obj = self
+        view.len = self._shape * itemsize
+        view.readonly = 0
+        view.itemsize = itemsize
+        view.format = NULL
+        if flags & PyBUF_FORMAT:
+            view.format = <char*>(b"q" if self._wide else b"i")  # int64_t is long long, int32_t int, on every target
+        view.ndim = 1
+        view.shape = &self._shape if flags & PyBUF_ND else NULL
+        view.strides = &self._stride if flags & PyBUF_STRIDES == PyBUF_STRIDES else NULL
+        view.suboffsets = NULL
+        view.internal = NULL
+        self._exports += 1
+
+    def __releasebuffer__(self, Py_buffer* view):
+        self._exports -= 1
+
+    def __reduce__(self):
+        raise TypeError("a TokenBuffer is not picklable; pickle numpy.frombuffer(buffer, ...) (a copy) instead")
+
+
 cdef int _emit_lists(list result, Py_ssize_t first, EncodedRange& part, list ints) except -1:
     """Set result[first + k] to the ids of the part's k-th text, for every text of the part."""
     cdef size_t k, start = 0, end
@@ -428,6 +531,29 @@ cdef class WordEncoder:
             TypeError: a text is not a str (naming its index).
             UnicodeEncodeError: a text holds a lone surrogate.
         """
+        return self._encode_texts(texts, pieces, pid, threads, None, -1)
+
+    def encode_texts_arrays(self, list texts not None, pieces not None, int pid, int threads=1, *, int eos_id=-1):
+        """Split and encode each text as :meth:`encode_texts` does, into two flat arrays instead of lists.
+
+        Args:
+            texts, pieces, pid, threads: as :meth:`encode_texts`.
+            eos_id: when >= 0, this id is appended after every text's ids (and counted in its length).
+
+        Returns:
+            ``(ids, offsets)``, two :class:`TokenBuffer`: every text's ids end to end (int32), and where each text's
+            ids start (int64; ``len(texts) + 1`` entries, the last one ``len(ids)``). ``numpy.frombuffer`` and
+            ``pyarrow.py_buffer`` read them without a copy.
+
+        Raises:
+            as :meth:`encode_texts`.
+        """
+        arrays = (TokenBuffer(), TokenBuffer())
+        self._encode_texts(texts, pieces, pid, threads, arrays, eos_id)
+        return arrays
+
+    cdef object _encode_texts(self, list texts, pieces, int pid, int threads, tuple arrays, int eos_id):
+        """encode_texts (arrays None: a list of lists) or encode_texts_arrays (into arrays' two buffers)."""
         cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
         cdef Py_ssize_t i, n = len(texts), failed_at = -1, chars = 0
         cdef vector[TextRef] refs
@@ -444,7 +570,7 @@ cdef class WordEncoder:
             chars += refs[i].length
         if chars < _THREAD_MIN_CHARS or n < 2:
             threads = 1  # starting threads costs more than a small batch
-        cdef list result = PyList_New(n)
+        cdef list result = PyList_New(n) if arrays is None else None
         cdef vector[Encoder*] own  # the copies this call uses: the kept ones, or its own while they are busy
         cdef bint borrowed = not self._busy
         cdef bint sharing = threads > 1 and self._cache_size > 0
@@ -467,7 +593,11 @@ cdef class WordEncoder:
         try:
             if shared != NULL:
                 shared.prepare(threads)
-            status = _encode_refs(refs, pid, split, own, threads, chars, result, self._ints, shared, &failed_at)
+            if arrays is None:
+                status = _encode_refs(refs, pid, split, own, threads, chars, result, self._ints, shared, &failed_at)
+            else:
+                status = _encode_arrays(refs, pid, split, own, threads, chars, shared, &failed_at, eos_id,
+                                        arrays[0], arrays[1])
         finally:
             if borrowed:
                 self._busy = False

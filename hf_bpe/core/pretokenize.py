@@ -243,12 +243,30 @@ class Pretokenizer:
         >>> Pretokenizer("gpt2").encode_batch(["hi there", ""], WordEncoder([], list(range(256))))
         [[104, 105, 32, 116, 104, 101, 114, 101], []]
         """
+        return encoder.encode_texts(self._scannable(texts), _scanner.pieces_function(), self._scanner_id, threads)
+
+    def encode_batch_arrays(self, texts: list[str], encoder: Any, *, threads: int = 1,
+                            eos_id: int = -1) -> tuple[Any, Any]:
+        """:meth:`encode_batch` into two flat ``TokenBuffer`` arrays: ``(ids, offsets)`` (int32, int64).
+
+        ``eos_id >= 0`` is appended after every text. Raises as :meth:`encode_batch`.
+
+        >>> from hf_bpe.core._core import WordEncoder
+        >>> ids, offsets = Pretokenizer("gpt2").encode_batch_arrays(["hi", ""], WordEncoder([], list(range(256))))
+        >>> list(memoryview(ids)), list(memoryview(offsets))
+        ([104, 105], [0, 2, 2])
+        """
+        return encoder.encode_texts_arrays(self._scannable(texts), _scanner.pieces_function(), self._scanner_id,
+                                           threads, eos_id=eos_id)
+
+    def _scannable(self, texts: list[str]) -> list[str]:
+        """The texts as the compiled scanner takes them (the prefix space added); refuse a custom regex."""
         if self._scanner_id < 0:
             raise ValueError(f"encode_batch needs a named pattern's compiled scanner; {self._regex!r} is a custom "
                              "regex: split with split_bytes() instead")
         if self._add_prefix_space:
-            texts = [self._prefixed(t) if isinstance(t, str) else t for t in texts]
-        return encoder.encode_texts(texts, _scanner.pieces_function(), self._scanner_id, threads)
+            return [self._prefixed(t) if isinstance(t, str) else t for t in texts]
+        return texts
 
     def tally(self) -> Any:
         """Return a compiled piece tally for this pre-tokenizer's named pattern, or None for a custom regex.

@@ -73,7 +73,7 @@ def write_token_file(folder: str | os.PathLike[str], documents: Iterable[list[in
             flat, lengths = _flatten(batch)
             if flat.size and (flat.min() < 0 or flat.max() > limit):
                 raise ValueError(f"an id ({int(flat.max())}) does not fit {dtype}; use uint32")
-            handle.write(flat.astype(numpy_dtype, copy=False).tobytes())
+            handle.write(np.ascontiguousarray(flat.astype(numpy_dtype, copy=False)))  # its buffer, not a bytes copy
             offsets.extend((total + np.cumsum(lengths)).tolist())
             total += int(flat.size)
     index = {"format": _FORMAT, "version": 1, "dtype": dtype, "tokens": total, "documents": len(offsets) - 1,

@@ -32,6 +32,7 @@ from .packing import pack, packed_digest, unpack
 from .partial_bytes import PartialBytesEncoder
 from .tiktoken_compat import (Surrogates, check_surrogates, offsets_of, repair_each, repair_surrogates, resolve_allowed,
                               resolve_disallowed)
+from .token_arrays import TokenArrays, check_batch
 from .vocab_checks import merge_triples, regular_tokens, tokens_by_id
 from ..core.specials import check_special_ids, special_tokens_regex
 from ..formats.hf_config import check_roles
@@ -57,7 +58,7 @@ _NO_ID = 2**31 - 1
 _Disallowed = Literal["all"] | Collection[str]
 
 
-class BPEModel:
+class BPEModel(TokenArrays):
     """Byte-level BPE: tokens as bytes, merges by rank, a pre-tokenizer, special tokens.
 
     Args:
@@ -369,10 +370,7 @@ class BPEModel:
         >>> BPEModel.bytes_only().encode_ordinary_batch(["hi", "!"], num_threads=2)
         [[104, 105], [33]]
         """
-        if isinstance(texts, str):
-            raise TypeError("texts must be a sequence of str, got one str; wrap it in a list: [text]")
-        if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
-            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+        check_batch(texts, num_threads)
         if surrogates != "replace":
             check_surrogates(surrogates)
         if self._missing or not self._pretokenizer.compiled:
