@@ -30,8 +30,8 @@ from ..core.pretokenize import Pretokenizer, usable_cpus
 from .incremental import IncrementalDecoder
 from .packing import pack, packed_digest, unpack
 from .partial_bytes import PartialBytesEncoder
-from .tiktoken_compat import (Surrogates, check_surrogates, offsets_of, repair_each, repair_surrogates, resolve_allowed,
-                              resolve_disallowed)
+from .tiktoken_compat import (Surrogates, check_surrogates, encode_repairing, offsets_of, repair_each,
+                              repair_surrogates, resolve_allowed, resolve_disallowed)
 from .token_arrays import TokenArrays, check_batch
 from .vocab_checks import merge_triples, regular_tokens, tokens_by_id
 from ..core.specials import check_special_ids, special_tokens_regex
@@ -371,19 +371,12 @@ class BPEModel(TokenArrays):
         [[104, 105], [33]]
         """
         check_batch(texts, num_threads)
-        if surrogates != "replace":
-            check_surrogates(surrogates)
         if self._missing or not self._pretokenizer.compiled:
+            check_surrogates(surrogates)
             return [self.encode_ordinary(text, surrogates=surrogates) for text in texts]
         threads = usable_cpus() if num_threads is None else num_threads
-        texts = texts if type(texts) is list else list(texts)
-        try:
-            return self._pretokenizer.encode_batch(texts, self._encoder, threads=threads)
-        except UnicodeEncodeError:
-            if surrogates == "strict":
-                raise
-        # As in encode_ordinary: only a batch holding a text without a UTF-8 form gets here.
-        return self._pretokenizer.encode_batch(repair_each(texts), self._encoder, threads=threads)
+        return encode_repairing(lambda batch: self._pretokenizer.encode_batch(batch, self._encoder, threads=threads),
+                                texts if type(texts) is list else list(texts), surrogates, repair_each)
 
     def encode(
         self, text: str, *, allowed_special: _Special = frozenset(), disallowed_special: _Disallowed = "all",
@@ -420,15 +413,8 @@ class BPEModel(TokenArrays):
                 )
         if not allowed:
             return self.encode_ordinary(text, surrogates=surrogates)
-        if surrogates != "replace":
-            check_surrogates(surrogates)
-        try:
-            return self._encode_allowed(text, allowed)
-        except UnicodeEncodeError:
-            if surrogates == "strict":
-                raise
         # tiktoken fixes the whole text, then finds the specials in it (a special may hold U+FFFD).
-        return self._encode_allowed(repair_surrogates(text), allowed)
+        return encode_repairing(lambda t: self._encode_allowed(t, allowed), text, surrogates, repair_surrogates)
 
     def _encode_allowed(self, text: str, allowed: frozenset[str]) -> list[int]:
         ids: list[int] = []

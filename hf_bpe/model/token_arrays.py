@@ -17,12 +17,11 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..core.pretokenize import usable_cpus
-from .tiktoken_compat import Surrogates, check_surrogates, repair_each
+from .tiktoken_compat import Surrogates, encode_repairing, repair_each
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 __all__ = ["TokenArrays", "check_batch"]
@@ -57,6 +56,8 @@ class TokenArrays:
         ([104, 105, 0, 33, 0], [0, 3, 5])
         """
         ids, offsets = self._encode_arrays(texts, num_threads, surrogates, eos_id)
+        import numpy as np  # here, not at the top: `import hf_bpe` and the CLI's start-up do not pay for numpy
+
         return np.frombuffer(ids, dtype=np.int32), np.frombuffer(offsets, dtype=np.int64)
 
     def encode_ordinary_batch_arrow(self, texts: Sequence[str], *, num_threads: int | None = None,
@@ -73,6 +74,7 @@ class TokenArrays:
         >>> BPEModel.bytes_only().encode_ordinary_batch_arrow(["hi", "!"]).to_pylist()
         [[104, 105], [33]]
         """
+        import numpy as np
         import pyarrow as pa
 
         ids, offsets = self._encode_arrays(texts, num_threads, surrogates, eos_id)
@@ -92,23 +94,15 @@ class TokenArrays:
         if eos_id is not None and (type(eos_id) is not int or not 0 <= eos_id < _INT32_MAX):
             raise ValueError(f"eos_id must be None or a token id (an int from 0 to {_INT32_MAX - 1}), got "
                              f"{eos_id!r:.80}")
-        if surrogates != "replace":
-            check_surrogates(surrogates)
         if model._missing or not model._pretokenizer.compiled:
             # The lists path (a custom regex, or a vocabulary without some byte tokens), made flat once.
             lists = model.encode_ordinary_batch(texts, num_threads=num_threads, surrogates=surrogates)
             return _flatten(lists, eos_id)
         threads = usable_cpus() if num_threads is None else num_threads
-        texts = texts if type(texts) is list else list(texts)
         eos = -1 if eos_id is None else eos_id
-        try:
-            return model._pretokenizer.encode_batch_arrays(texts, model._encoder, threads=threads, eos_id=eos)
-        except UnicodeEncodeError:
-            if surrogates == "strict":
-                raise
-        # As encode_ordinary_batch: only a batch holding a text without a UTF-8 form gets here.
-        return model._pretokenizer.encode_batch_arrays(repair_each(texts), model._encoder, threads=threads,
-                                                       eos_id=eos)
+        return encode_repairing(
+            lambda batch: model._pretokenizer.encode_batch_arrays(batch, model._encoder, threads=threads, eos_id=eos),
+            texts if type(texts) is list else list(texts), surrogates, repair_each)
 
 
 def check_batch(texts: Sequence[str], num_threads: int | None) -> None:
@@ -121,6 +115,8 @@ def check_batch(texts: Sequence[str], num_threads: int | None) -> None:
 
 def _flatten(lists: list[list[int]], eos_id: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Lists of ids as (ids int32, offsets int64), ``eos_id`` after each list when given."""
+    import numpy as np
+
     extra = 0 if eos_id is None else 1
     lengths = np.fromiter((len(ids) + extra for ids in lists), dtype=np.int64, count=len(lists))
     offsets = np.zeros(len(lists) + 1, dtype=np.int64)
