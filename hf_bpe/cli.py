@@ -18,6 +18,7 @@ from typing import Any
 
 from ._version import __version__
 from .core.interrupts import interrupts_held
+from .cli_support import add_corpus_arguments, check_out, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
 
 __all__ = ["main"]
@@ -47,18 +48,6 @@ examples:
 _RAW = argparse.RawDescriptionHelpFormatter
 
 
-def _log(message: str) -> None:
-    print(f"hf-bpe: {message}", file=sys.stderr)
-
-
-def _add_corpus_arguments(parser: argparse.ArgumentParser, *, files_help: str) -> None:
-    parser.add_argument("files", nargs="*", metavar="FILE", help=files_help)
-    parser.add_argument("--dataset", metavar="DIR", help="a local folder: saved with Dataset.save_to_disk, or of data "
-                        "files (csv, json, parquet, txt); nothing is downloaded")
-    parser.add_argument("--split", default="train", metavar="S", help="dataset split (default train)")
-    parser.add_argument("--text-column", default="text", metavar="C", help="dataset text column (default text)")
-
-
 def _build_parser() -> argparse.ArgumentParser:
     from .training.bpe_trainer import DEFAULT_VOCAB_SIZE
 
@@ -75,7 +64,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "train", help="train a tokenizer into a folder (vocab.json, merges.txt, tokenizer.json, configs)",
         epilog=_EXAMPLES, formatter_class=_RAW,
     )
-    _add_corpus_arguments(train, files_help="UTF-8 text files; each line is one sequence")
+    add_corpus_arguments(train, files_help="UTF-8 text files; each line is one sequence")
     train.add_argument("--spark", metavar="MASTER", default=None,
                        help="count FILEs with Apache Spark (e.g. local[2], spark://host:7077); needs "
                             "pip install 'hf_bpe[spark]' and Java 17")
@@ -116,7 +105,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "count", help="count a corpus's pre-tokens into a Parquet file (to add shards and train from the sum)",
         epilog=_EXAMPLES, formatter_class=_RAW,
     )
-    _add_corpus_arguments(count, files_help="UTF-8 text files; each line is one sequence")
+    add_corpus_arguments(count, files_help="UTF-8 text files; each line is one sequence")
     count.add_argument("--out", required=True, metavar="FILE", help="the counts file to write (Parquet)")
     count.add_argument("--pattern", default="gpt2", metavar="NAME",
                        help="pre-tokenizer: gpt2 (default), gpt4, o200k, llama3, qwen2, or a regex")
@@ -170,7 +159,7 @@ def _add_tokenize_parser(commands: Any) -> None:
         formatter_class=_RAW,
     )
     tokenize.add_argument("--model", required=True, metavar="DIR", help="a tokenizer folder")
-    _add_corpus_arguments(tokenize, files_help="UTF-8 text files; each line is one document")
+    add_corpus_arguments(tokenize, files_help="UTF-8 text files; each line is one document")
     tokenize.add_argument("--out", required=True, metavar="OUT", help="output folder (created whole)")
     tokenize.add_argument("--format", choices=("arrow", "bin"), default="arrow", help="output format (default arrow)")
     tokenize.add_argument("--block-size", type=int, default=None, metavar="N",
@@ -214,7 +203,7 @@ def _add_compare_parser(commands: Any) -> None:
         "  hf-bpe compare --dataset ./my_dataset --split train --vocab-size 8000 --out cmp --force",
         formatter_class=_RAW,
     )
-    _add_corpus_arguments(compare, files_help="UTF-8 text files; each line is one document")
+    add_corpus_arguments(compare, files_help="UTF-8 text files; each line is one document")
     compare.add_argument("--vocab-size", type=int, required=True, metavar="N", help="vocabulary size of every tokenizer")
     compare.add_argument("--out", required=True, metavar="DIR", help="report folder")
     compare.add_argument("--against", default=",".join(PEERS), metavar="PEERS",
@@ -280,44 +269,6 @@ def _add_convert_parser(commands: Any) -> None:
     convert.add_argument("--force", action="store_true", help="replace existing output files")
 
 
-def _check_out(value: str, what: str = "--out") -> Path:
-    """Refuse an --out that can never be written, before any long work: empty, or under a file."""
-    if not value.strip():
-        raise InputError(f"{what} is empty ({value!r}); give the path to write to, e.g. {what} my-tok")
-    out = Path(value)
-    if out.is_symlink() and not out.exists():
-        raise InputError(f"{what} {value!r} is a symbolic link to {os.readlink(out)!r}, which does not exist (or "
-                         "loops); create the folder it names, or remove the link")
-    for folder in out.parents:
-        if folder.exists() or folder.is_symlink():
-            if not folder.is_dir():
-                raise InputError(f"{what} {value!r}: {os.fspath(folder)!r} is a file, not a folder; choose a path "
-                                 "whose parent folders are folders")
-            break
-    return out
-
-
-def _corpus_of(args: argparse.Namespace, files: Sequence[str] | None, *, what: str) -> Any:
-    """Return the corpus named by FILE arguments or --dataset, or None when neither is given."""
-    from .training.corpus import load_dataset
-
-    if files and args.dataset:
-        raise InputError(f"give either {what} or --dataset, not both")
-    if files:
-        return [Path(f) for f in files]
-    if args.dataset:
-        return load_dataset(args.dataset, args.split)
-    return None
-
-
-def _default_corpus(doing: str) -> Any:
-    from .training.corpus import default_corpus, describe_default_corpus
-
-    _log(f"no corpus given: {doing} on the embedded default corpus, {describe_default_corpus()}, loaded through "
-         "datasets")
-    return default_corpus()
-
-
 def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
     from .integrations.sentencepiece_hf import missing_tokenizer_json, save_sentencepiece
     from .training.sentencepiece_bpe import parse_spm_options
@@ -333,7 +284,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
     if unsupported:
         raise InputError(f"{', '.join(unsupported)} cannot be used with --algorithm sentencepiece; give "
                          "SentencePiece's own options with --spm KEY=VALUE (e.g. --spm control_symbols=<sep>)")
-    out = _check_out(args.out)
+    out = check_out(args.out)
     if out.exists() and any((out / name).exists() for name in ("tokenizer.model", "tokenizer.json")) \
             and not args.force:
         raise InputError(f"{args.out!r} already holds a tokenizer; pass --force to replace it")
@@ -341,7 +292,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         options = parse_spm_options(args.spm)
     except ValueError as exc:
         raise InputError(f"--spm {exc}") from None
-    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         raise InputError("--algorithm sentencepiece needs a corpus: FILE arguments or --dataset")
     if isinstance(corpus, list):
@@ -351,11 +302,11 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
                                     **options)
     for warning in caught:  # e.g. sentences skipped for max_sentence_length
-        _log(f"warning: {warning.message}")
+        log(f"warning: {warning.message}")
     folder = save_sentencepiece(model, out, force=args.force)
-    _log(f"wrote a SentencePiece BPE model of {len(model.pieces)} pieces to {os.fspath(folder)}")
+    log(f"wrote a SentencePiece BPE model of {len(model.pieces)} pieces to {os.fspath(folder)}")
     if note := missing_tokenizer_json(folder):
-        _log(note)
+        log(note)
     return 0
 
 
@@ -363,11 +314,11 @@ def _cmd_train_recipe(args: argparse.Namespace) -> int:
     from .model.classic import CLASSIC_NAME
     from .training.bpe_trainer import train
 
-    out = _check_out(args.out)
+    out = check_out(args.out)
     # Refuse before training what the atomic write would refuse after it.
     if (out / CLASSIC_NAME).exists() and not args.force:
         raise InputError(f"{args.out!r} already holds a model ({CLASSIC_NAME}); pass --force to replace it")
-    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         raise InputError(f"--recipe {args.recipe} needs a corpus: FILE arguments or --dataset")
     model = train(corpus, recipe=args.recipe, vocab_size=args.vocab_size, num_merges=args.num_merges,
@@ -376,7 +327,7 @@ def _cmd_train_recipe(args: argparse.Namespace) -> int:
                   max_token_length=args.max_token_length, workers=args.workers, corpus_order=args.corpus_order,
                   text_column=args.text_column, show_progress=not args.quiet, **_roles(args))
     folder = model.save(out, force=args.force)
-    _log(f"wrote {args.recipe}: {len(model.tokens)} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
+    log(f"wrote {args.recipe}: {len(model.tokens)} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
     return 0
 
 
@@ -385,7 +336,7 @@ def _cmd_tokenize(args: argparse.Namespace) -> int:
     from .integrations.preprocess import save_tokenized
     from .training.corpus import load_text_files
 
-    out = _check_out(args.out)
+    out = check_out(args.out)
     if out.exists() and not args.force:
         raise InputError(f"{args.out!r} already exists; pass --force to replace it")
     if args.format == "bin" and args.block_size is not None:
@@ -393,9 +344,9 @@ def _cmd_tokenize(args: argparse.Namespace) -> int:
                          "windows from the memory map when training)")
     model = tokenize_model(args)
     if args.spark:
-        _log(f"wrote parquet to {tokenize_spark(args, model)}")
+        log(f"wrote parquet to {tokenize_spark(args, model)}")
         return 0
-    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         raise InputError("tokenize needs a corpus: FILE arguments or --dataset")
     if isinstance(corpus, list):
@@ -411,7 +362,7 @@ def _cmd_tokenize(args: argparse.Namespace) -> int:
                             show_progress=not args.quiet, text_column=args.text_column, num_proc=args.num_proc,
                             add_eos=not args.no_eos, skip_empty=args.skip_empty, block_size=args.block_size,
                             labels=args.labels, drop_last=not args.pad_last)
-    _log(f"wrote {args.format} to {os.fspath(folder)}")
+    log(f"wrote {args.format} to {os.fspath(folder)}")
     return 0
 
 
@@ -449,7 +400,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                              "model is not one: leave out --for-sharing")
         return _cmd_train_recipe(args)
 
-    out = _check_out(args.out)
+    out = check_out(args.out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {args.out!r} exists and is not a folder")
     # Refuse early, before a long training, when the output would be refused at the end.
@@ -481,9 +432,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
                                       special_tokens=args.special_token, max_token_length=args.max_token_length,
                                       show_progress=not args.quiet, **_roles(args))
         return _finish_training(model, caught, out, args.force, for_sharing=args.for_sharing)
-    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
-        corpus = _default_corpus("training")
+        corpus = default_corpus("training")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = train(
@@ -508,30 +459,30 @@ def _finish_training(model: Any, caught: list[warnings.WarningMessage], out: Pat
     from .formats.hf_config import SHARING_TOKENIZER_CLASS, TOKENIZER_CLASS
 
     for warning in caught:
-        _log(f"warning: {warning.message}")
+        log(f"warning: {warning.message}")
     folder = model.save(out, force=force, tokenizer_class=SHARING_TOKENIZER_CLASS if for_sharing else TOKENIZER_CLASS)
-    _log(f"wrote {model.vocab_size} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
+    log(f"wrote {model.vocab_size} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
     return 0
 
 
 def _cmd_count(args: argparse.Namespace) -> int:
     from .training.counts import WordCounts
 
-    out = _check_out(args.out)
+    out = check_out(args.out)
     if out.exists() and not args.force:
         raise InputError(f"{args.out!r} already exists; pass --force to replace it")
     if out.is_dir():
         raise InputError(f"--out {args.out!r} is a folder; give the path of the counts file to write")
-    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
-        corpus = _default_corpus("counting")
+        corpus = default_corpus("counting")
     counts = WordCounts.from_corpus(corpus, pattern=args.pattern, add_prefix_space=args.add_prefix_space,
                                     text_column=args.text_column, workers=args.workers, show_progress=not args.quiet)
     if not counts:
         raise InputError(f"the corpus is empty: {counts.documents} documents and no pre-token to count; nothing "
                          "written")
     path = counts.save(out, force=args.force)
-    _log(f"wrote {len(counts):,} pre-tokens of {counts.documents:,} documents to {os.fspath(path)}")
+    log(f"wrote {len(counts):,} pre-tokens of {counts.documents:,} documents to {os.fspath(path)}")
     return 0
 
 
@@ -599,16 +550,16 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .tools.compare import compare, summary
 
-    _check_out(args.out)
+    check_out(args.out)
     models = {}
     for item in args.model:
         name, sep, path = item.partition("=")
         if not sep or not path:
             raise InputError(f"--model {item!r}: expected NAME=PATH, e.g. --model sentencepiece=sp.model")
         models[name] = path
-    corpus = _corpus_of(args, args.files, what="FILE arguments")
+    corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
-        corpus = _default_corpus("comparing")
+        corpus = default_corpus("comparing")
     started = time.perf_counter()
     report = compare(corpus, vocab_size=args.vocab_size, out=args.out, against=args.against,
                      heldout_fraction=args.heldout_fraction, heldout_seed=args.heldout_seed,
@@ -618,14 +569,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     out = Path(args.out)
     for name in ("report.json", "report.md", "report.png"):
         print(os.fspath(out / name))
-    _log(f"{summary(report)} ({time.perf_counter() - started:.1f} s)")
+    log(f"{summary(report)} ({time.perf_counter() - started:.1f} s)")
     return 0
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from .tools.verify import verify
 
-    corpus = _corpus_of(args, args.corpus, what="--corpus FILE ...")
+    corpus = corpus_of(args, args.corpus, what="--corpus FILE ...")
     report = verify(args.directory, corpus=corpus, text_column=args.text_column, workers=args.workers,
                     show_progress=not args.quiet)
     sys.stdout.write(report.format())
@@ -636,11 +587,11 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     from .integrations.sentencepiece_hf import missing_tokenizer_json
     from .tools.convert import convert
 
-    _check_out(args.out)
+    check_out(args.out)
     folder = convert(args.src, to=args.to, out=args.out, pattern=args.pattern, force=args.force)
-    _log(f"wrote {args.to} files to {os.fspath(folder)}")
+    log(f"wrote {args.to} files to {os.fspath(folder)}")
     if note := missing_tokenizer_json(folder):
-        _log(note)
+        log(note)
     return 0
 
 

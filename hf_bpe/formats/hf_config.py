@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
