@@ -6,7 +6,7 @@ Usage::
                                   [--scale 1,2,4] [--markdown]
 
 Peers: ``hf_bpe``, ``tokenizers`` (BpeTrainer, ByteLevel, initial alphabet, ``train(files)``), ``sentencepiece``
-(BPE, byte fallback), ``rustbpe``, ``bpeasy``, and the opt-in ``python`` (regex counting + the pure-Python
+(BPE, byte fallback), ``rustbpe``, ``bpeasy``, ``gigabpe`` (``train_bpe(files)``, ByteLevel), and the opt-in ``python`` (regex counting + the pure-Python
 reference merge loop; very slow, so not part of ``all``). A peer that is not installed is skipped and the reason
 printed. Every timing runs in a fresh child process, so the peak memory is that peer's alone; each is repeated
 ``--repeat`` times and the table shows the median. Timings cover training only: not the interpreter start, the
@@ -14,9 +14,13 @@ imports, or writing the result. Peers that take an iterator of strings (rustbpe,
 line by line in Python, as their users do; hf_bpe, tokenizers and SentencePiece take the file paths.
 
 All byte-level peers use GPT-2's pre-tokenizer regex and ask for ``--vocab-size`` tokens (256 bytes + merges);
-SentencePiece counts its own specials and byte pieces in ``vocab_size``, which is kept as is.
+SentencePiece counts its own specials and byte pieces in ``vocab_size``, which is kept as is. gigabpe has no
+256-byte initial alphabet: its vocabulary is the bytes the corpus holds plus its merges, so it is asked for
+``--vocab-size - 256 + (distinct bytes in the corpus)`` tokens (counted before the runs, not timed): exactly
+`tokenizers`' number of merges, so that both do the same work and their merge lists can be compared (the table's
+``vocab`` column shows gigabpe's smaller vocabulary).
 
-The same run checks that hf_bpe's ``merges.txt`` equals `tokenizers`' (``merges identical: yes/no``), splits
+The same run checks that hf_bpe's and gigabpe's merges equal `tokenizers`' (``merges identical: yes/no``), splits
 hf_bpe's time into counting pre-tokens and the merge loop, and with ``--scale 1,2,4`` trains hf_bpe and
 `tokenizers` on the corpus concatenated k times to show that time per MB stays flat.
 """
@@ -59,9 +63,10 @@ PEERS: dict[str, tuple[str, str]] = {
     "hf_bpe-sentencepiece": ("sentencepiece", "sentencepiece"),
     "rustbpe": ("rustbpe", "rustbpe"),
     "bpeasy": ("bpeasy", "bpeasy"),
+    "gigabpe": ("gigabpe", "gigabpe"),
     "python": ("regex", "regex"),
 }
-DEFAULT_PEERS = ("hf_bpe", "hf_bpe-1thread", "tokenizers", "sentencepiece", "rustbpe", "bpeasy")
+DEFAULT_PEERS = ("hf_bpe", "hf_bpe-1thread", "tokenizers", "gigabpe", "sentencepiece", "rustbpe", "bpeasy")
 # bpeasy has no "unlimited" max_token_length; no pre-token of a real corpus comes near this many bytes.
 BPEASY_MAX_TOKEN_LENGTH = 1 << 20
 
@@ -210,6 +215,22 @@ def _train_bpeasy(spec: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": seconds, "vocab": len(vocab)}
 
 
+def _train_gigabpe(spec: dict[str, Any]) -> dict[str, Any]:
+    import gigabpe
+
+    start = time.perf_counter()
+    vocab, merges = gigabpe.train_bpe(spec["files"], spec["gigabpe_vocab_size"], pretokenizer="bytelevel")
+    seconds = time.perf_counter() - start
+    result: dict[str, Any] = {"seconds": seconds, "vocab": len(vocab)}
+    if spec.get("save"):
+        out = Path(spec["out_dir"]) / "gigabpe"
+        out.mkdir(parents=True, exist_ok=True)
+        # Its merges are (left, right) in tokenizers' ByteLevel spelling: written as merges.txt lines.
+        (out / "merges.txt").write_text("".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8")
+        result["merges"] = os.fspath(out / "merges.txt")
+    return result
+
+
 def _train_python(spec: dict[str, Any]) -> dict[str, Any]:
     # A straightforward pure-Python trainer: `regex` pre-tokenization into a dict, then the reference merge
     # loop of hf_bpe (heap + pair index, no compiled code of ours).
@@ -240,6 +261,7 @@ TRAINERS = {
     "hf_bpe-sentencepiece": _train_hf_bpe_sentencepiece,
     "rustbpe": _train_rustbpe,
     "bpeasy": _train_bpeasy,
+    "gigabpe": _train_gigabpe,
     "python": _train_python,
 }
 
@@ -272,9 +294,23 @@ class PeerRuns:
         return median(self.seconds) if self.seconds else None
 
 
+def _distinct_bytes(files: Sequence[str]) -> int:
+    """Count the distinct byte values in ``files`` (read in bounded blocks)."""
+    seen = bytearray(256)
+    for name in files:
+        with open(name, "rb") as handle:
+            while block := handle.read(1 << 24):
+                # Deleting the bytes already seen leaves only new ones: each pass over a block is one C call.
+                for value in set(block.translate(None, bytes(i for i in range(256) if seen[i]))):
+                    seen[value] = 1
+    return sum(seen)
+
+
 def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, work: Path, *,
               save: bool) -> PeerRuns:
     runs = PeerRuns(peer)
+    # gigabpe: the same number of merges as tokenizers (it has no 256-byte initial alphabet).
+    gigabpe_size = vocab_size - 256 + _distinct_bytes(files) if peer == "gigabpe" else None
     for index in range(repeat):
         run_dir = work / f"{peer}-{index}"
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -282,6 +318,7 @@ def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, wor
             "peer": peer,
             "files": list(files),
             "vocab_size": vocab_size,
+            "gigabpe_vocab_size": gigabpe_size,
             "out_dir": os.fspath(run_dir),
             "result": os.fspath(run_dir / "result.json"),
             "save": save and index == 0,
@@ -320,7 +357,7 @@ def _read_merges(path: str) -> list[str]:
 
 def _merges_identical(hf: PeerRuns | None, tk: PeerRuns | None) -> str:
     if hf is None or tk is None or hf.merges is None or tk.merges is None:
-        return "n/a (needs successful hf_bpe and tokenizers runs)"
+        return f"n/a (needs successful {hf.peer if hf else 'hf_bpe'} and tokenizers runs)"
     ours, theirs = _read_merges(hf.merges), _read_merges(tk.merges)
     if ours == theirs:
         return f"yes ({len(ours)} merges)"
@@ -476,7 +513,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             print(f"training with {peer} ({size_mb:.1f} MB, vocab {args.vocab_size})", file=sys.stderr, flush=True)
             runs = _run_peer(peer, files, args.vocab_size, args.repeat, work / "main",
-                             save=peer in ("hf_bpe", "tokenizers"))
+                             save=peer in ("hf_bpe", "tokenizers", "gigabpe"))
             if runs.error:
                 skipped.append(f"{peer}: {runs.error}")
             results.append(runs)
@@ -488,6 +525,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.append(f"{'- ' if args.markdown else ''}{_split_line(by_peer.get('hf_bpe'))}")
         out.append(f"{'- ' if args.markdown else ''}merges identical: "
                    f"{_merges_identical(by_peer.get('hf_bpe'), by_peer.get('tokenizers'))}")
+        if "gigabpe" in by_peer:
+            out.append(f"{'- ' if args.markdown else ''}gigabpe merges identical to tokenizers': "
+                       f"{_merges_identical(by_peer.get('gigabpe'), by_peer.get('tokenizers'))} (its vocabulary "
+                       "has no 256-byte initial alphabet: only the bytes the corpus holds, plus the same merges)")
         out.append(f"{'- ' if args.markdown else ''}ratio = peer time / hf_bpe time (> 1: hf_bpe is faster); "
                    "peak RSS = largest single process (wait4 ru_maxrss); tree RSS = largest sampled sum over the "
                    "process and its workers")
