@@ -146,7 +146,8 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, markdo
     """
     columns = len(header)
     numeric = [
-        all(_is_number(row[i]) or row[i] in ("n/a", "-", "", "≠") for row in rows) and any(_is_number(row[i]) for row in rows)
+        all(_is_number(row[i]) or row[i] in ("n/a", "-", "", "≠") for row in rows)
+        and any(_is_number(row[i]) for row in rows)
         for i in range(columns)
     ]
     if markdown:

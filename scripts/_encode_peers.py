@@ -68,7 +68,8 @@ def prepare_vocab(pattern: str, work: Path) -> dict[str, Any]:
 
     The spec (JSON-serialisable, handed to child processes) holds: ``folder`` (hf_bpe's saved folder, with
     ``tokenizer.json``), ``tiktoken`` (a rank file), ``regex`` (the pre-tokenizer regex), ``gigatoken_scheme``
-    (gigatoken's name for that regex with the rank file, or None: gigatoken then loads ``tokenizer.json``) and ``source`` (what it was built from).
+    (gigatoken's name for that regex with the rank file, or None: gigatoken then loads ``tokenizer.json``),
+    ``vocab_size`` and ``source`` (what it was built from).
 
     Raises:
         FileNotFoundError: when the vocabulary's files are not on this machine.

@@ -25,10 +25,11 @@ package's copy of OpenAI's ranks, ``llama3`` (``../shared/data/vocabs/llama3``, 
 
 Peers (``--peers`` names): ``hf_bpe`` (the reference), ``HFBPETokenizer`` (hf_bpe through transformers' API, batch
 cell only; like hf_bpe, not a peer to beat), ``gigatoken``, ``tokie``, ``riptoken``, ``tiktoken``, ``tokenizers``,
-``transformers`` (``PreTrainedTokenizerFast`` on the same tokenizer.json, batch cells); a peer that is not installed, or cannot be built offline for a vocabulary, is skipped
-with the reason. Each library is called the fastest way that returns the ids (gigatoken: numpy/awkward arrays;
-the others: lists). Before any timing every peer's ids are compared with hf_bpe's on the cell's input: a peer
-that differs is not timed; the table says how many texts differ.
+``transformers`` (``PreTrainedTokenizerFast`` on the same tokenizer.json, batch cells); a peer that is not
+installed, or cannot be built offline for a vocabulary, is skipped with the reason. Each library is called the
+fastest way that returns the ids (gigatoken: numpy/awkward arrays; the others: lists). Before any timing every
+peer's ids are compared with hf_bpe's on the cell's input: a peer that differs is not timed; the notes say how many
+texts differ.
 
 Timing: the cells run in child processes (``RAYON_NUM_THREADS`` = 1 for ``batch1``, ``--threads`` for the others,
 so rayon-based peers really use that many threads). Encoders are built once and warmed by one untimed call (the
@@ -308,7 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--long-mb", type=float, default=10.0, help="MB of the one long string")
     parser.add_argument("--file-mb", type=float, default=160.0, help="MB of the file → tokens file")
     parser.add_argument("--rounds", type=int, default=5, help="alternating timed rounds (median)")
-    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    parser.add_argument("--threads", type=int, default=usable,
                         help="threads of the N-thread cells and the file cell (default: the usable cores)")
     parser.add_argument("--fresh", action="store_true",
                         help="a freshly built encoder for every timed call (default: built once, warmed)")

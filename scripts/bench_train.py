@@ -6,12 +6,13 @@ Usage::
                                   [--scale 1,2,4] [--markdown]
 
 Peers: ``hf_bpe``, ``tokenizers`` (BpeTrainer, ByteLevel, initial alphabet, ``train(files)``), ``sentencepiece``
-(BPE, byte fallback), ``rustbpe``, ``bpeasy``, ``gigabpe`` (``train_bpe(files)``, ByteLevel), and the opt-in ``python`` (regex counting + the pure-Python
-reference merge loop; very slow, so not part of ``all``). A peer that is not installed is skipped and the reason
-printed. Every timing runs in a fresh child process, so the peak memory is that peer's alone; each is repeated
-``--repeat`` times and the table shows the median. Timings cover training only: not the interpreter start, the
-imports, or writing the result. Peers that take an iterator of strings (rustbpe, bpeasy, python) read the files
-line by line in Python, as their users do; hf_bpe, tokenizers and SentencePiece take the file paths.
+(BPE, byte fallback), ``rustbpe``, ``bpeasy``, ``gigabpe`` (``train_bpe(files)``, ByteLevel), and the opt-in
+``python`` (regex counting + the pure-Python reference merge loop; very slow, so not part of ``all``). A peer that
+is not installed is skipped and the reason printed. Every timing runs in a fresh child process, so the peak memory
+is that peer's alone; each is repeated ``--repeat`` times and the table shows the median. Timings cover training
+only: not the interpreter start, the imports, or writing the result. Peers that take an iterator of strings
+(rustbpe, bpeasy, python) read the files line by line in Python, as their users do; hf_bpe, tokenizers,
+SentencePiece and gigabpe take the file paths.
 
 All byte-level peers use GPT-2's pre-tokenizer regex and ask for ``--vocab-size`` tokens (256 bytes + merges);
 SentencePiece counts its own specials and byte pieces in ``vocab_size``, which is kept as is. gigabpe has no
@@ -22,7 +23,7 @@ SentencePiece counts its own specials and byte pieces in ``vocab_size``, which i
 
 The same run checks that hf_bpe's and gigabpe's merges equal `tokenizers`' (``merges identical: yes/no``), splits
 hf_bpe's time into counting pre-tokens and the merge loop, and with ``--scale 1,2,4`` trains hf_bpe and
-`tokenizers` on the corpus concatenated k times to show that time per MB stays flat.
+`tokenizers` (and gigabpe when it runs) on the corpus concatenated k times to show that time per MB stays flat.
 """
 
 from __future__ import annotations
@@ -438,7 +439,7 @@ def _scale_section(files: Sequence[str], scales: Sequence[int], peers: Sequence[
     if blob and not blob.endswith(b"\n"):
         blob += b"\n"
     header = ["peer", "k", "MB", "median wall s", "s per MB", "s per MB vs 1st", "count s", "merge s",
-              "merges identical"]
+              "peak RSS MB", "merges identical"]
     rows = []
     for k in scales:
         path = work / f"corpus_x{k}.txt"
@@ -449,15 +450,17 @@ def _scale_section(files: Sequence[str], scales: Sequence[int], peers: Sequence[
         print(f"scale {k}x ({size_mb:.1f} MB)", file=sys.stderr, flush=True)
         runs = {p: _run_peer(p, [os.fspath(path)], args.vocab_size, args.repeat, work / f"scale{k}", save=True)
                 for p in peers}
-        same = _merges_identical(runs.get("hf_bpe"), runs.get("tokenizers")).split(" ")[0]
+        same = {p: _merges_identical(runs.get(p), runs.get("tokenizers")).split(" ")[0] for p in ("hf_bpe", "gigabpe")}
         for peer, r in runs.items():
             if r.error:
-                rows.append([peer, str(k), fmt(size_mb), "n/a", "n/a", "n/a", "n/a", "n/a", r.error[:60]])
+                rows.append([peer, str(k), fmt(size_mb), "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", r.error[:60]])
                 continue
             per_mb = r.median_seconds / size_mb
             count = fmt(median([x["count"] for x in r.splits])) if r.splits else "-"
             merge = fmt(median([x["merge"] for x in r.splits])) if r.splits else "-"
-            rows.append([peer, str(k), fmt(size_mb), fmt(r.median_seconds), fmt(per_mb, 3), "", count, merge, same])
+            rss = fmt(max(r.peak_rss), 0) if r.peak_rss else "n/a"
+            rows.append([peer, str(k), fmt(size_mb), fmt(r.median_seconds), fmt(per_mb, 3), "", count, merge, rss,
+                         same.get(peer, same["hf_bpe"])])
         path.unlink()
     # Time per MB relative to the smallest scale: 1.00 means linear growth, < 1 sub-linear.
     first: dict[str, float] = {}
@@ -479,7 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--peers", default="all",
                         help=f"comma list of {','.join(PEERS)}; 'all' stands for {','.join(DEFAULT_PEERS)}")
     parser.add_argument("--scale", default=None, metavar="K,K,...",
-                        help="also train hf_bpe and tokenizers on the corpus concatenated K times, e.g. 1,2,4")
+                        help="also train hf_bpe, tokenizers and gigabpe on the corpus concatenated K times, e.g. 1,2,4")
     parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     parser.add_argument("--recipes", default=None, metavar="NAMES",
                         help="also time these named recipes ('all' or a comma list) against the implementations "
@@ -533,7 +536,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "peak RSS = largest single process (wait4 ru_maxrss); tree RSS = largest sampled sum over the "
                    "process and its workers")
         if scales:
-            scale_peers = [p for p in ("hf_bpe", "tokenizers") if p in by_peer]
+            scale_peers = [p for p in ("hf_bpe", "tokenizers", "gigabpe") if p in by_peer]
             out += ["", f"## Scaling: corpus concatenated k times ({', '.join(scale_peers)})", ""]
             out.append(_scale_section(files, scales, scale_peers, args, work / "scale") if scale_peers
                        else "n/a: needs hf_bpe or tokenizers")
