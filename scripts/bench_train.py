@@ -6,19 +6,24 @@ Usage::
                                   [--scale 1,2,4] [--markdown]
 
 Peers: ``hf_bpe``, ``tokenizers`` (BpeTrainer, ByteLevel, initial alphabet, ``train(files)``), ``sentencepiece``
-(BPE, byte fallback), ``rustbpe``, ``bpeasy``, and the opt-in ``python`` (regex counting + the pure-Python
-reference merge loop; very slow, so not part of ``all``). A peer that is not installed is skipped and the reason
-printed. Every timing runs in a fresh child process, so the peak memory is that peer's alone; each is repeated
-``--repeat`` times and the table shows the median. Timings cover training only: not the interpreter start, the
-imports, or writing the result. Peers that take an iterator of strings (rustbpe, bpeasy, python) read the files
-line by line in Python, as their users do; hf_bpe, tokenizers and SentencePiece take the file paths.
+(BPE, byte fallback), ``rustbpe``, ``bpeasy``, ``gigabpe`` (``train_bpe(files)``, ByteLevel), and the opt-in
+``python`` (regex counting + the pure-Python reference merge loop; very slow, so not part of ``all``). A peer that
+is not installed is skipped and the reason printed. Every timing runs in a fresh child process, so the peak memory
+is that peer's alone; each is repeated ``--repeat`` times and the table shows the median. Timings cover training
+only: not the interpreter start, the imports, or writing the result. Peers that take an iterator of strings
+(rustbpe, bpeasy, python) read the files line by line in Python, as their users do; hf_bpe, tokenizers,
+SentencePiece and gigabpe take the file paths.
 
 All byte-level peers use GPT-2's pre-tokenizer regex and ask for ``--vocab-size`` tokens (256 bytes + merges);
-SentencePiece counts its own specials and byte pieces in ``vocab_size``, which is kept as is.
+SentencePiece counts its own specials and byte pieces in ``vocab_size``, which is kept as is. gigabpe has no
+256-byte initial alphabet: its vocabulary is the bytes the corpus holds plus its merges, so it is asked for
+``--vocab-size - 256 + (distinct bytes in the corpus)`` tokens (counted before the runs, not timed): exactly
+`tokenizers`' number of merges, so that both do the same work and their merge lists can be compared (the table's
+``vocab`` column shows gigabpe's smaller vocabulary).
 
-The same run checks that hf_bpe's ``merges.txt`` equals `tokenizers`' (``merges identical: yes/no``), splits
+The same run checks that hf_bpe's and gigabpe's merges equal `tokenizers`' (``merges identical: yes/no``), splits
 hf_bpe's time into counting pre-tokens and the merge loop, and with ``--scale 1,2,4`` trains hf_bpe and
-`tokenizers` on the corpus concatenated k times to show that time per MB stays flat.
+`tokenizers` (and gigabpe when it runs) on the corpus concatenated k times to show that time per MB stays flat.
 """
 
 from __future__ import annotations
@@ -59,9 +64,10 @@ PEERS: dict[str, tuple[str, str]] = {
     "hf_bpe-sentencepiece": ("sentencepiece", "sentencepiece"),
     "rustbpe": ("rustbpe", "rustbpe"),
     "bpeasy": ("bpeasy", "bpeasy"),
+    "gigabpe": ("gigabpe", "gigabpe"),
     "python": ("regex", "regex"),
 }
-DEFAULT_PEERS = ("hf_bpe", "hf_bpe-1thread", "tokenizers", "sentencepiece", "rustbpe", "bpeasy")
+DEFAULT_PEERS = ("hf_bpe", "hf_bpe-1thread", "tokenizers", "gigabpe", "sentencepiece", "rustbpe", "bpeasy")
 # bpeasy has no "unlimited" max_token_length; no pre-token of a real corpus comes near this many bytes.
 BPEASY_MAX_TOKEN_LENGTH = 1 << 20
 
@@ -210,6 +216,22 @@ def _train_bpeasy(spec: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": seconds, "vocab": len(vocab)}
 
 
+def _train_gigabpe(spec: dict[str, Any]) -> dict[str, Any]:
+    import gigabpe
+
+    start = time.perf_counter()
+    vocab, merges = gigabpe.train_bpe(spec["files"], spec["gigabpe_vocab_size"], pretokenizer="bytelevel")
+    seconds = time.perf_counter() - start
+    result: dict[str, Any] = {"seconds": seconds, "vocab": len(vocab)}
+    if spec.get("save"):
+        out = Path(spec["out_dir"]) / "gigabpe"
+        out.mkdir(parents=True, exist_ok=True)
+        # Its merges are (left, right) in tokenizers' ByteLevel spelling: written as merges.txt lines.
+        (out / "merges.txt").write_text("".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8")
+        result["merges"] = os.fspath(out / "merges.txt")
+    return result
+
+
 def _train_python(spec: dict[str, Any]) -> dict[str, Any]:
     # A straightforward pure-Python trainer: `regex` pre-tokenization into a dict, then the reference merge
     # loop of hf_bpe (heap + pair index, no compiled code of ours).
@@ -240,6 +262,7 @@ TRAINERS = {
     "hf_bpe-sentencepiece": _train_hf_bpe_sentencepiece,
     "rustbpe": _train_rustbpe,
     "bpeasy": _train_bpeasy,
+    "gigabpe": _train_gigabpe,
     "python": _train_python,
 }
 
@@ -272,9 +295,23 @@ class PeerRuns:
         return median(self.seconds) if self.seconds else None
 
 
+def _distinct_bytes(files: Sequence[str]) -> int:
+    """Count the distinct byte values in ``files`` (read in bounded blocks)."""
+    seen = bytearray(256)
+    for name in files:
+        with open(name, "rb") as handle:
+            while block := handle.read(1 << 24):
+                # Deleting the bytes already seen leaves only new ones: each pass over a block is one C call.
+                for value in set(block.translate(None, bytes(i for i in range(256) if seen[i]))):
+                    seen[value] = 1
+    return sum(seen)
+
+
 def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, work: Path, *,
               save: bool) -> PeerRuns:
     runs = PeerRuns(peer)
+    # gigabpe: the same number of merges as tokenizers (it has no 256-byte initial alphabet).
+    gigabpe_size = vocab_size - 256 + _distinct_bytes(files) if peer == "gigabpe" else None
     for index in range(repeat):
         run_dir = work / f"{peer}-{index}"
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -282,6 +319,7 @@ def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, wor
             "peer": peer,
             "files": list(files),
             "vocab_size": vocab_size,
+            "gigabpe_vocab_size": gigabpe_size,
             "out_dir": os.fspath(run_dir),
             "result": os.fspath(run_dir / "result.json"),
             "save": save and index == 0,
@@ -320,7 +358,7 @@ def _read_merges(path: str) -> list[str]:
 
 def _merges_identical(hf: PeerRuns | None, tk: PeerRuns | None) -> str:
     if hf is None or tk is None or hf.merges is None or tk.merges is None:
-        return "n/a (needs successful hf_bpe and tokenizers runs)"
+        return f"n/a (needs successful {hf.peer if hf else 'hf_bpe'} and tokenizers runs)"
     ours, theirs = _read_merges(hf.merges), _read_merges(tk.merges)
     if ours == theirs:
         return f"yes ({len(ours)} merges)"
@@ -401,7 +439,7 @@ def _scale_section(files: Sequence[str], scales: Sequence[int], peers: Sequence[
     if blob and not blob.endswith(b"\n"):
         blob += b"\n"
     header = ["peer", "k", "MB", "median wall s", "s per MB", "s per MB vs 1st", "count s", "merge s",
-              "merges identical"]
+              "peak RSS MB", "merges identical"]
     rows = []
     for k in scales:
         path = work / f"corpus_x{k}.txt"
@@ -412,15 +450,17 @@ def _scale_section(files: Sequence[str], scales: Sequence[int], peers: Sequence[
         print(f"scale {k}x ({size_mb:.1f} MB)", file=sys.stderr, flush=True)
         runs = {p: _run_peer(p, [os.fspath(path)], args.vocab_size, args.repeat, work / f"scale{k}", save=True)
                 for p in peers}
-        same = _merges_identical(runs.get("hf_bpe"), runs.get("tokenizers")).split(" ")[0]
+        same = {p: _merges_identical(runs.get(p), runs.get("tokenizers")).split(" ")[0] for p in ("hf_bpe", "gigabpe")}
         for peer, r in runs.items():
             if r.error:
-                rows.append([peer, str(k), fmt(size_mb), "n/a", "n/a", "n/a", "n/a", "n/a", r.error[:60]])
+                rows.append([peer, str(k), fmt(size_mb), "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", r.error[:60]])
                 continue
             per_mb = r.median_seconds / size_mb
             count = fmt(median([x["count"] for x in r.splits])) if r.splits else "-"
             merge = fmt(median([x["merge"] for x in r.splits])) if r.splits else "-"
-            rows.append([peer, str(k), fmt(size_mb), fmt(r.median_seconds), fmt(per_mb, 3), "", count, merge, same])
+            rss = fmt(max(r.peak_rss), 0) if r.peak_rss else "n/a"
+            rows.append([peer, str(k), fmt(size_mb), fmt(r.median_seconds), fmt(per_mb, 3), "", count, merge, rss,
+                         same.get(peer, same["hf_bpe"])])
         path.unlink()
     # Time per MB relative to the smallest scale: 1.00 means linear growth, < 1 sub-linear.
     first: dict[str, float] = {}
@@ -442,7 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--peers", default="all",
                         help=f"comma list of {','.join(PEERS)}; 'all' stands for {','.join(DEFAULT_PEERS)}")
     parser.add_argument("--scale", default=None, metavar="K,K,...",
-                        help="also train hf_bpe and tokenizers on the corpus concatenated K times, e.g. 1,2,4")
+                        help="also train hf_bpe, tokenizers and gigabpe on the corpus concatenated K times, e.g. 1,2,4")
     parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     parser.add_argument("--recipes", default=None, metavar="NAMES",
                         help="also time these named recipes ('all' or a comma list) against the implementations "
@@ -476,7 +516,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             print(f"training with {peer} ({size_mb:.1f} MB, vocab {args.vocab_size})", file=sys.stderr, flush=True)
             runs = _run_peer(peer, files, args.vocab_size, args.repeat, work / "main",
-                             save=peer in ("hf_bpe", "tokenizers"))
+                             save=peer in ("hf_bpe", "tokenizers", "gigabpe"))
             if runs.error:
                 skipped.append(f"{peer}: {runs.error}")
             results.append(runs)
@@ -488,11 +528,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.append(f"{'- ' if args.markdown else ''}{_split_line(by_peer.get('hf_bpe'))}")
         out.append(f"{'- ' if args.markdown else ''}merges identical: "
                    f"{_merges_identical(by_peer.get('hf_bpe'), by_peer.get('tokenizers'))}")
+        if "gigabpe" in by_peer:
+            out.append(f"{'- ' if args.markdown else ''}gigabpe merges identical to tokenizers': "
+                       f"{_merges_identical(by_peer.get('gigabpe'), by_peer.get('tokenizers'))} (its vocabulary "
+                       "has no 256-byte initial alphabet: only the bytes the corpus holds, plus the same merges)")
         out.append(f"{'- ' if args.markdown else ''}ratio = peer time / hf_bpe time (> 1: hf_bpe is faster); "
                    "peak RSS = largest single process (wait4 ru_maxrss); tree RSS = largest sampled sum over the "
                    "process and its workers")
         if scales:
-            scale_peers = [p for p in ("hf_bpe", "tokenizers") if p in by_peer]
+            scale_peers = [p for p in ("hf_bpe", "tokenizers", "gigabpe") if p in by_peer]
             out += ["", f"## Scaling: corpus concatenated k times ({', '.join(scale_peers)})", ""]
             out.append(_scale_section(files, scales, scale_peers, args, work / "scale") if scale_peers
                        else "n/a: needs hf_bpe or tokenizers")
