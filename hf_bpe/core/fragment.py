@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import regex
 
-__all__ = ["Fragment", "last_safe_cut", "CUTTABLE_PATTERNS"]
+__all__ = ["Fragment", "last_safe_cut", "next_safe_cut", "CUTTABLE_PATTERNS"]
 
 # The patterns the rule above was checked for (names in hf_bpe.core.patterns.PATTERNS).
 CUTTABLE_PATTERNS = frozenset({"gpt2", "gpt4", "o200k", "llama3", "qwen2"})
 
 _SAFE_CUT = regex.compile(r"(?r)(?<=[\p{L}\p{N}]) ")
+_NEXT_CUT = regex.compile(r"(?<=[\p{L}\p{N}]) ")
 
 
 class Fragment(str):
@@ -80,3 +81,15 @@ def last_safe_cut(text: str) -> int:
     """
     match = _SAFE_CUT.search(text)
     return 0 if match is None else match.start()
+
+
+def next_safe_cut(text: str, start: int, end: int) -> int:
+    """Return the first position in ``[start, end)`` where ``text`` may be cut, or -1 if there is none.
+
+    O(end - start): the search reads no further than ``end`` (it looks back one character before ``start``).
+
+    >>> next_safe_cut("ab cd ef", 3, 8), next_safe_cut("ab cd ef", 6, 8), next_safe_cut("中文 x", 0, 5)
+    (5, -1, 2)
+    """
+    match = _NEXT_CUT.search(text, start, end)
+    return -1 if match is None else match.start()

@@ -27,6 +27,7 @@ import regex
 
 from ..core import _core
 from ..core.pretokenize import Pretokenizer, usable_cpus
+from . import single_text
 from .incremental import IncrementalDecoder
 from .packing import pack, packed_digest, unpack
 from .partial_bytes import PartialBytesEncoder
@@ -302,11 +303,15 @@ class BPEModel:
 
     # -- encode ---------------------------------------------------------------------------------------------------
 
-    def encode_ordinary(self, text: str, *, surrogates: Surrogates = "replace") -> list[int]:
+    def encode_ordinary(self, text: str, *, num_threads: int | None = None,
+                        surrogates: Surrogates = "replace") -> list[int]:
         """Encode text, treating special-token text as ordinary text.
 
         Args:
             text: the text.
+            num_threads: threads for a long text (256K characters or more, named patterns): it is cut where every
+                piece ends (``core/fragment.py``) and the parts encoded at once. ``None``: every usable CPU.
+                The ids never depend on it.
             surrogates: what to do with surrogate code points (a ``str`` may hold them; UTF-8 cannot):
                 ``"replace"``, as tiktoken: a surrogate pair written as two code points encodes as the character
                 it spells, any other surrogate as U+FFFD; ``"strict"``: raise ``UnicodeEncodeError``, as
@@ -315,17 +320,7 @@ class BPEModel:
         >>> BPEModel.bytes_only().encode_ordinary("hi")
         [104, 105]
         """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, got {type(text).__name__}: {text!r:.80}")
-        if surrogates != "replace":
-            check_surrogates(surrogates)
-        try:
-            return self._encoder.encode_words(self._pretokenizer.split_bytes(text))
-        except UnicodeEncodeError:
-            if surrogates == "strict":
-                raise
-        # Only text without a UTF-8 form gets here: the fix-up costs valid text nothing (as in tiktoken).
-        return self._encoder.encode_words(self._pretokenizer.split_bytes(repair_surrogates(text)))
+        return single_text.encode_ordinary(self, text, num_threads, surrogates)
 
     def encode_word(self, word: bytes) -> list[int]:
         """Encode one pre-token, given as its UTF-8 bytes, with the merges (no pre-tokenization).
@@ -371,8 +366,7 @@ class BPEModel:
         """
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of str, got one str; wrap it in a list: [text]")
-        if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
-            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+        single_text.check_threads(num_threads)
         if surrogates != "replace":
             check_surrogates(surrogates)
         if self._missing or not self._pretokenizer.compiled:
@@ -380,12 +374,12 @@ class BPEModel:
         threads = usable_cpus() if num_threads is None else num_threads
         texts = texts if type(texts) is list else list(texts)
         try:
-            return self._pretokenizer.encode_batch(texts, self._encoder, threads=threads)
+            return single_text.encode_batch(self, texts, threads)
         except UnicodeEncodeError:
             if surrogates == "strict":
                 raise
         # As in encode_ordinary: only a batch holding a text without a UTF-8 form gets here.
-        return self._pretokenizer.encode_batch(repair_each(texts), self._encoder, threads=threads)
+        return single_text.encode_batch(self, repair_each(texts), threads)
 
     def encode(
         self, text: str, *, allowed_special: _Special = frozenset(), disallowed_special: _Disallowed = "all",
