@@ -73,7 +73,7 @@ def test_long_text_is_cut_at_every_safe_point_and_nowhere_else():
     pre.encode_text("ab cd  ef\r\n g中文 x", Spy(), threads=2, part_chars=1)
     pre.encode_text("中文中文", Spy(), threads=2, part_chars=1)
     pre.encode_text("ab cd", Spy(), threads=2)
-    assert seen == [([0, 2, 5, 15, 17], 2), ([0, 4], 2), (None, 1)]
+    assert seen == [([0, 2, 5, 15, 17], 2), ([0, 4], 1), (None, 1)]  # no cut: no thread to start
 
 
 def test_long_text_surrogates_behave_as_before():
@@ -148,3 +148,30 @@ def test_long_text_real_vocabs_threaded_equals_tiktoken(shared_data, corpus):
     one = llama3.encode_ordinary(text, num_threads=1)
     assert one == llama3._encoder.encode_words(llama3._pretokenizer.split_bytes(text))  # the piece-list path
     assert single_text.encode_ordinary(llama3, text, 2, "replace", part_chars=997) == one
+
+
+@pytest.mark.parametrize("added_tokens", [False, True])
+def test_long_text_hf_tokenizer_on_one_long_text_is_cut(monkeypatch, added_tokens):
+    from hf_bpe.core.pretokenize import Pretokenizer
+    from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
+
+    model = _model("gpt2")
+    tok = HFBPETokenizer.from_model(model)
+    if added_tokens:
+        tok.add_tokens(["<extra>"])
+    text = ("hello world, it's 中文 don't\r\n  x " * 5 + "<extra>") * 8  # parts between <extra>: > 64 chars
+    plain = tok(text)["input_ids"]
+    cuts = []
+    encode_text = Pretokenizer.encode_text
+
+    def spy(self, text, encoder, *, threads=1, part_chars=0):
+        if len(text) >= 64:
+            cuts.append((threads, part_chars > 0))
+        return encode_text(self, text, encoder, threads=threads, part_chars=part_chars)
+
+    monkeypatch.setattr(Pretokenizer, "encode_text", spy)
+    monkeypatch.setattr(single_text, "LONG_TEXT_CHARS", 64)
+    assert tok(text)["input_ids"] == plain
+    assert tok([text, "x"])["input_ids"] == [plain, tok("x")["input_ids"]]
+    threads = single_text.usable_cpus()  # one CPU: nothing to cut for
+    assert len(cuts) >= 2 and set(cuts) == {(threads, True) if threads > 1 else (1, False)}

@@ -293,7 +293,8 @@ class Pretokenizer:
             else:
                 target += max(part_chars, _CUT_WINDOW)
         bounds.append(n)
-        return encoder.encode_text(text, _PIECES[0], self._scanner_id, bounds, threads)
+        # Without the GIL either way (a long text); no thread to start when no cut was found.
+        return encoder.encode_text(text, _PIECES[0], self._scanner_id, bounds, threads if len(bounds) > 2 else 1)
 
     def tally(self) -> Any:
         """Return a compiled piece tally for this pre-tokenizer's named pattern, or None for a custom regex.
