@@ -175,3 +175,16 @@ def test_long_text_hf_tokenizer_on_one_long_text_is_cut(monkeypatch, added_token
     assert tok([text, "x"])["input_ids"] == [plain, tok("x")["input_ids"]]
     threads = single_text.usable_cpus()  # one CPU: nothing to cut for
     assert len(cuts) >= 2 and set(cuts) == {(threads, True) if threads > 1 else (1, False)}
+
+
+@pytest.mark.parametrize("pattern", sorted(CUTTABLE_PATTERNS))
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(texts=st.lists(_TEXTS, min_size=1, max_size=4))
+def test_long_text_small_batches_cut_their_long_texts(pattern, texts):
+    model = _model(pattern, pattern == "gpt2")  # add_prefix_space on one of them
+    expected = [_reference_ids(model, text) for text in texts]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(single_text, "LONG_TEXT_CHARS", 8)  # most texts count as long: cut, and on 2 threads
+        assert model.encode_ordinary_batch(texts, num_threads=2) == expected
+        assert model.encode_ordinary_batch(texts, num_threads=1) == expected
+        assert [model.encode_ordinary(text, num_threads=2) for text in texts] == expected
