@@ -14,15 +14,14 @@ True
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.pretokenize import usable_cpus
 from .tiktoken_compat import check_surrogates, repair_surrogates
 
-if TYPE_CHECKING:
-    from .bpe import BPEModel
-
 __all__ = ["LONG_TEXT_CHARS", "encode_ordinary", "encode_batch"]
+
+# `model` below is a BPEModel (typed Any: bpe.py imports this module, and the layers allow no import cycle).
 
 # From this length on a text is cut for threads (starting them and cutting cost ~0.1 ms: < 5 % of such a text).
 LONG_TEXT_CHARS = 1 << 18
@@ -40,7 +39,7 @@ def check_threads(num_threads: Any) -> None:
         raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r:.80}")
 
 
-def encode_ordinary(model: BPEModel, text: str, num_threads: int | None, surrogates: str, *,
+def encode_ordinary(model: Any, text: str, num_threads: int | None, surrogates: str, *,
                     part_chars: int = 0) -> list[int]:
     """Return ``model.encode_ordinary(text, num_threads=..., surrogates=...)``.
 
@@ -63,7 +62,7 @@ def encode_ordinary(model: BPEModel, text: str, num_threads: int | None, surroga
     return _encode(model, repair_surrogates(text), num_threads, part_chars)
 
 
-def _encode(model: BPEModel, text: str, num_threads: int | None, part_chars: int) -> list[int]:
+def _encode(model: Any, text: str, num_threads: int | None, part_chars: int) -> list[int]:
     pre, encoder = model._pretokenizer, model._encoder
     if model._missing:  # a PartialBytesEncoder: encode_words only
         return encoder.encode_words(pre.split_bytes(text))
@@ -76,7 +75,7 @@ def _encode(model: BPEModel, text: str, num_threads: int | None, part_chars: int
                            part_chars=part_chars or len(text) // (threads * _PARTS_PER_THREAD))
 
 
-def encode_batch(model: BPEModel, texts: list[str], threads: int) -> list[list[int]]:
+def encode_batch(model: Any, texts: list[str], threads: int) -> list[list[int]]:
     """Encode a batch on ``threads`` threads (named patterns); a long text in a small batch is cut as above."""
     pre, encoder = model._pretokenizer, model._encoder
     if threads > 1 and len(texts) <= _FEW_TEXTS:
