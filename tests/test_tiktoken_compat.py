@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hf_bpe.model.bpe as bpe_module
+import hf_bpe.model.single_text as single_text
 from hf_bpe.core.patterns import PATTERNS
 from hf_bpe.model.bpe import BPEModel
 
@@ -109,6 +110,7 @@ def test_tiktoken_compat_surrogate_fix_up_stays_off_the_hot_path(monkeypatch):
 
     monkeypatch.setattr(bpe_module, "repair_surrogates", refuse)
     monkeypatch.setattr(bpe_module, "repair_each", refuse)
+    monkeypatch.setattr(single_text, "repair_surrogates", refuse)  # encode_ordinary's body lives there
     texts = ["hé 👍 <|endoftext|>", "\ufffd!", ""]
     model.encode_ordinary_batch(texts), model.encode_ordinary_batch(texts, num_threads=2)
     model.encode_batch(texts, allowed_special="all"), model.encode(texts[0], disallowed_special=())

@@ -95,6 +95,8 @@ cdef extern from "csrc/token_arrays.hpp":
 
 # Below this many characters a batch is encoded on one thread (as the scanner's counting does).
 cdef Py_ssize_t _THREAD_MIN_CHARS = 1 << 16
+# encode_text keeps its scratch buffers between calls for texts up to this many characters.
+cdef Py_ssize_t _SCRATCH_KEEP = 1 << 16
 cdef const char* _PIECES_CAPSULE = b"hf_bpe.core._scanner.pieces"
 
 
@@ -449,6 +451,11 @@ cdef class WordEncoder:
     cdef dict _whole_words
     cdef Py_ssize_t _cache_size
     cdef list _ints  # _ints[i] is the int i, for every id the encoder can output (None if the ids are huge)
+    # encode_text's scratch for short texts (used with the GIL held, nothing in between calls back into Python):
+    # kept, so that a call costs no allocation once they have grown.
+    cdef string _utf8
+    cdef vector[size_t] _ends
+    cdef vector[int32_t] _out
 
     def __cinit__(self, *args, **kwargs):
         self._encoder = new Encoder()
@@ -516,6 +523,47 @@ cdef class WordEncoder:
             self._encoder.encode(PyBytes_AS_STRING(word), PyBytes_GET_SIZE(word), out)
         return _to_list(out, self._ints)
 
+    cdef int _run_refs(self, vector[TextRef]& refs, int pid, PiecesFn split, int threads, Py_ssize_t chars,
+                       list result, Py_ssize_t* failed_at, tuple arrays=None, int eos_id=-1) except -1:
+        """Encode `refs` on `threads` threads without the GIL into `result` (one list per ref) or, when `arrays`
+        is given, into its two TokenBuffers (ids, offsets; `eos_id` >= 0 after each ref); an EncodeFailure."""
+        cdef int status, t
+        cdef vector[Encoder*] own  # the copies this call uses: the kept ones, or its own while they are busy
+        cdef bint borrowed = not self._busy
+        cdef bint sharing = threads > 1 and self._cache_size > 0
+        cdef Encoder* copy
+        cdef SharedWordCache* shared = NULL
+        cdef SharedWordCache* temporary = NULL
+        if borrowed:
+            while <int>self._threads.size() < threads:
+                self._threads.push_back(new Encoder(self._encoder[0]))
+            own = self._threads
+            if sharing and self._shared == NULL:
+                self._shared = new SharedWordCache(self._cache_size)
+            shared = self._shared if sharing else NULL
+            self._busy = True
+        else:
+            for t in range(threads):
+                own.push_back(new Encoder(self._encoder[0]))
+            if sharing:
+                temporary = shared = new SharedWordCache(self._cache_size)
+        try:
+            if shared != NULL:
+                shared.prepare(threads)
+            if arrays is None:
+                status = _encode_refs(refs, pid, split, own, threads, chars, result, self._ints, shared, failed_at)
+            else:
+                status = _encode_arrays(refs, pid, split, own, threads, chars, shared, failed_at, eos_id,
+                                        arrays[0], arrays[1])
+        finally:
+            if borrowed:
+                self._busy = False
+            else:
+                for copy in own:
+                    del copy
+                del temporary
+        return status
+
     def encode_texts(self, list texts not None, pieces not None, int pid, int threads=1):
         """Split each text with the scanner and encode it: one list of ids per text (the batch hot path).
 
@@ -571,43 +619,92 @@ cdef class WordEncoder:
         if chars < _THREAD_MIN_CHARS or n < 2:
             threads = 1  # starting threads costs more than a small batch
         cdef list result = PyList_New(n) if arrays is None else None
-        cdef vector[Encoder*] own  # the copies this call uses: the kept ones, or its own while they are busy
-        cdef bint borrowed = not self._busy
-        cdef bint sharing = threads > 1 and self._cache_size > 0
-        cdef Encoder* copy
-        cdef SharedWordCache* shared = NULL
-        cdef SharedWordCache* temporary = NULL
-        if borrowed:
-            while <int>self._threads.size() < threads:
-                self._threads.push_back(new Encoder(self._encoder[0]))
-            own = self._threads
-            if sharing and self._shared == NULL:
-                self._shared = new SharedWordCache(self._cache_size)
-            shared = self._shared if sharing else NULL
-            self._busy = True
-        else:
-            for t in range(threads):
-                own.push_back(new Encoder(self._encoder[0]))
-            if sharing:
-                temporary = shared = new SharedWordCache(self._cache_size)
-        try:
-            if shared != NULL:
-                shared.prepare(threads)
-            if arrays is None:
-                status = _encode_refs(refs, pid, split, own, threads, chars, result, self._ints, shared, &failed_at)
-            else:
-                status = _encode_arrays(refs, pid, split, own, threads, chars, shared, &failed_at, eos_id,
-                                        arrays[0], arrays[1])
-        finally:
-            if borrowed:
-                self._busy = False
-            else:
-                for copy in own:
-                    del copy
-                del temporary
+        status = self._run_refs(refs, pid, split, threads, chars, result, &failed_at, arrays, eos_id)
         if status == ENCODE_BAD_TEXT:
             texts[failed_at].encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
             raise UnicodeError(f"cannot encode {texts[failed_at]!r} to UTF-8")
         if status != ENCODE_OK:
             raise MemoryError("encoding ran out of memory")
         return result
+
+    def encode_text(self, str text not None, pieces not None, int pid, bounds=None, int threads=1):
+        """Split one text with the scanner and encode it: its ids (the single-text hot path, no object per piece).
+
+        Args:
+            text: the text.
+            pieces: ``hf_bpe.core._scanner.pieces_function()``.
+            pid: the scanner id.
+            bounds: None to encode the text whole, holding the GIL (short texts); or increasing cut positions
+                ``[0, c1, ..., len(text)]`` where the scanner ends a piece whether or not the text goes on
+                (``hf_bpe.core.fragment.next_safe_cut``): the parts are encoded without the GIL on ``threads``
+                threads and their ids concatenated (the caller's duty: a cut elsewhere changes the pieces).
+            threads: threads for the parts (used as given: the caller chose the cuts for them).
+
+        Raises:
+            ValueError: ``bounds`` not increasing from 0 to ``len(text)``, or ``threads < 1``.
+            UnicodeEncodeError: the text holds a lone surrogate.
+        """
+        cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+        cdef TextRef whole
+        cdef vector[int32_t] out
+        cdef size_t start = 0, stop
+        cdef Py_ssize_t i, j, k, n, at, prev = 0, failed_at = -1
+        cdef vector[TextRef] refs
+        cdef list parts, part, flat
+        cdef object item
+        cdef int status
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads!r}")
+        hfbpe_text_ref(text, &whole)
+        if bounds is None:
+            if split(&whole, pid, &self._utf8, &self._ends) < 0:
+                text.encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
+                raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
+            out.swap(self._out)  # a local while Python objects are made (a finalizer could call this encoder)
+            out.clear()
+            for stop in self._ends:
+                self._encoder.encode(self._utf8.data() + start, stop - start, out)
+                start = stop
+            if whole.length > _SCRATCH_KEEP:  # do not hold a long text's buffers for good
+                self._utf8 = string()
+                self._ends = vector[size_t]()
+                return _to_list(out, self._ints)
+            flat = _to_list(out, self._ints)
+            out.swap(self._out)
+            return flat
+        n = len(bounds) - 1
+        if n < 1 or bounds[0] != 0 or bounds[n] != whole.length:
+            raise ValueError(f"bounds must run from 0 to len(text) = {whole.length}, got {bounds!r:.80}")
+        refs.resize(n)
+        for i in range(n):
+            at = bounds[i + 1]
+            if at <= prev:
+                raise ValueError(f"bounds must increase, got {bounds!r:.80} (index {i + 1})")
+            refs[i].data = <const char*>whole.data + prev * whole.kind
+            refs[i].length = at - prev
+            refs[i].kind = whole.kind
+            refs[i].ascii = whole.ascii
+            prev = at
+        parts = PyList_New(n)
+        status = self._run_refs(refs, pid, split, threads, whole.length, parts, &failed_at)
+        if status == ENCODE_BAD_TEXT:
+            text.encode("utf-8")
+            raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
+        if status != ENCODE_OK:
+            raise MemoryError("encoding ran out of memory")
+        if n == 1:
+            return parts[0]
+        # One list: the parts' int objects moved over (each part list is dropped right after).
+        k = 0
+        for i in range(n):
+            k += len(<list>PyList_GET_ITEM(parts, i))
+        flat = PyList_New(k)
+        k = 0
+        for i in range(n):
+            part = <list>PyList_GET_ITEM(parts, i)
+            for j in range(len(part)):
+                item = <object>PyList_GET_ITEM(part, j)
+                Py_INCREF(item)  # PyList_SET_ITEM steals a reference
+                PyList_SET_ITEM(flat, k, item)
+                k += 1
+        return flat

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import regex
 
-__all__ = ["Fragment", "SafeCutter", "last_safe_cut", "CUTTABLE_PATTERNS"]
+__all__ = ["Fragment", "SafeCutter", "last_safe_cut", "next_safe_cut", "CUTTABLE_PATTERNS"]
 
 # The patterns the rule above was checked for (names in hf_bpe.core.patterns.PATTERNS).
 CUTTABLE_PATTERNS = frozenset({"gpt2", "gpt4", "o200k", "llama3", "qwen2"})
@@ -44,6 +44,7 @@ CUTTABLE_PATTERNS = frozenset({"gpt2", "gpt4", "o200k", "llama3", "qwen2"})
 # A cut is the space of a match (searched backwards). Matching the letter/digit too, not looking behind for it, makes
 # a run of spaces 3x cheaper to search (~60 ns a character, where each space starts an attempt).
 _SAFE_CUT = regex.compile(r"(?r)[\p{L}\p{N}] ")
+_NEXT_CUT = regex.compile(r"(?<=[\p{L}\p{N}]) ")  # searched forwards, from a position
 
 
 class Fragment(str):
@@ -133,3 +134,15 @@ class SafeCutter:
         tail = "".join(self._parts)
         self._parts, self._last = [], ""
         return tail
+
+
+def next_safe_cut(text: str, start: int, end: int) -> int:
+    """Return the first position in ``[start, end)`` where ``text`` may be cut, or -1 if there is none.
+
+    O(end - start): the search reads no further than ``end`` (it looks back one character before ``start``).
+
+    >>> next_safe_cut("ab cd ef", 3, 8), next_safe_cut("ab cd ef", 6, 8), next_safe_cut("中文 x", 0, 5)
+    (5, -1, 2)
+    """
+    match = _NEXT_CUT.search(text, start, end)
+    return -1 if match is None else match.start()

@@ -22,9 +22,15 @@ from typing import Any
 import regex
 
 from . import _scanner, _tally
+from .fragment import CUTTABLE_PATTERNS, next_safe_cut
 from .patterns import ALIASES, PATTERNS, to_oniguruma
 
 __all__ = ["PATTERNS", "ALIASES", "Pretokenizer"]
+
+# A long text is cut near every multiple of its part length at the first safe cut within this many characters
+# (fragment.py); a stretch without one (Chinese, one long word) is left to the part before it: bounded search.
+_CUT_WINDOW = 1 << 16
+_PIECES: list[Any] = []  # the scanner's splitter capsule, made once (a capsule per call costs a short text ~5 %)
 
 # A named pattern's exact text, or its Oniguruma spelling in a tokenizer.json (patterns.to_oniguruma), gets the
 # name and so the compiled scanner.
@@ -267,6 +273,46 @@ class Pretokenizer:
         if self._add_prefix_space:
             return [self._prefixed(t) if isinstance(t, str) else t for t in texts]
         return texts
+
+    def encode_text(self, text: str, encoder: Any, *, threads: int = 1, part_chars: int = 0) -> list[int]:
+        """Split and encode one text: a named pattern in one compiled call (no object per piece).
+
+        Args:
+            text: the text (a str: not checked here).
+            encoder: a ``WordEncoder`` (a custom regex: anything with ``encode_words``, given its pieces).
+            threads: with ``part_chars``, encode the parts on this many threads without the GIL.
+            part_chars: 0 to encode the text whole; else cut it near every ``part_chars`` characters, where every
+                named pattern ends a piece (:func:`hf_bpe.core.fragment.next_safe_cut`), and encode the parts on
+                ``threads`` threads. The ids never depend on ``threads`` or ``part_chars``.
+
+        Raises:
+            UnicodeEncodeError: `text` holds a lone surrogate.
+
+        >>> from hf_bpe.core._core import WordEncoder
+        >>> enc = WordEncoder([], list(range(256)))
+        >>> Pretokenizer("gpt2").encode_text("a b", enc) == Pretokenizer("gpt2").encode_text("a b", enc, threads=2,
+        ...                                                                                   part_chars=1)
+        True
+        """
+        if self._add_prefix_space:
+            text = self._prefixed(text)
+        if self._scanner_id < 0:
+            return encoder.encode_words(self.split_bytes(text))  # a custom regex: its pieces, never cut
+        if not _PIECES:
+            _PIECES.append(_scanner.pieces_function())
+        if part_chars <= 0 or len(text) <= part_chars or self._name not in CUTTABLE_PATTERNS:
+            return encoder.encode_text(text, _PIECES[0], self._scanner_id)
+        n, bounds, target = len(text), [0], part_chars
+        while target < n:  # target grows every turn; the searched ranges do not overlap: O(len(text)) in all
+            cut = next_safe_cut(text, target, min(n, target + _CUT_WINDOW))
+            if cut > 0:  # cut >= target > the last cut
+                bounds.append(cut)
+                target = cut + part_chars
+            else:
+                target += max(part_chars, _CUT_WINDOW)
+        bounds.append(n)
+        # Without the GIL either way (a long text); no thread to start when no cut was found.
+        return encoder.encode_text(text, _PIECES[0], self._scanner_id, bounds, threads if len(bounds) > 2 else 1)
 
     def tally(self) -> Any:
         """Return a compiled piece tally for this pre-tokenizer's named pattern, or None for a custom regex.

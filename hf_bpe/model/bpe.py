@@ -27,6 +27,7 @@ import regex
 
 from ..core import _core
 from ..core.pretokenize import Pretokenizer, usable_cpus
+from . import single_text
 from .incremental import IncrementalDecoder
 from .packing import pack, packed_digest, unpack
 from .partial_bytes import PartialBytesEncoder
@@ -303,11 +304,15 @@ class BPEModel(TokenArrays):
 
     # -- encode ---------------------------------------------------------------------------------------------------
 
-    def encode_ordinary(self, text: str, *, surrogates: Surrogates = "replace") -> list[int]:
+    def encode_ordinary(self, text: str, *, num_threads: int | None = None,
+                        surrogates: Surrogates = "replace") -> list[int]:
         """Encode text, treating special-token text as ordinary text.
 
         Args:
             text: the text.
+            num_threads: threads for a long text (256K characters or more, named patterns): it is cut where every
+                piece ends (``core/fragment.py``) and the parts encoded at once. ``None``: every usable CPU.
+                The ids never depend on it.
             surrogates: what to do with surrogate code points (a ``str`` may hold them; UTF-8 cannot):
                 ``"replace"``, as tiktoken: a surrogate pair written as two code points encodes as the character
                 it spells, any other surrogate as U+FFFD; ``"strict"``: raise ``UnicodeEncodeError``, as
@@ -316,17 +321,7 @@ class BPEModel(TokenArrays):
         >>> BPEModel.bytes_only().encode_ordinary("hi")
         [104, 105]
         """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, got {type(text).__name__}: {text!r:.80}")
-        if surrogates != "replace":
-            check_surrogates(surrogates)
-        try:
-            return self._encoder.encode_words(self._pretokenizer.split_bytes(text))
-        except UnicodeEncodeError:
-            if surrogates == "strict":
-                raise
-        # Only text without a UTF-8 form gets here: the fix-up costs valid text nothing (as in tiktoken).
-        return self._encoder.encode_words(self._pretokenizer.split_bytes(repair_surrogates(text)))
+        return single_text.encode_ordinary(self, text, num_threads, surrogates)
 
     def encode_word(self, word: bytes) -> list[int]:
         """Encode one pre-token, given as its UTF-8 bytes, with the merges (no pre-tokenization).
@@ -375,7 +370,7 @@ class BPEModel(TokenArrays):
             check_surrogates(surrogates)
             return [self.encode_ordinary(text, surrogates=surrogates) for text in texts]
         threads = usable_cpus() if num_threads is None else num_threads
-        return encode_repairing(lambda batch: self._pretokenizer.encode_batch(batch, self._encoder, threads=threads),
+        return encode_repairing(lambda batch: single_text.encode_batch(self, batch, threads),
                                 texts if type(texts) is list else list(texts), surrogates, repair_each)
 
     def encode(

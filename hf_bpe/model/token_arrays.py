@@ -18,6 +18,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ..core.pretokenize import usable_cpus
+from .single_text import check_threads
 from .tiktoken_compat import Surrogates, encode_repairing, repair_each
 
 if TYPE_CHECKING:
@@ -109,8 +110,7 @@ def check_batch(texts: Sequence[str], num_threads: int | None) -> None:
     """Refuse one str as a batch, and a thread count that is not a positive int or None."""
     if isinstance(texts, str):
         raise TypeError("texts must be a sequence of str, got one str; wrap it in a list: [text]")
-    if num_threads is not None and (type(num_threads) is not int or num_threads < 1):
-        raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+    check_threads(num_threads)
 
 
 def _flatten(lists: list[list[int]], eos_id: int | None) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,190 @@
+"""One text in one compiled call, and a long one cut for threads (hf_bpe.model.single_text, issue 23 point 2).
+
+The cut parts are forced tiny (``part_chars``) so that short hypothesis texts are cut at every safe point; the
+threaded ids must equal the one-thread ids and the pure-Python reference over ``regex.findall`` pieces.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hf_bpe
+from hf_bpe.core import _reference
+from hf_bpe.core.fragment import CUTTABLE_PATTERNS
+from hf_bpe.core.patterns import PATTERNS
+from hf_bpe.model import single_text
+from hf_bpe.model.bpe import BPEModel
+
+# Fragments with and without cut points: letter/digit + space runs (cuts), CJK without spaces, whitespace runs,
+# \r\n, digits, apostrophes and contractions, marks, astral characters, punctuation.
+_FRAGMENTS = st.sampled_from([
+    "hello world", " the", "a  b", "x   ", "中文字符没有空格", "中文 字", "  \t\n", "\r\n", "\r\n\r\n  ", "12345 678",
+    "it's", " I'M", "don't ", "naïve café", "e\u0301 ", "😀😀 🇫🇷", "!!", " ...", "\u00a0x", "\u3000", "٣ ½ ",
+    "Ǆemal ", "ʰ", "a/b", "'s", "'", "x", " ", "9",
+])
+_TEXTS = st.lists(_FRAGMENTS, max_size=25).map("".join)
+_CORPUS = ["hello world, it's 12345 dollars!", "中文字符没有空格 中文 字", "naïve café  \t\n x", "don't I'M 😀 🇫🇷"] * 20
+
+
+@functools.lru_cache(maxsize=None)
+def _model(pattern: str, add_prefix_space: bool = False) -> BPEModel:
+    return hf_bpe.train(_CORPUS, vocab_size=310, pattern=pattern, add_prefix_space=add_prefix_space,
+                        show_progress=False)
+
+
+def _reference_ids(model: BPEModel, text: str) -> list[int]:
+    merges, byte_ids, _, whole = model._encoder.__reduce__()[1]
+    encoder = _reference.WordEncoder(merges, byte_ids, whole_words=whole)
+    if model.add_prefix_space and text and not text.startswith(" "):
+        text = " " + text
+    return encoder.encode_words(piece.encode("utf-8") for piece in regex.findall(PATTERNS[model.pattern], text))
+
+
+@pytest.mark.parametrize("pattern", sorted(CUTTABLE_PATTERNS))
+@pytest.mark.parametrize("add_prefix_space", [False, True])
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(text=_TEXTS, part_chars=st.sampled_from([1, 2, 7]))
+def test_long_text_threaded_equals_one_thread_equals_reference(pattern, add_prefix_space, text, part_chars):
+    model = _model(pattern, add_prefix_space)
+    expected = _reference_ids(model, text)
+    assert model.encode_ordinary(text) == expected
+    assert model.encode_ordinary(text, num_threads=1) == expected
+    for threads in (1, 2, 3):
+        assert single_text.encode_ordinary(model, text, threads, "replace", part_chars=part_chars) == expected
+
+
+def test_long_text_is_cut_at_every_safe_point_and_nowhere_else():
+    # What the compiled call is handed: the bounds are the safe cuts (part_chars=1 takes every one).
+    from hf_bpe.core import pretokenize
+
+    seen = []
+
+    class Spy:
+        def encode_text(self, text, pieces, pid, bounds=None, threads=1):
+            seen.append((bounds, threads))
+            return []
+
+    pre = pretokenize.Pretokenizer("gpt2")
+    pre.encode_text("ab cd  ef\r\n g中文 x", Spy(), threads=2, part_chars=1)
+    pre.encode_text("中文中文", Spy(), threads=2, part_chars=1)
+    pre.encode_text("ab cd", Spy(), threads=2)
+    assert seen == [([0, 2, 5, 15, 17], 2), ([0, 4], 1), (None, 1)]  # no cut: no thread to start
+
+
+def test_long_text_surrogates_behave_as_before():
+    model = _model("gpt2")
+    text = "a b\ud83d c \ud83d\ude00 d" * 3
+    repaired = text.replace("\ud83d\ude00", "😀").replace("\ud83d", "\ufffd")
+    expected = model.encode_ordinary(repaired)
+    assert model.encode_ordinary(text) == expected
+    assert single_text.encode_ordinary(model, text, 2, "replace", part_chars=1) == expected
+    for call in (lambda: model.encode_ordinary(text, surrogates="strict"),
+                 lambda: single_text.encode_ordinary(model, text, 2, "strict", part_chars=1)):
+        with pytest.raises(UnicodeEncodeError) as info:
+            call()
+        assert (info.value.object, info.value.start, info.value.end) == (text, 3, 4)
+
+
+def test_long_text_over_the_threshold_uses_threads_by_default_and_in_small_batches():
+    model = _model("gpt4")
+    text = "".join(f"word{i} 中文字符, it's {i}\r\n  " for i in range(12000))  # > LONG_TEXT_CHARS
+    assert len(text) >= single_text.LONG_TEXT_CHARS
+    expected = model.encode_ordinary(text, num_threads=1)
+    assert expected == _reference_ids(model, text)
+    assert model.encode_ordinary(text) == expected
+    assert model.encode_ordinary(text, num_threads=2) == expected
+    assert model.encode_ordinary_batch(["x y", text, ""], num_threads=2) == [[model.encode_ordinary("x y")[0],
+                                                                              *model.encode_ordinary(" y")],
+                                                                             expected, []]
+
+
+def test_long_text_bad_arguments_are_refused_clearly():
+    model = BPEModel.bytes_only()
+    with pytest.raises(ValueError, match="num_threads must be a positive int or None, got 0"):
+        model.encode_ordinary("a", num_threads=0)
+    with pytest.raises(TypeError, match="text must be str, got bytes"):
+        model.encode_ordinary(b"a")
+    pieces = __import__("hf_bpe.core._scanner", fromlist=["x"]).pieces_function()
+    with pytest.raises(ValueError, match="bounds must increase"):
+        model._encoder.encode_text("ab cd", pieces, 0, [0, 2, 2, 5], 2)
+    with pytest.raises(ValueError, match="bounds must run from 0 to len"):
+        model._encoder.encode_text("ab cd", pieces, 0, [0, 2], 2)
+
+
+def test_long_text_custom_regex_and_partial_vocab_keep_the_piece_path():
+    custom = hf_bpe.train(_CORPUS, vocab_size=300, pattern=r"\w+|\s+|[^\w\s]+", show_progress=False)
+    text = "hello world 中文 x" * 5
+    assert single_text.encode_ordinary(custom, text, 2, "replace", part_chars=1) == custom.encode_ordinary(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _real_models(data) -> tuple[BPEModel, BPEModel]:
+    gpt2 = BPEModel.from_files(data / "vocabs" / "gpt2" / "vocab.json", data / "vocabs" / "gpt2" / "merges.txt")
+    folder = data / "vocabs" / "llama3"
+    llama3 = BPEModel.from_files(folder / "encoder.json", folder / "vocab.bpe", pattern="llama3", ignore_merges=True)
+    return gpt2, llama3
+
+
+@pytest.mark.parametrize("corpus", ["en/english_combined.txt", "zh"])
+def test_long_text_real_vocabs_threaded_equals_tiktoken(shared_data, corpus):
+    tiktoken = pytest.importorskip("tiktoken")
+    from hf_bpe.formats.tiktoken import load_tiktoken
+
+    root = shared_data / "corpora" / corpus
+    path = root if root.is_file() else sorted(p for p in root.rglob("*.txt"))[0]
+    text = path.read_text(encoding="utf-8")[:300_000]  # over LONG_TEXT_CHARS: cut by default too
+    gpt2, llama3 = _real_models(shared_data)
+    ranks = load_tiktoken(shared_data / "tiktoken" / "gpt2.tiktoken")
+    expected = tiktoken.Encoding("gpt2", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks,
+                                 special_tokens={}).encode_ordinary(text)
+    assert gpt2.encode_ordinary(text, num_threads=1) == expected
+    assert gpt2.encode_ordinary(text, num_threads=2) == expected
+    assert single_text.encode_ordinary(gpt2, text, 2, "replace", part_chars=997) == expected
+    one = llama3.encode_ordinary(text, num_threads=1)
+    assert one == llama3._encoder.encode_words(llama3._pretokenizer.split_bytes(text))  # the piece-list path
+    assert single_text.encode_ordinary(llama3, text, 2, "replace", part_chars=997) == one
+
+
+@pytest.mark.parametrize("added_tokens", [False, True])
+def test_long_text_hf_tokenizer_on_one_long_text_is_cut(monkeypatch, added_tokens):
+    from hf_bpe.core.pretokenize import Pretokenizer
+    from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
+
+    model = _model("gpt2")
+    tok = HFBPETokenizer.from_model(model)
+    if added_tokens:
+        tok.add_tokens(["<extra>"])
+    text = ("hello world, it's 中文 don't\r\n  x " * 5 + "<extra>") * 8  # parts between <extra>: > 64 chars
+    plain = tok(text)["input_ids"]
+    cuts = []
+    encode_text = Pretokenizer.encode_text
+
+    def spy(self, text, encoder, *, threads=1, part_chars=0):
+        if len(text) >= 64:
+            cuts.append((threads, part_chars > 0))
+        return encode_text(self, text, encoder, threads=threads, part_chars=part_chars)
+
+    monkeypatch.setattr(Pretokenizer, "encode_text", spy)
+    monkeypatch.setattr(single_text, "LONG_TEXT_CHARS", 64)
+    assert tok(text)["input_ids"] == plain
+    assert tok([text, "x"])["input_ids"] == [plain, tok("x")["input_ids"]]
+    threads = single_text.usable_cpus()  # one CPU: nothing to cut for
+    assert len(cuts) >= 2 and set(cuts) == {(threads, True) if threads > 1 else (1, False)}
+
+
+@pytest.mark.parametrize("pattern", sorted(CUTTABLE_PATTERNS))
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(texts=st.lists(_TEXTS, min_size=1, max_size=4))
+def test_long_text_small_batches_cut_their_long_texts(pattern, texts):
+    model = _model(pattern, pattern == "gpt2")  # add_prefix_space on one of them
+    expected = [_reference_ids(model, text) for text in texts]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(single_text, "LONG_TEXT_CHARS", 8)  # most texts count as long: cut, and on 2 threads
+        assert model.encode_ordinary_batch(texts, num_threads=2) == expected
+        assert model.encode_ordinary_batch(texts, num_threads=1) == expected
+        assert [model.encode_ordinary(text, num_threads=2) for text in texts] == expected
