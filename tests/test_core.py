@@ -198,6 +198,24 @@ def test_core_encoder_short_piece_table_equals_reference(merges, words, cache_si
     assert core.encode_words(words) == expected
 
 
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    pairs=st.lists(st.tuples(st.integers(0, 24), st.integers(0, 24)), max_size=40),
+    words=st.lists(st.binary(min_size=1, max_size=40).map(lambda raw: bytes(x % 8 for x in raw)), max_size=30),
+    cache_size=st.sampled_from([0, 2, 65536]),
+)
+def test_core_encoder_scan_merge_equals_reference(pairs, words, cache_size) -> None:
+    # Merges as trained vocabularies make them, each new id made by one merge (16, 17, ...; later merges may use
+    # it): the compiled encoder merges words of <= 32 bytes by a scan instead of a heap. Repeated pairs (the last
+    # wins, the first's new id is then made by no pair) and pairs no byte reaches included.
+    merges = [(left, right, 16 + i) for i, (left, right) in enumerate(pairs)]
+    byte_ids = [b % 8 for b in range(256)]
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size)
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size)
+    assert core.encode_words(words) == reference.encode_words(words)
+    assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
+
+
 def test_core_encoder_cache_stats_count_hits_misses_and_wipes() -> None:
     # What the measurements of issue 23 read: a second pass over the same short words hits every one; a cache of
     # 2 words wipes back to its image as it fills; a seeded image answers the vocabulary's spellings cold.

@@ -7,6 +7,9 @@
 #include "shared_word_cache.hpp"
 #include "word_cache.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <cstring>
 #include <memory>
 #include <unordered_map>
 
@@ -86,6 +89,7 @@ public:
     // what encode() gives for it. Call after the merges, whole words and cache size are set, before encoding on
     // threads (it replaces the tables' image; copies made before still see it).
     void build_piece_image(bool seeded) {
+        tables->scan_merges = scan_is_exact();
         auto image = std::make_shared<PieceImage>();
         std::vector<std::string> keys;
         const size_t shortest = tables->whole.empty() ? 3 : 1;  // shorter ones never reach the cache
@@ -185,7 +189,7 @@ public:
         }
         if (cache.capacity() == 0 || size > WordCache::MAX_KEY) {
             ++stat_uncached;
-            merge_all(bytes, size, out);
+            merge_word(bytes, size, out);
             return;
         }
         const uint64_t hash = hash_bytes(word, size);
@@ -196,7 +200,7 @@ public:
             }
             ++stat_misses;
             size_t start = out.size();
-            merge_all(bytes, size, out);
+            merge_word(bytes, size, out);
             shared->put(word, size, hash, out.data() + start, out.size() - start, *arena);
             return;
         }
@@ -206,11 +210,62 @@ public:
         }
         ++stat_misses;
         size_t start = out.size();
-        merge_all(bytes, size, out);
+        merge_word(bytes, size, out);
         cache.put(word, size, hash, out.data() + start, out.size() - start);
     }
 
 private:
+    // Whether merge_scan gives merge_all's result for every word: when each pair's new id is made by no other pair
+    // and is neither of its inputs. merge_all executes a queued entry (rank, pos, new id) iff the pair now at pos
+    // makes that new id; under this condition that pair is the one queued (same rank), so merge_all executes the
+    // current pairs in (rank, pos) order, which is what the scan does. Otherwise (arbitrary merges: several pairs
+    // making one id) a stale entry can merge a grown pair at an older rank, and only merge_all reproduces that.
+    bool scan_is_exact() const {
+        std::vector<int32_t> made;
+        made.reserve(tables->ranks.used);
+        for (const auto& slot : tables->ranks.slots) {
+            if (slot.key == PairMap<RankValue>::EMPTY) continue;
+            const int32_t id = slot.val.new_id;
+            if ((uint64_t)(uint32_t)id == (slot.key >> 32) || (uint64_t)(uint32_t)id == (slot.key & 0xFFFFFFFFu))
+                return false;
+            made.push_back(id);
+        }
+        std::sort(made.begin(), made.end());
+        return std::adjacent_find(made.begin(), made.end()) == made.end();
+    }
+    // merge_all for words of at most SCAN_MAX bytes when tables->scan_merges: the ids and their pairs' ranks in
+    // two small arrays, the lowest (rank, position) merged until none is left: O(n^2) with n <= 32 on the stack,
+    // no heap and no linked list (tiktoken's reasoning: for short words a scan beats a heap).
+    static constexpr size_t SCAN_MAX = 32;
+    void merge_scan(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
+        int32_t ids[SCAN_MAX];
+        RankValue pairs[SCAN_MAX];  // pairs[i]: the pair (ids[i], ids[i + 1]); rank INT32_MAX if it never merges
+        size_t n = size;
+        for (size_t i = 0; i < n; ++i) ids[i] = byte_ids[bytes[i]];
+        auto rank_of = [&](size_t i) {
+            const RankValue* found = tables->ranks.find(pair_key(ids[i], ids[i + 1]));
+            return found ? *found : RankValue{INT32_MAX, 0};
+        };
+        for (size_t i = 0; i + 1 < n; ++i) pairs[i] = rank_of(i);
+        for (;;) {
+            size_t best = SCAN_MAX;
+            int32_t lowest = INT32_MAX;
+            for (size_t i = 0; i + 1 < n; ++i) {
+                if (pairs[i].rank < lowest) {  // strict: the leftmost of equal ranks (the same pair) first
+                    lowest = pairs[i].rank;
+                    best = i;
+                }
+            }
+            if (best == SCAN_MAX) break;
+            ids[best] = pairs[best].new_id;
+            std::memmove(ids + best + 1, ids + best + 2, (n - best - 2) * sizeof(int32_t));
+            if (best + 3 <= n) std::memmove(pairs + best + 1, pairs + best + 2, (n - best - 3) * sizeof(RankValue));
+            --n;
+            if (best + 1 < n) pairs[best] = rank_of(best);
+            if (best > 0) pairs[best - 1] = rank_of(best - 1);
+        }
+        out.insert(out.end(), ids, ids + n);
+    }
     // What encode() gives, without any cache.
     void encode_uncached(const char* word, size_t size, std::vector<int32_t>& out) {
         const unsigned char* bytes = (const unsigned char*)word;
@@ -226,7 +281,14 @@ private:
             if (size == 1) out.push_back(byte_ids[bytes[0]]);
             return;
         }
-        merge_all(bytes, size, out);
+        merge_word(bytes, size, out);
+    }
+    void merge_word(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
+        if (size <= SCAN_MAX && tables->scan_merges) {
+            merge_scan(bytes, size, out);
+        } else {
+            merge_all(bytes, size, out);
+        }
     }
     struct Merge {
         uint32_t left, right;
@@ -248,6 +310,7 @@ private:
         std::unordered_map<std::string, int32_t> whole;
         std::vector<Merge> merges;                // in rank order: the image's spellings are built from them
         std::shared_ptr<const PieceImage> image;  // what pieces tables start from (none until built)
+        bool scan_merges = false;                 // merge_scan is exact (scan_is_exact), set with the image
     };
     std::shared_ptr<Tables> tables = std::make_shared<Tables>();
     WordCache cache;  // pieces over 15 bytes (and all when no image was built)
