@@ -226,9 +226,11 @@ def test_core_encoder_cache_stats_count_hits_misses_and_wipes() -> None:
     assert core._cache_stats() == {"hits": 0, "misses": 5, "uncached": 1, "wipes": 0, "seeded": 0}
     core.encode_words(words)
     assert core._cache_stats() == {"hits": 5, "misses": 5, "uncached": 2, "wipes": 0, "seeded": 0}
-    small = _core.WordEncoder(merges, list(range(256)), cache_size=2)
-    small.encode_words(words[:4])
-    assert small._cache_stats()["wipes"] == 1
+    # A full table of short pieces grows (1, 2, 4, 8, 16 pieces: up to 16 times cache_size) before it is wiped.
+    small = _core.WordEncoder(merges, list(range(256)), cache_size=1)
+    distinct = [bytes([97 + i // 26, 97 + i % 26, 120]) for i in range(40)]
+    assert small.encode_words(distinct) == _reference.WordEncoder(merges, list(range(256))).encode_words(distinct)
+    assert small._cache_stats()["misses"] == 40 and small._cache_stats()["wipes"] == 2
     seeded = _core.WordEncoder(merges, list(range(256)))
     seeded._seed_cache(True)
     assert seeded.encode_words([b"abc", b"abcd", b"xyz"]) == [257, 258, 120, 121, 122]

@@ -332,7 +332,8 @@ cdef class WordEncoder:
     Args:
         merges: ``(left_id, right_id, new_id)`` in rank order; if a pair repeats, its last rank wins.
         byte_ids: ``byte_ids[b]`` is the id of the single byte ``b``.
-        cache_size: how many words to memoise; 0 disables the cache.
+        cache_size: how many words to memoise; 0 disables the cache. The table of short words (<= 15 bytes)
+            grows when full, up to 16 times this (at most 262,144 words), before it is emptied.
         whole_words: if given, a word found in it is that one id, before any merging (``ignore_merges``).
 
     >>> encoder = WordEncoder([(1, 2, 300), (300, 3, 301)], list(range(256)))

@@ -113,7 +113,7 @@ public:
         image->limit = cache.capacity();
         size_t size = 16;
         while (size * 3 < (keys.size() + image->limit + 1) * 4) size <<= 1;
-        image->slots.assign(size, PieceSlot{0, 0, 0, 0});
+        if (!keys.empty()) image->slots.assign(size, PieceSlot{0, 0, 0, 0});
         image->mask = size - 1;
         std::vector<int32_t> ids;
         for (const std::string& key : keys) {
@@ -153,9 +153,11 @@ public:
                 if (shared != nullptr) {
                     shared->pieces.put(k0, k1, hash, out.data() + start, out.size() - start, *arena);
                 } else if (!own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena)) {
-                    own_pieces.reset(tables->image);  // full: back to the seeded image, then add this one
-                    own_arena = EntryArena();
-                    ++piece_wipes;
+                    if (!own_pieces.grow()) {  // full at its budget: back to the image, then add this one
+                        own_pieces.reset();
+                        own_arena = EntryArena();
+                        ++piece_wipes;
+                    }
                     own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena);
                 }
                 return;

@@ -37,7 +37,7 @@ public:
             slots_.reset(new std::atomic<const Entry*>[size]);
             mask_ = size - 1;
             clear();
-        } else if (used_.load() >= capacity_ || pieces.full()) {
+        } else if (used_.load() >= capacity_ || (pieces.full() && !pieces.grow())) {
             clear();  // a generation wipe of both tables (the pieces' spilled ids live in the arenas)
             ++wipes_;
         }
