@@ -168,6 +168,75 @@ def test_core_encoder_equals_reference(merges, words, cache_size, whole) -> None
     assert len(reference.cache) <= cache_size
 
 
+# Words of 1..40 bytes over a 4-byte alphabet (around the short-piece table's 15/16-byte edge and the 2-byte fast
+# path); whole words of every kind: empty, short, 15 and 16 bytes, and an id too large to keep inline (2**31 - 1).
+WHOLE_WORDS = {b"\x01\x02": 7, b"": 8, b"\x00" * 15: 9, b"\x01" * 16: 3, b"\x01\x02\x03": 2**31 - 1, b"\x02": 5}
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    merges=st.lists(MERGE, max_size=30),
+    words=st.lists(st.one_of(st.binary(min_size=1, max_size=40), st.sampled_from([b"\x01" * n for n in
+                                                                                    (2, 15, 16, 32, 33)]))
+                   .map(lambda raw: bytes(x % 4 for x in raw)), max_size=40),
+    cache_size=st.sampled_from([0, 1, 2, 17, 65536]),
+    whole=st.sampled_from([None, WHOLE_WORDS]),
+    seeded=st.booleans(),
+)
+def test_core_encoder_short_piece_table_equals_reference(merges, words, cache_size, whole, seeded) -> None:
+    # The short-piece table (csrc/piece_cache.hpp): keys inline, ids inline or spilled (> 4), wiped back to its
+    # image when full, optionally seeded with every short spelling the merges build (repeated pairs, merges that
+    # make an existing id, ids no merge reaches: a seeded spelling holds what encoding it gives, not its id).
+    byte_ids = [b % 4 for b in range(256)]
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    core._seed_cache(seeded)
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    expected = reference.encode_words(words)
+    assert core.encode_words(words) == expected
+    assert core.encode_words(words[::-1]) == reference.encode_words(words[::-1])
+    assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
+    assert core.encode_words(words) == expected
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    pairs=st.lists(st.tuples(st.integers(0, 24), st.integers(0, 24)), max_size=40),
+    words=st.lists(st.binary(min_size=1, max_size=40).map(lambda raw: bytes(x % 8 for x in raw)), max_size=30),
+    cache_size=st.sampled_from([0, 2, 65536]),
+)
+def test_core_encoder_scan_merge_equals_reference(pairs, words, cache_size) -> None:
+    # Merges as trained vocabularies make them, each new id made by one merge (16, 17, ...; later merges may use
+    # it): the compiled encoder merges words of <= 32 bytes by a scan instead of a heap. Repeated pairs (the last
+    # wins, the first's new id is then made by no pair) and pairs no byte reaches included.
+    merges = [(left, right, 16 + i) for i, (left, right) in enumerate(pairs)]
+    byte_ids = [b % 8 for b in range(256)]
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size)
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size)
+    assert core.encode_words(words) == reference.encode_words(words)
+    assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
+
+
+def test_core_encoder_cache_stats_count_hits_misses_and_wipes() -> None:
+    # What the measurements of issue 23 read: a second pass over the same short words hits every one; a cache of
+    # 2 words wipes back to its image as it fills; a seeded image answers the vocabulary's spellings cold.
+    merges = [(97, 98, 256), (256, 99, 257), (257, 100, 258)]
+    words = [b"abcd", b"abc", b"abd", b"aaa", b"abcd" * 4, b"ab"]  # 3 + 1 long (arena cache) + 1 of 2 bytes
+    core = _core.WordEncoder(merges, list(range(256)))
+    core.encode_words(words)
+    assert core._cache_stats() == {"hits": 0, "misses": 5, "uncached": 1, "wipes": 0, "seeded": 0}
+    core.encode_words(words)
+    assert core._cache_stats() == {"hits": 5, "misses": 5, "uncached": 2, "wipes": 0, "seeded": 0}
+    # A full table of short pieces grows (1, 2, 4, 8, 16 pieces: up to 16 times cache_size) before it is wiped.
+    small = _core.WordEncoder(merges, list(range(256)), cache_size=1)
+    distinct = [bytes([97 + i // 26, 97 + i % 26, 120]) for i in range(40)]
+    assert small.encode_words(distinct) == _reference.WordEncoder(merges, list(range(256))).encode_words(distinct)
+    assert small._cache_stats()["misses"] == 40 and small._cache_stats()["wipes"] == 2
+    seeded = _core.WordEncoder(merges, list(range(256)))
+    seeded._seed_cache(True)
+    assert seeded.encode_words([b"abc", b"abcd", b"xyz"]) == [257, 258, 120, 121, 122]
+    assert seeded._cache_stats() == {"hits": 2, "misses": 1, "uncached": 0, "wipes": 0, "seeded": 2}
+
+
 def test_core_encoder_long_words_bounded_cache_and_pickle() -> None:
     rng = random.Random(3)
     counts = collections.Counter(bytes(rng.choice(b"abc") for _ in range(rng.randint(1, 40))) for _ in range(400))
@@ -211,8 +280,9 @@ def test_core_threaded_batches_share_a_bounded_cache_without_changing_ids() -> N
     reference = _reference.WordEncoder(merges, byte_ids)
     expected = [reference.encode_words(pretokenizer.split_bytes(t)) for t in texts]
     pieces, pid = _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
-    for cache_size in (0, 5, 500, 65536):
+    for cache_size, seeded in ((0, False), (5, False), (5, True), (500, False), (65536, False), (65536, True)):
         core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size)
+        core._seed_cache(seeded)  # seeded: the threads' shared table starts from the vocabulary's spellings
         for threads in (2, 3, 2, 1, 2):  # again and again: the full cache is emptied between batches
             assert core.encode_texts(texts, pieces, pid, threads) == expected, (cache_size, threads)
         with ThreadPoolExecutor(3) as pool:

@@ -105,6 +105,76 @@ int main() {
     _run_under_thread_sanitizer(source)
 
 
+def test_csrc_piece_cache_under_thread_sanitizer(tmp_path):
+    # Four threads publish and read the same short pieces at once through one PieceCache (the batch encoder's
+    # pattern: CAS-claimed slots published by a release store of the key): every hit holds the ids its piece was
+    # published with (1..7 ids: inline and spilled), a full table stops taking pieces, a reset between rounds
+    # goes back to the image (whose seeded pieces stay hits), and ThreadSanitizer reports no data race.
+    source = tmp_path / "pieces.cpp"
+    source.write_text(r"""
+#include "piece_cache.hpp"
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+using namespace hfbpe;
+static std::vector<int32_t> ids_of(int w) {
+    std::vector<int32_t> ids;
+    for (int k = 0; k <= w % 7; ++k) ids.push_back(w * 8 + k);
+    return ids;
+}
+int main() {
+    auto image = std::make_shared<PieceImage>();
+    image->limit = 1500;
+    image->slots.assign(4096, PieceSlot{0, 0, 0, 0});
+    image->mask = 4095;
+    for (int w = 0; w < 50; ++w) {  // seeded: words 0..49
+        std::string word = "p" + std::to_string(w);
+        std::vector<int32_t> ids = ids_of(w);
+        PieceSlot slot;
+        piece_key(word.data(), word.size(), slot.k0, slot.k1);
+        pack_piece_ids(ids.data(), ids.size(), image->spill, slot.v0, slot.v1);
+        image->seeded += insert_piece_unshared(image->slots, image->mask, slot);
+    }
+    PieceCache cache;
+    int bad = 0;
+    for (int round = 0; round < 3; ++round) {
+        cache.reset(image);
+        std::vector<EntryArena> arenas(4);
+        std::vector<std::thread> threads;
+        std::vector<int> wrong(4, 0);
+        for (int t = 0; t < 4; ++t) {
+            threads.emplace_back([&, t] {
+                std::vector<int32_t> out;
+                for (int i = 0; i < 5000; ++i) {
+                    int w = (i * 7 + t * 13 + round) % 2000;
+                    std::string word = "p" + std::to_string(w) + std::string(w % 9, 'x');  // 2..13 bytes
+                    if (w >= 50 && w < 100) word += "0123";  // up to 15 bytes
+                    uint64_t k0, k1;
+                    piece_key(word.data(), word.size(), k0, k1);
+                    uint64_t h = piece_hash(k0, k1);
+                    std::vector<int32_t> ids = ids_of(w);
+                    out.clear();
+                    if (cache.get(k0, k1, h, out)) {
+                        if (out != ids) ++wrong[t];
+                    } else {
+                        if (w < 50 && w % 9 == 0) ++wrong[t];  // seeded pieces are always there
+                        cache.put(k0, k1, h, ids.data(), ids.size(), arenas[t]);
+                    }
+                }
+            });
+        }
+        for (auto& thread : threads) thread.join();
+        for (int x : wrong) bad += x;
+        if (!cache.full()) ++bad;  // 2000 distinct pieces, room for 1500
+    }
+    std::puts(bad == 0 ? "ok" : "wrong ids");
+    return 0;
+}
+""", encoding="utf-8")
+    _run_under_thread_sanitizer(source)
+
+
 def test_csrc_count_job_with_the_caller_counting_under_thread_sanitizer(tmp_path):
     # CountJob as the tally drives it: batches queued faster than one pool thread counts them, the caller counting
     # chunks while two wait and in finish(); a batch only the caller may count (threads = 1); a failing text. The

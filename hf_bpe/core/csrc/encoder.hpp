@@ -3,10 +3,15 @@
 #include "common.hpp"
 #include "hash.hpp"
 #include "pair_map.hpp"
+#include "piece_cache.hpp"
 #include "shared_word_cache.hpp"
 #include "word_cache.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <cstring>
 #include <memory>
+#include <unordered_map>
 
 namespace hfbpe {
 
@@ -36,27 +41,139 @@ public:
 
     void add_merge(int32_t rank, uint32_t left, uint32_t right, int32_t new_id) {
         tables->ranks.get_or_insert(pair_key(left, right), RankValue()) = RankValue{rank, new_id};  // last wins
+        tables->merges.push_back(Merge{left, right, new_id});
     }
     void add_whole(const char* word, size_t size, int32_t id) { tables->whole[std::string(word, size)] = id; }
     void set_cache_size(size_t words) { cache.set_capacity(words); }
-    void clear_cache() { cache.clear(); }
+    void clear_cache() {
+        cache.clear();
+        if (own_pieces.ready()) own_pieces.reset(tables->image);
+        own_arena = EntryArena();
+    }
 
     void encode(const char* word, size_t size, std::vector<int32_t>& out) { encode(word, size, out, nullptr, nullptr); }
+    // encode() of each piece text[ends[i - 1]..ends[i]) (the first from 0), in order, the pieces table's slot of
+    // the piece AHEAD places on requested before it is needed: a warm lookup misses the L2 cache about once per
+    // piece (a few MB of table), and the prefetch lets those misses overlap instead of queueing one by one.
+    void encode_pieces(const char* text, const size_t* ends, size_t n, std::vector<int32_t>& out,
+                       SharedWordCache* shared, EntryArena* arena) {
+        constexpr size_t AHEAD = 8;
+        if (shared == nullptr && !own_pieces.ready() && tables->image && cache.capacity() != 0)
+            own_pieces.reset(tables->image);
+        const PieceCache* pieces = shared != nullptr ? &shared->pieces : &own_pieces;
+        const size_t shortest = tables->whole.empty() ? 3 : 1;
+        const bool ahead = pieces->ready() && cache.capacity() != 0;
+        size_t start = 0;
+        for (size_t i = 0; i < n; ++i) {
+            if (ahead && i + AHEAD < n) {
+                const size_t from = ends[i + AHEAD - 1], size = ends[i + AHEAD] - from;
+                if (size >= shortest && size <= PIECE_MAX) {
+                    uint64_t k0, k1;
+                    piece_key(text + from, size, k0, k1);
+                    pieces->prefetch(piece_hash(k0, k1));
+                }
+            }
+            encode(text + start, ends[i] - start, out, shared, arena);
+            start = ends[i];
+        }
+    }
     size_t cache_capacity() const { return cache.capacity(); }
+    // What the memo caches did, for measuring (hf_bpe.core._core.WordEncoder._cache_stats): pieces answered by a
+    // cache, pieces merged after a miss, pieces that never reach a cache (<= 2 bytes, whole words, too long).
+    uint64_t stat_hits = 0, stat_misses = 0, stat_uncached = 0;
+    uint64_t wipes() const { return cache.wipes() + piece_wipes; }
+    uint64_t piece_wipes = 0;
+
+    // Build the image every pieces table starts from (piece_cache.hpp): empty, or, if `seeded`, holding every
+    // spelling of <= 15 bytes the merges build from the byte ids and every whole word of <= 15 bytes, each with
+    // what encode() gives for it. Call after the merges, whole words and cache size are set, before encoding on
+    // threads (it replaces the tables' image; copies made before still see it).
+    void build_piece_image(bool seeded) {
+        tables->scan_merges = scan_is_exact();
+        auto image = std::make_shared<PieceImage>();
+        std::vector<std::string> keys;
+        const size_t shortest = tables->whole.empty() ? 3 : 1;  // shorter ones never reach the cache
+        if (seeded && cache.capacity() > 0) {
+            std::unordered_map<int32_t, std::string> spelled;  // first spelling found wins: any would do
+            for (int b = 0; b < 256; ++b) spelled.emplace(byte_ids[b], std::string(1, (char)b));
+            for (const Merge& m : tables->merges) {
+                auto left = spelled.find((int32_t)m.left), right = spelled.find((int32_t)m.right);
+                if (left == spelled.end() || right == spelled.end()) continue;  // unreachable from bytes
+                if (left->second.size() + right->second.size() > PIECE_MAX) continue;
+                std::string both = left->second + right->second;
+                spelled.emplace(m.new_id, std::move(both));
+            }
+            for (auto& entry : spelled) {
+                if (entry.second.size() >= shortest) keys.push_back(entry.second);
+            }
+            for (auto& entry : tables->whole) {
+                if (!entry.first.empty() && entry.first.size() <= PIECE_MAX) keys.push_back(entry.first);
+            }
+        }
+        image->limit = cache.capacity();
+        size_t size = 16;
+        while (size * 3 < (keys.size() + image->limit + 1) * 4) size <<= 1;
+        if (!keys.empty()) image->slots.assign(size, PieceSlot{0, 0, 0, 0});
+        image->mask = size - 1;
+        std::vector<int32_t> ids;
+        for (const std::string& key : keys) {
+            ids.clear();
+            encode_uncached(key.data(), key.size(), ids);
+            PieceSlot slot;
+            piece_key(key.data(), key.size(), slot.k0, slot.k1);
+            if (!pack_piece_ids(ids.data(), ids.size(), image->spill, slot.v0, slot.v1)) continue;
+            if (insert_piece_unshared(image->slots, image->mask, slot)) ++image->seeded;
+        }
+        tables->image = image;
+    }
+    size_t seeded_pieces() const { return tables->image ? tables->image->seeded : 0; }
+    // Have `shared` (a batch's table) start from this encoder's image.
+    void share_pieces(SharedWordCache& shared) const { shared.use_pieces(tables->image); }
     // encode() with `shared` (when not null) as the memo cache instead of this encoder's own, the words it merges
     // published there with entries in `arena` (this thread's): how the threads of a batch share their work.
     void encode(const char* word, size_t size, std::vector<int32_t>& out, SharedWordCache* shared,
                 EntryArena* arena) {
-        const unsigned char* bytes = (const unsigned char*)word;
         const auto& whole = tables->whole;
+        if (size <= PIECE_MAX && size >= (whole.empty() ? 3 : 1) && cache.capacity() != 0) {
+            // Short pieces: the inline table first. A whole word is looked up on a miss only: a hit holds what
+            // encode_uncached gives, whole words included.
+            PieceCache* pieces = shared != nullptr ? &shared->pieces : &own_pieces;
+            if (shared == nullptr && !own_pieces.ready() && tables->image) own_pieces.reset(tables->image);
+            if (pieces->ready()) {
+                uint64_t k0, k1;
+                piece_key(word, size, k0, k1);
+                const uint64_t hash = piece_hash(k0, k1);
+                if (pieces->get(k0, k1, hash, out)) {
+                    ++stat_hits;
+                    return;
+                }
+                ++stat_misses;
+                const size_t start = out.size();
+                encode_uncached(word, size, out);
+                if (shared != nullptr) {
+                    shared->pieces.put(k0, k1, hash, out.data() + start, out.size() - start, *arena);
+                } else if (!own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena)) {
+                    if (!own_pieces.grow()) {  // full at its budget: back to the image, then add this one
+                        own_pieces.reset();
+                        own_arena = EntryArena();
+                        ++piece_wipes;
+                    }
+                    own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena);
+                }
+                return;
+            }
+        }
+        const unsigned char* bytes = (const unsigned char*)word;
         if (!whole.empty()) {
             auto it = whole.find(std::string(word, size));
             if (it != whole.end()) {
+                ++stat_uncached;
                 out.push_back(it->second);
                 return;
             }
         }
         // Small-word fast paths (same result as merge_all: at most one pair).
+        if (size <= 2) ++stat_uncached;
         if (size <= 1) {
             if (size == 1) out.push_back(byte_ids[bytes[0]]);
             return;
@@ -73,24 +190,112 @@ public:
             return;
         }
         if (cache.capacity() == 0 || size > WordCache::MAX_KEY) {
-            merge_all(bytes, size, out);
+            ++stat_uncached;
+            merge_word(bytes, size, out);
             return;
         }
         const uint64_t hash = hash_bytes(word, size);
         if (shared != nullptr) {
-            if (shared->get(word, size, hash, out)) return;
+            if (shared->get(word, size, hash, out)) {
+                ++stat_hits;
+                return;
+            }
+            ++stat_misses;
             size_t start = out.size();
-            merge_all(bytes, size, out);
+            merge_word(bytes, size, out);
             shared->put(word, size, hash, out.data() + start, out.size() - start, *arena);
             return;
         }
-        if (cache.get(word, size, hash, out)) return;
+        if (cache.get(word, size, hash, out)) {
+            ++stat_hits;
+            return;
+        }
+        ++stat_misses;
         size_t start = out.size();
-        merge_all(bytes, size, out);
+        merge_word(bytes, size, out);
         cache.put(word, size, hash, out.data() + start, out.size() - start);
     }
 
 private:
+    // Whether merge_scan gives merge_all's result for every word: when each pair's new id is made by no other pair
+    // and is neither of its inputs. merge_all executes a queued entry (rank, pos, new id) iff the pair now at pos
+    // makes that new id; under this condition that pair is the one queued (same rank), so merge_all executes the
+    // current pairs in (rank, pos) order, which is what the scan does. Otherwise (arbitrary merges: several pairs
+    // making one id) a stale entry can merge a grown pair at an older rank, and only merge_all reproduces that.
+    bool scan_is_exact() const {
+        std::vector<int32_t> made;
+        made.reserve(tables->ranks.used);
+        for (const auto& slot : tables->ranks.slots) {
+            if (slot.key == PairMap<RankValue>::EMPTY) continue;
+            const int32_t id = slot.val.new_id;
+            if ((uint64_t)(uint32_t)id == (slot.key >> 32) || (uint64_t)(uint32_t)id == (slot.key & 0xFFFFFFFFu))
+                return false;
+            made.push_back(id);
+        }
+        std::sort(made.begin(), made.end());
+        return std::adjacent_find(made.begin(), made.end()) == made.end();
+    }
+    // merge_all for words of at most SCAN_MAX bytes when tables->scan_merges: the ids and their pairs' ranks in
+    // two small arrays, the lowest (rank, position) merged until none is left: O(n^2) with n <= 32 on the stack,
+    // no heap and no linked list (tiktoken's reasoning: for short words a scan beats a heap).
+    static constexpr size_t SCAN_MAX = 32;
+    void merge_scan(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
+        int32_t ids[SCAN_MAX];
+        RankValue pairs[SCAN_MAX];  // pairs[i]: the pair (ids[i], ids[i + 1]); rank INT32_MAX if it never merges
+        size_t n = size;
+        for (size_t i = 0; i < n; ++i) ids[i] = byte_ids[bytes[i]];
+        auto rank_of = [&](size_t i) {
+            const RankValue* found = tables->ranks.find(pair_key(ids[i], ids[i + 1]));
+            return found ? *found : RankValue{INT32_MAX, 0};
+        };
+        for (size_t i = 0; i + 1 < n; ++i) pairs[i] = rank_of(i);
+        for (;;) {
+            size_t best = SCAN_MAX;
+            int32_t lowest = INT32_MAX;
+            for (size_t i = 0; i + 1 < n; ++i) {
+                if (pairs[i].rank < lowest) {  // strict: the leftmost of equal ranks (the same pair) first
+                    lowest = pairs[i].rank;
+                    best = i;
+                }
+            }
+            if (best == SCAN_MAX) break;
+            ids[best] = pairs[best].new_id;
+            std::memmove(ids + best + 1, ids + best + 2, (n - best - 2) * sizeof(int32_t));
+            if (best + 3 <= n) std::memmove(pairs + best + 1, pairs + best + 2, (n - best - 3) * sizeof(RankValue));
+            --n;
+            if (best + 1 < n) pairs[best] = rank_of(best);
+            if (best > 0) pairs[best - 1] = rank_of(best - 1);
+        }
+        out.insert(out.end(), ids, ids + n);
+    }
+    // What encode() gives, without any cache.
+    void encode_uncached(const char* word, size_t size, std::vector<int32_t>& out) {
+        const unsigned char* bytes = (const unsigned char*)word;
+        const auto& whole = tables->whole;
+        if (!whole.empty()) {
+            auto it = whole.find(std::string(word, size));
+            if (it != whole.end()) {
+                out.push_back(it->second);
+                return;
+            }
+        }
+        if (size <= 1) {
+            if (size == 1) out.push_back(byte_ids[bytes[0]]);
+            return;
+        }
+        merge_word(bytes, size, out);
+    }
+    void merge_word(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
+        if (size <= SCAN_MAX && tables->scan_merges) {
+            merge_scan(bytes, size, out);
+        } else {
+            merge_all(bytes, size, out);
+        }
+    }
+    struct Merge {
+        uint32_t left, right;
+        int32_t new_id;
+    };
     struct Symbol {
         int32_t c, prev, next, len;
     };
@@ -105,9 +310,14 @@ private:
     struct Tables {
         PairMap<RankValue> ranks;
         std::unordered_map<std::string, int32_t> whole;
+        std::vector<Merge> merges;                // in rank order: the image's spellings are built from them
+        std::shared_ptr<const PieceImage> image;  // what pieces tables start from (none until built)
+        bool scan_merges = false;                 // merge_scan is exact (scan_is_exact), set with the image
     };
     std::shared_ptr<Tables> tables = std::make_shared<Tables>();
-    WordCache cache;
+    WordCache cache;  // pieces over 15 bytes (and all when no image was built)
+    PieceCache own_pieces;
+    EntryArena own_arena;  // own_pieces' spilled ids
     std::vector<Symbol> symbols;
     std::vector<Item> heap;
 

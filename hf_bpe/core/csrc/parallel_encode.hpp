@@ -57,11 +57,7 @@ inline int encode_range(const TextRef* refs, size_t begin, size_t end, int pid, 
                 *failed_at = (Py_ssize_t)i;
                 return ENCODE_BAD_TEXT;
             }
-            size_t start = 0;
-            for (size_t stop : ends) {
-                encoder.encode(utf8.data() + start, stop - start, local.ids, shared, arena);
-                start = stop;
-            }
+            encoder.encode_pieces(utf8.data(), ends.data(), ends.size(), local.ids, shared, arena);
             local.ends.push_back(local.ids.size());
         }
     } catch (...) {

@@ -17,28 +17,10 @@
 #include <memory>
 #include <vector>
 
+#include "entry_arena.hpp"
+#include "piece_cache.hpp"
+
 namespace hfbpe {
-
-// Bump allocation in blocks that never move; freed all at once. One per thread: not thread-safe.
-class EntryArena {
-public:
-    void* allocate(size_t bytes) {
-        bytes = (bytes + 7) & ~(size_t)7;
-        if (used_ + bytes > size_) {
-            size_ = bytes > BLOCK ? bytes : BLOCK;
-            blocks_.emplace_back(new uint64_t[size_ / 8]);
-            used_ = 0;
-        }
-        void* at = (char*)blocks_.back().get() + used_;
-        used_ += bytes;
-        return at;
-    }
-
-private:
-    static constexpr size_t BLOCK = 1 << 18;
-    std::vector<std::unique_ptr<uint64_t[]>> blocks_;
-    size_t used_ = 0, size_ = 0;
-};
 
 class SharedWordCache {
 public:
@@ -55,11 +37,20 @@ public:
             slots_.reset(new std::atomic<const Entry*>[size]);
             mask_ = size - 1;
             clear();
-        } else if (used_.load() >= capacity_) {
-            clear();
+        } else if (used_.load() >= capacity_ || (pieces.full() && !pieces.grow())) {
+            clear();  // a generation wipe of both tables (the pieces' spilled ids live in the arenas)
+            ++wipes_;
         }
         if (arenas_.size() < (size_t)threads) arenas_.resize((size_t)threads);
     }
+    uint64_t wipes() const { return wipes_; }
+    // Make the pieces table start from `image` (call with no batch running; a no-op if it already does).
+    void use_pieces(const std::shared_ptr<const PieceImage>& image) {
+        if (image && pieces.image() != image.get()) pieces.reset(image);
+    }
+    // Pieces of <= 15 bytes (piece_cache.hpp), their spilled ids in the threads' arenas; not ready() until
+    // use_pieces().
+    PieceCache pieces;
     // Thread t's arena (t < the threads of the last prepare()).
     EntryArena& arena(int t) { return arenas_[(size_t)t]; }
 
@@ -99,6 +90,7 @@ private:
     void clear() {
         for (size_t i = 0; i <= mask_; ++i) slots_[i].store(nullptr, std::memory_order_relaxed);
         used_.store(0);
+        if (pieces.ready()) pieces.reset();
         for (auto& arena : arenas_) arena = EntryArena();
     }
     struct Entry {  // followed by ids_len int32 ids, then key_len key bytes
@@ -116,6 +108,7 @@ private:
     uint64_t mask_ = 0;
     size_t capacity_;
     std::atomic<size_t> used_{0};
+    uint64_t wipes_ = 0;  // changed only by prepare(), with no batch running
     std::vector<EntryArena> arenas_;
 };
 

@@ -22,6 +22,7 @@ public:
         clear();
     }
     size_t capacity() const { return capacity_; }
+    uint64_t wipes() const { return wipes_; }
     void clear() {
         slots_.clear();
         keys_.clear();
@@ -46,7 +47,10 @@ public:
     // Remember word[0..n) -> ids[0..count) (the caller checked it is absent and n <= MAX_KEY).
     void put(const char* word, size_t n, uint64_t hash, const int32_t* ids, size_t count) {
         if (capacity_ == 0 || count > 0xFFFF) return;
-        if (used_ >= capacity_) clear();  // bounded: drop everything when full
+        if (used_ >= capacity_) {  // bounded: drop everything when full
+            clear();
+            ++wipes_;
+        }
         if (mask_ == 0) allocate();
         uint64_t i = hash & mask_;
         while (slots_[i].key_len != EMPTY) i = (i + 1) & mask_;
@@ -70,6 +74,7 @@ private:
     std::string keys_;
     std::vector<int32_t> ids_;
     size_t capacity_ = 0, used_ = 0;
+    uint64_t wipes_ = 0;
     uint64_t mask_ = 0;
 
     void allocate() {  // load <= 1/2 at capacity: short probes
