@@ -169,7 +169,9 @@ class ChildResult:
         status: the exit status (0: success).
         payload: the JSON the child wrote (empty when it failed before writing).
         peak_rss_mb: ``ru_maxrss`` of the child from ``wait4``: the largest resident set of the child or of any
-            of its descendants (one process, not a sum), as ``/usr/bin/time`` reports it.
+            of its descendants (one process, not a sum), as ``/usr/bin/time`` reports it. On Linux a child started
+            by ``posix_spawn`` (vfork) inherits this process's high-water mark at exec, so the figure is at least
+            this process's own peak: only meaningful when the parent is small (use ``tree_rss_mb`` otherwise).
         tree_rss_mb: the largest sum of resident sets of the child and all its descendants seen by sampling /proc
             every 50 ms (counts worker processes together; shared copy-on-write pages count once per process).
         log_tail: the last lines of the child's stdout+stderr, for error messages.
