@@ -294,10 +294,10 @@ class Pretokenizer:
         ...                                                                                   part_chars=1)
         True
         """
+        if self._scanner_id < 0:
+            return encoder.encode_words(self.split_bytes(text))  # a custom regex: its pieces (prefixed), never cut
         if self._add_prefix_space:
             text = self._prefixed(text)
-        if self._scanner_id < 0:
-            return encoder.encode_words(self.split_bytes(text))  # a custom regex: its pieces, never cut
         if not _PIECES:
             _PIECES.append(_scanner.pieces_function())
         if part_chars <= 0 or len(text) <= part_chars or self._name not in CUTTABLE_PATTERNS:
