@@ -190,6 +190,24 @@ def test_a_new_special_token_is_split_as_its_spelling(pair):
     assert split == base.encode_word(b"<|low|>")
 
 
+@pytest.mark.shared_data
+def test_gpt2_extended_by_hand(shared_data):
+    """Real GPT-2 with four merges appended (one new token is part of a character): the base splits by bytes."""
+    base = hf_bpe.BPEModel.load(shared_data / "vocabs" / "gpt2")
+    new_merges = [(b"\xe6\x96", b"\x87"), (b"\xe5\xad", b"\x97"), ("中".encode(), "文".encode()),
+                  ("字".encode(), b"\xe4\xbd")]
+    vocab = dict(base.vocab)
+    for i, (left, right) in enumerate(new_merges):
+        vocab[left + right] = base.vocab_size + i
+    extended = hf_bpe.BPEModel(vocab, base.merges + tuple(new_merges), special_tokens=base.special_tokens)
+    assert extended.vocab_size == base.vocab_size + 4
+    splits = base_splits(base, extended)
+    assert splits == [[23877, 229], [27764, 245], [40792, 23877, 229], [27764, 245, 19526]]
+    table = np.random.default_rng(8).standard_normal((base.vocab_size, 12)).astype(np.float32)
+    np.testing.assert_allclose(new_token_embeddings(shared_data / "vocabs" / "gpt2", extended, table),
+                               reference_rows(base, extended, table), rtol=1e-6)
+
+
 # -- SentencePiece ------------------------------------------------------------------------------------------------
 
 def appended(base: SentencePieceModel, texts: list[str]) -> SentencePieceModel:
@@ -269,11 +287,13 @@ def test_torch_tensor_in_torch_tensor_out(pair, dtype):
 
 
 @pytest.mark.parametrize("tied", [True, False])
-def test_resize_a_tiny_gpt2_model(pair, tied):
+def test_resize_a_tiny_gpt2_model(pair, tied, tmp_path):
     torch = pytest.importorskip("torch", reason="torch is not installed")
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
-    base, extended = pair
+    base, extended_model = pair
+    base.save(tmp_path / "base")
+    extended_model.save(tmp_path / "extended")
     torch.manual_seed(0)
     config = GPT2Config(vocab_size=base.vocab_size, n_positions=32, n_embd=16, n_layer=1, n_head=2,
                         tie_word_embeddings=tied)
@@ -281,18 +301,20 @@ def test_resize_a_tiny_gpt2_model(pair, tied):
     before_in = model.get_input_embeddings().weight.detach().numpy().copy()
     before_out = model.get_output_embeddings().weight.detach().numpy().copy()
     # The README's lines.
+    extended = AutoTokenizer.from_pretrained(tmp_path / "extended")
     model.resize_token_embeddings(len(extended), mean_resizing=False)
-    for weight in {model.get_input_embeddings().weight, model.get_output_embeddings().weight}:
-        new_rows = hf_bpe.new_token_embeddings(base, extended, weight)
-        weight.data[-len(new_rows):] = new_rows
+    for weight in {model.get_input_embeddings().weight, model.get_output_embeddings().weight}:  # one when tied
+        new_rows = hf_bpe.new_token_embeddings(tmp_path / "base", extended, weight)
+        weight.data[len(extended) - len(new_rows):len(extended)] = new_rows
 
-    assert model.get_input_embeddings().weight.shape == (extended.vocab_size, 16)
+    assert type(extended).__name__ == "HFBPETokenizer"
+    assert model.get_input_embeddings().weight.shape == (extended_model.vocab_size, 16)
     np.testing.assert_allclose(model.get_input_embeddings().weight.detach().numpy()[base.vocab_size:],
-                               reference_rows(base, extended, before_in), rtol=1e-6, atol=1e-6)
+                               reference_rows(base, extended_model, before_in), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(model.get_output_embeddings().weight.detach().numpy()[base.vocab_size:],
-                               reference_rows(base, extended, before_out), rtol=1e-6, atol=1e-6)
-    ids = torch.tensor([extended.encode("the lowest cat, 中文字体")])
+                               reference_rows(base, extended_model, before_out), rtol=1e-6, atol=1e-6)
+    ids = extended("the lowest cat, 中文字体", return_tensors="pt")["input_ids"]
     assert ids.max() >= base.vocab_size  # the text uses new tokens
     with torch.no_grad():
         logits = model(ids).logits
-    assert logits.shape == (1, ids.shape[1], extended.vocab_size) and torch.isfinite(logits).all()
+    assert logits.shape == (1, ids.shape[1], extended_model.vocab_size) and torch.isfinite(logits).all()
