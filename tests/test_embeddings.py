@@ -132,6 +132,11 @@ def test_tokenizer_forms_give_the_same_rows(pair, tmp_path):
                                    hf_bpe.HFBPETokenizer.from_pretrained(tmp_path / "extended"), table)
     np.testing.assert_array_equal(from_folders, expected)
     np.testing.assert_array_equal(from_hf, expected)
+    # A tokenizer.model that is not SentencePiece (Llama 3's original folder has a tiktoken one): byte-level.
+    (tmp_path / "base" / "tokenizer.model").write_text("IQ== 0\n")
+    np.testing.assert_array_equal(new_token_embeddings(tmp_path / "base", extended, table), expected)
+    with pytest.raises(ValueError, match="is a file but not a SentencePiece .model"):
+        new_token_embeddings(tmp_path / "base" / "vocab.json", extended, table)
 
 
 def test_numpy_input_does_not_import_torch(tmp_path):

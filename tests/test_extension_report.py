@@ -47,6 +47,7 @@ def test_token_text_escapes_partial_characters(pair):
     base, extended = pair
     report = extension_report(base, extended, [], first=100)
     assert len(report.first_new_tokens) == report.new_tokens
+    assert (report.held_out.bytes, report.held_out.base_per_byte, report.held_out.relative_change) == (0, 0.0, 0.0)
     for token in report.first_new_tokens:
         raw = extended.id_to_bytes(token.id)
         assert token.text == raw.decode("utf-8", "backslashreplace")

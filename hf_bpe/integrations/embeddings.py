@@ -84,19 +84,13 @@ def as_tokenizer_model(tokenizer: Any, what: str) -> TokenizerModel:
         if not path.is_dir():
             raise FileNotFoundError(f"{what} {os.fspath(tokenizer)!r} does not exist; expected {_ACCEPTED}")
         sentencepiece_file = path / "tokenizer.model"
-        if sentencepiece_file.is_file() and _is_sentencepiece(sentencepiece_file):
-            return SentencePieceModel.load(sentencepiece_file)
-        # Llama 3's original folder has a tiktoken file named tokenizer.model: such a folder is byte-level.
+        if sentencepiece_file.is_file():
+            try:
+                return SentencePieceModel.read(sentencepiece_file.read_bytes(), os.fspath(sentencepiece_file))
+            except ValueError:
+                pass  # Llama 3's original folder has a tiktoken file named tokenizer.model: byte-level after all
         return BPEModel.load(path)
     raise TypeError(f"{what} must be {_ACCEPTED}; got {type(tokenizer).__name__} {excerpt(tokenizer)}")
-
-
-def _is_sentencepiece(path: Path) -> bool:
-    try:
-        SentencePieceModel.read(path.read_bytes(), os.fspath(path))
-    except ValueError:
-        return False
-    return True
 
 
 def _size(model: TokenizerModel) -> int:

@@ -184,17 +184,23 @@ def _measure(texts: Iterable[str], count_base: Any, count_extended: Any, what: s
         raise TypeError(f"{what} must be an iterable of texts, got a single {type(texts).__name__}; pass [text]")
     n_texts = n_bytes = base_tokens = extended_tokens = 0
     batch: list[str] = []
-    for text in [*texts, None]:
-        if text is not None:
-            if not isinstance(text, str):
-                raise TypeError(f"{what} must hold str texts, got {type(text).__name__} at position {n_texts}")
-            batch.append(text)
-            n_texts += 1
-            n_bytes += len(text.encode("utf-8", "surrogatepass"))
-        if batch and (text is None or len(batch) == _BATCH):
-            base_tokens += count_base(batch)
-            extended_tokens += count_extended(batch)
-            batch = []
+
+    def flush() -> None:
+        nonlocal base_tokens, extended_tokens
+        base_tokens += count_base(batch)
+        extended_tokens += count_extended(batch)
+        batch.clear()
+
+    for text in texts:  # streamed: a large check file is never held whole
+        if not isinstance(text, str):
+            raise TypeError(f"{what} must hold str texts, got {type(text).__name__} at position {n_texts}")
+        batch.append(text)
+        n_texts += 1
+        n_bytes += len(text.encode("utf-8", "surrogatepass"))
+        if len(batch) == _BATCH:
+            flush()
+    if batch:
+        flush()
     return TokensPerByte(texts=n_texts, bytes=n_bytes, base_tokens=base_tokens, extended_tokens=extended_tokens)
 
 
