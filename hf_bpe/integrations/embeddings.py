@@ -17,6 +17,14 @@ Arrays in, arrays out: numpy or torch, the result in the library, dtype and devi
 only when a torch tensor is given). Means are taken in float32 (float64 for float64 input) and rounded to the
 input's dtype once.
 
+A `transformers` model, its input and output embeddings (a tied pair is one tensor, so the set holds it once)::
+
+    extended = AutoTokenizer.from_pretrained("gpt2-extended")  # the folder hf-bpe extend wrote
+    model.resize_token_embeddings(len(extended), mean_resizing=False)
+    for weight in {model.get_input_embeddings().weight, model.get_output_embeddings().weight}:
+        new_rows = hf_bpe.new_token_embeddings("gpt2-base", extended, weight)
+        weight.data[len(extended) - len(new_rows):len(extended)] = new_rows
+
 >>> import numpy as np, hf_bpe
 >>> corpus = ["low lower lowest newer wider"] * 8
 >>> base = hf_bpe.train(corpus, vocab_size=262, show_progress=False)
@@ -237,7 +245,8 @@ def new_token_embeddings(base: Any, extended: Any, embeddings: Any) -> Any:
     Returns:
         The rows of ids ``len(base) .. len(extended) - 1``, in order, shape ``(len(extended) - len(base), width)``:
         a numpy array, or a torch tensor (not requiring grad) on the input's device, of the input's dtype. After
-        ``model.resize_token_embeddings(len(extended))`` they go to ``weight[-len(rows):]``.
+        ``model.resize_token_embeddings(len(extended))`` they go to ``weight[len(extended) - len(rows):len(extended)]``
+        (the module's docstring has the lines).
 
     Raises:
         TypeError: tokenizers of an unknown or of different kinds; embeddings that are not a floating-point numpy
