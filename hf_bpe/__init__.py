@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .errors import DisallowedSpecialTokenError, InputError
     from .formats.manifest import CorpusFingerprint
     from .formats.token_file import read_token_file
+    from .integrations.embeddings import new_token_embeddings
     from .integrations.hf_tokenizer import HFBPETokenizer
     from .integrations.preprocess import save_tokenized, tokenize_dataset
     from .integrations.sentencepiece_hf import save_sentencepiece
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from .model.bpe import BPEModel
     from .model.classic import ClassicModel
     from .tools.compare import compare
+    from .tools.extension_report import ExtensionReport, HeldOutSplit, extension_report
     from .tools.verify import verify
     from .training.bpe_trainer import train, train_from_counts
     from .training.counts import WordCounts
@@ -47,12 +49,16 @@ _EXPORTS = {
     "RECIPES": ".training.recipes",
     "CorpusFingerprint": ".formats.manifest",
     "DisallowedSpecialTokenError": ".errors",
+    "ExtensionReport": ".tools.extension_report",
+    "HeldOutSplit": ".tools.extension_report",
     "HFBPETokenizer": ".integrations.hf_tokenizer",
     "HFSentencePieceTokenizer": ".integrations.sentencepiece_tokenizer",
     "InputError": ".errors",
     "PATTERNS": ".core.patterns",
     "Pretokenizer": ".core.pretokenize",
     "compare": ".tools.compare",
+    "extension_report": ".tools.extension_report",
+    "new_token_embeddings": ".integrations.embeddings",
     "read_token_file": ".formats.token_file",
     "save_sentencepiece": ".integrations.sentencepiece_hf",
     "save_tokenized": ".integrations.preprocess",
@@ -70,14 +76,18 @@ __all__ = [
     "ClassicModel",
     "CorpusFingerprint",
     "DisallowedSpecialTokenError",
+    "ExtensionReport",
     "HFBPETokenizer",
     "HFSentencePieceTokenizer",
+    "HeldOutSplit",
     "InputError",
     "PATTERNS",
     "RECIPES",
     "Pretokenizer",
     "WordCounts",
     "compare",
+    "extension_report",
+    "new_token_embeddings",
     "read_token_file",
     "save_sentencepiece",
     "save_tokenized",
