@@ -83,3 +83,64 @@ def test_classic_core_equals_reference(sequences, data, tie_break, reuse, num_me
                           reuse_equal=reuse, min_frequency=min_frequency, strip_prefix=strip_prefix,
                           max_vocab=max_vocab)
     assert spec == compiled
+
+
+# -- objective="score": WordPiece's likelihood score, count(ab) / (freq(a) freq(b)) as the HF course's floats --------
+
+@settings(max_examples=300, deadline=None)
+@given(
+    sequences=st.lists(st.lists(st.integers(0, 3), max_size=10), min_size=1, max_size=6),
+    data=st.data(),
+    tie_break=st.sampled_from(TIE_BREAKS),
+    reuse=st.booleans(),
+    num_merges=st.integers(0, 14),
+    strip_prefix=st.sampled_from([b"", b"b"]),
+    big=st.booleans(),
+)
+def test_classic_core_score_equals_reference(sequences, data, tie_break, reuse, num_merges, strip_prefix,
+                                             big) -> None:
+    # Big counts put freq(a) freq(b) past 2**53 (and 2**64): the compiled loop's exact rounding of the division.
+    top = 2**40 if big else 4
+    counts = data.draw(st.lists(st.integers(0, top), min_size=len(sequences), max_size=len(sequences)))
+    spec, compiled = both(sequences, counts, [b"a", b"b", b"ab", b"ba"], num_merges=num_merges, tie_break=tie_break,
+                          reuse_equal=reuse, strip_prefix=strip_prefix, objective="score")
+    assert spec == compiled
+
+
+@settings(max_examples=300, deadline=None)
+@given(count=st.integers(1, 2**63 - 1), first=st.integers(1, 2**64 - 1), second=st.integers(1, 2**64 - 1))
+def test_classic_core_score_ratio_is_pythons_division(count, first, second) -> None:
+    if first * second >= 2**128:
+        first = max(1, first >> 32)
+    assert _classic.score_ratio(count, first, second) == count / (first * second)
+
+
+def test_classic_core_score_follows_the_course_floats_not_exact_fractions() -> None:
+    # Two pairs of count 1: (0, 1) with freq n and n, (2, 3) with freq n - 1 and n + 1. Exactly, 1/(n^2 - 1) beats
+    # 1/n^2; as doubles (the course's compute_pair_scores) they are equal, and the pair seen first wins.
+    from fractions import Fraction
+
+    n = 100_000_003
+    assert 1 / (n * n) == 1 / ((n - 1) * (n + 1)) and Fraction(1, n * n) < Fraction(1, (n - 1) * (n + 1))
+    sequences = [[0, 1], [0], [1], [2, 3], [2], [3]]
+    counts = [1, n - 1, n - 1, 1, n - 2, n]
+    spec, compiled = both(sequences, counts, [b"a", b"b", b"c", b"d"], num_merges=1, objective="score")
+    assert spec == compiled and compiled[1] == [(0, 1, 4)]
+
+
+def test_classic_core_score_rescored_when_a_part_gets_rarer() -> None:
+    # (b, c) 3/(3*4) is merged first; "c" gets rarer, so (c, d) (count unchanged) rises from 1/(4*2) to 1/(1*2)
+    # and beats (e, f) at 1/(4*1), which a stale score would have merged second.
+    sequences, counts = [[1, 2], [2, 3], [3], [4, 5], [4]], [3, 1, 1, 1, 3]
+    spec, compiled = both(sequences, counts, [b"a", b"b", b"c", b"d", b"e", b"f"], num_merges=3,
+                          objective="score")
+    assert spec == compiled
+    assert [m[:2] for m in compiled[1]] == [(1, 2), (2, 3), (4, 5)]
+
+
+def test_classic_core_score_refuses_min_frequency() -> None:
+    for learn in (_reference_classic.learn_merges, _classic.learn_merges):
+        with pytest.raises(ValueError, match="min_frequency belongs to objective='count'"):
+            learn([0, 0], [0, 2], [1], [b"a"], num_merges=1, objective="score", min_frequency=2)
+        with pytest.raises(ValueError, match="objective must be one of 'count', 'score', got 'likelihood'"):
+            learn([0, 0], [0, 2], [1], [b"a"], num_merges=1, objective="likelihood")
