@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_bpe.core import _classic, _reference_classic
-from hf_bpe.core._reference_classic import TIE_BREAKS
+from hf_bpe.core._reference_classic import OBJECTIVES, TIE_BREAKS
 
 
 def flat(sequences: list[list[int]]) -> tuple[list[int], list[int]]:
@@ -64,7 +64,7 @@ def test_classic_core_bad_options_raise_the_same_error() -> None:
             learn([0], [0, 1], [1], [b"a"], num_merges=-1)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(
     sequences=st.lists(st.lists(st.integers(0, 3), max_size=12), min_size=1, max_size=6),
     data=st.data(),
@@ -74,38 +74,22 @@ def test_classic_core_bad_options_raise_the_same_error() -> None:
     min_frequency=st.integers(0, 3),
     strip_prefix=st.sampled_from([b"", b"b"]),
     max_vocab=st.one_of(st.none(), st.integers(0, 12)),
+    objective=st.sampled_from(OBJECTIVES),
+    big=st.booleans(),
 )
 def test_classic_core_equals_reference(sequences, data, tie_break, reuse, num_merges, min_frequency, strip_prefix,
-                                       max_vocab) -> None:
-    counts = data.draw(st.lists(st.integers(0, 4), min_size=len(sequences), max_size=len(sequences)))
+                                       max_vocab, objective, big) -> None:
+    # Big counts put the score's freq(a) freq(b) past 2**53 and 2**64: the compiled loop's exact rounding.
+    top = 2**40 if big and objective == "score" else 4
+    counts = data.draw(st.lists(st.integers(0, top), min_size=len(sequences), max_size=len(sequences)))
     vocab = [b"a", b"b", b"ab", b"ba"]  # texts that merges can spell again
     spec, compiled = both(sequences, counts, vocab, num_merges=num_merges, tie_break=tie_break,
-                          reuse_equal=reuse, min_frequency=min_frequency, strip_prefix=strip_prefix,
-                          max_vocab=max_vocab)
+                          reuse_equal=reuse, min_frequency=0 if objective == "score" else min_frequency,
+                          strip_prefix=strip_prefix, max_vocab=max_vocab, objective=objective)
     assert spec == compiled
 
 
 # -- objective="score": WordPiece's likelihood score, count(ab) / (freq(a) freq(b)) as the HF course's floats --------
-
-@settings(max_examples=300, deadline=None)
-@given(
-    sequences=st.lists(st.lists(st.integers(0, 3), max_size=10), min_size=1, max_size=6),
-    data=st.data(),
-    tie_break=st.sampled_from(TIE_BREAKS),
-    reuse=st.booleans(),
-    num_merges=st.integers(0, 14),
-    strip_prefix=st.sampled_from([b"", b"b"]),
-    big=st.booleans(),
-)
-def test_classic_core_score_equals_reference(sequences, data, tie_break, reuse, num_merges, strip_prefix,
-                                             big) -> None:
-    # Big counts put freq(a) freq(b) past 2**53 (and 2**64): the compiled loop's exact rounding of the division.
-    top = 2**40 if big else 4
-    counts = data.draw(st.lists(st.integers(0, top), min_size=len(sequences), max_size=len(sequences)))
-    spec, compiled = both(sequences, counts, [b"a", b"b", b"ab", b"ba"], num_merges=num_merges, tie_break=tie_break,
-                          reuse_equal=reuse, strip_prefix=strip_prefix, objective="score")
-    assert spec == compiled
-
 
 @settings(max_examples=300, deadline=None)
 @given(count=st.integers(1, 2**63 - 1), first=st.integers(1, 2**64 - 1), second=st.integers(1, 2**64 - 1))

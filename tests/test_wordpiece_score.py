@@ -9,6 +9,7 @@ import pytest
 
 import hf_bpe
 from hf_bpe.cli import main
+from hf_bpe.core._reference_classic import replace_pair
 from hf_bpe.errors import InputError
 from hf_bpe.model.classic import ClassicModel
 from hf_bpe.training.recipe_table import BERT_SPECIAL_TOKENS
@@ -62,17 +63,10 @@ def course_splits(word_freqs: dict[str, int]) -> dict[str, list[str]]:
 
 
 def course_merge(splits: dict[str, list[str]], pair: tuple[str, str]) -> None:
+    # The course's merge_pair: left to right, without overlap (the merged symbol never equals its left part).
     new = pair[0] + pair[1][2:] if pair[1].startswith("##") else pair[0] + pair[1]
     for word, split in splits.items():
-        out, i = [], 0
-        while i < len(split):
-            if tuple(split[i:i + 2]) == pair:
-                out.append(new)
-                i += 2
-            else:
-                out.append(split[i])
-                i += 1
-        splits[word] = out
+        splits[word] = replace_pair(split, pair[0], pair[1], new)  # type: ignore[arg-type]
 
 
 def course_loop(word_freqs: dict[str, int], vocab_size: int) -> tuple[list[str], list[tuple[str, str]]]:

@@ -22,6 +22,21 @@ The loop is the compiled classic merge loop with ``objective="score"`` (``hf_bpe
   wins even when its exact score is smaller. hf_bpe follows the floats (a correctly rounded division, as CPython's
   ``int / int``), so its merges are the course's.
 
+Encoding is the course's ``tokenize``: ``BertPreTokenizer`` words, each the longest vocabulary token from the left,
+then ``##`` + the longest match of the rest, ``[UNK]`` for the whole word when a rest has none (no length limit).
+The course's ``encode_word`` can also match a token ``"#"`` against the ``##`` it prepends and then never stops;
+here, as in BERT, a rest is matched only as ``##`` + at least one of its characters.
+
+``vocab.txt`` loads in transformers' ``BertTokenizer`` / ``BertTokenizerFast`` (``do_lower_case=False``), which give
+the same ids wherever BERT's normalizer leaves the course's words alone; they part on control characters (removed
+by BERT, ``\x0b`` and ``\x85`` even split words here), CJK ideographs (words of their own in BERT), words over 100
+characters (``[UNK]`` in BERT) and special tokens' text in the input (one id in BERT).
+
+The PyPI ``real-wordpiece`` (0.1.7) scores pairs the same way but (tests pin the first three): adds the bare form of
+letters met only inside words to the alphabet, ordered by frequency; rescores only the pairs a merge creates, not
+those whose parts a merge made rarer; breaks equal scores by the larger pair count; and merges right to left inside
+a word (``##a ##a ##a`` -> ``##a ##aa``).
+
 >>> tokens, merges = train_wordpiece_score({"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5}, vocab_size=10,
 ...                                        special_tokens=())
 >>> tokens[7:]

@@ -208,7 +208,9 @@ class Learner {
                 for (int32_t s : {a, b, id})
                     if (s < (int32_t)by_symbol_.size())
                         for (int32_t t : by_symbol_[s]) touch(t);
-                if (heap_.size() > 4 * pairs_.size() + 4096) rebuild_heap();
+                // Amortised O(1) per entry: a rebuild follows at least pairs_.size() + 16 pushes (small, so that the
+                // tests' small corpora take this path too).
+                if (heap_.size() > 2 * pairs_.size() + 16) rebuild_heap();
             }
             for (int32_t t : touched_) {
                 pairs_[t].touched = false;
