@@ -28,9 +28,9 @@ COURSE_WORD_FREQS = {
     ',': 1, 'you': 1, 'will': 1, 'be': 1, 'able': 1, 'to': 1, 'understand': 1, 'how': 1, 'they': 1, 'are': 1,
     'trained': 1, 'and': 1, 'generate': 1, 'tokens': 1}
 COURSE_ALPHABET = [
-    '##a', '##b', '##c', '##d', '##e', '##f', '##g', '##h', '##i', '##k', '##l', '##m', '##n', '##o', '##p', '##r', '##s',
-    '##t', '##u', '##v', '##w', '##y', '##z', ',', '.', 'C', 'F', 'H', 'T', 'a', 'b', 'c', 'g', 'h', 'i', 's', 't', 'u',
-    'w', 'y']
+    '##a', '##b', '##c', '##d', '##e', '##f', '##g', '##h', '##i', '##k', '##l', '##m', '##n', '##o', '##p', '##r',
+    '##s', '##t', '##u', '##v', '##w', '##y', '##z', ',', '.', 'C', 'F', 'H', 'T', 'a', 'b', 'c', 'g', 'h', 'i', 's',
+    't', 'u', 'w', 'y']
 COURSE_SCORES = [(('T', '##h'), 0.125), (('##h', '##i'), 0.03409090909090909), (('##i', '##s'), 0.02727272727272727),
                  (('i', '##s'), 0.1), (('t', '##h'), 0.03571428571428571), (('##h', '##e'), 0.011904761904761904)]
 COURSE_VOCAB = [
@@ -241,7 +241,8 @@ def test_wordpiece_score_where_bert_parts_from_the_course(tmp_path: Path) -> Non
     # Each pinned: the recipe encodes as the course; BERT's tokenizers (fast and Python) as BERT.
     tokens = [*BERT_SPECIAL_TOKENS, "a", "b", "ab", "##b", "x", "##x", "中", "文", "##文", "M", "##A", "##S", "##K",
               "[", "]"]
-    model = ClassicModel("wordpiece-score", tokens, [], special_tokens={s: i for i, s in enumerate(BERT_SPECIAL_TOKENS)})
+    specials = {s: i for i, s in enumerate(BERT_SPECIAL_TOKENS)}
+    model = ClassicModel("wordpiece-score", tokens, [], special_tokens=specials)
     folder = model.save(tmp_path / "m")
     for bert in bert_tokenizers(folder / "vocab.txt"):
         def ids(text: str, bert=bert) -> list[str]:
@@ -285,7 +286,7 @@ def _real_wordpiece(texts: list[str], vocab_size: int) -> list[str]:
 
 
 def test_wordpiece_score_versus_real_wordpiece() -> None:
-    # real-wordpiece 0.1.7 (it pins tokenizers < 0.20; it runs on the installed one) parts from the course in three
+    # real-wordpiece 0.1.7 (it pins tokenizers < 0.20; it runs on the installed one) parts from the course in four
     # ways, each shown here; hf_bpe follows the course.
     theirs = _real_wordpiece(COURSE, 70)
     ours = list(hf_bpe.train(COURSE, recipe="wordpiece-score", vocab_size=70, show_progress=False).tokens)
@@ -311,6 +312,11 @@ def test_wordpiece_score_versus_real_wordpiece() -> None:
     size = len(BERT_SPECIAL_TOKENS) + 7 + 2
     assert _real_wordpiece(texts, size + 4)[-2:] == ["##gs", "pu"]
     assert train_wordpiece_score(TOY, vocab_size=size)[0][-2:] == ["##gs", "hu"]
+    # 4. It merges right to left inside a word: after (##a, ##a), "zaaab" is z ##a ##aa ##b there, z ##aa ##a ##b in
+    #    the course, whose next merge is then (##a, ##b) at 1/6; real-wordpiece has no such pair and merges ##aaa.
+    texts = ["zaaab"] + ["yaa"] * 10 + ["wb"] * 5 + ["z"] * 100 + ["y"] * 100 + ["w"] * 100
+    assert _real_wordpiece(texts, 14)[-2:] == ["##aa", "##aaa"]
+    assert train_wordpiece_score(bert_pretokenized_counts(texts), vocab_size=12)[0][-2:] == ["##aa", "##ab"]
 
 
 # -- options and the CLI ----------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ the same ids wherever BERT's normalizer leaves the course's words alone; they pa
 by BERT, ``\x0b`` and ``\x85`` even split words here), CJK ideographs (words of their own in BERT), words over 100
 characters (``[UNK]`` in BERT) and special tokens' text in the input (one id in BERT).
 
-The PyPI ``real-wordpiece`` (0.1.7) scores pairs the same way but (tests pin the first three): adds the bare form of
+The PyPI ``real-wordpiece`` (0.1.7) scores pairs the same way but (each pinned by a test): adds the bare form of
 letters met only inside words to the alphabet, ordered by frequency; rescores only the pairs a merge creates, not
 those whose parts a merge made rarer; breaks equal scores by the larger pair count; and merges right to left inside
 a word (``##a ##a ##a`` -> ``##a ##aa``).
