@@ -20,7 +20,9 @@ The loop is the compiled classic merge loop with ``objective="score"`` (``hf_bpe
 - when no pair is left the course's loop fails (``merge_pair(*"")``); here training stops;
 - its scores are Python floats: two different fractions that round to the same double tie, and the pair seen first
   wins even when its exact score is smaller. hf_bpe follows the floats (a correctly rounded division, as CPython's
-  ``int / int``), so its merges are the course's.
+  ``int / int``), so its merges are the course's. Such a tie of ``p/q`` and ``r/s`` needs ``p * s >= 2**52``
+  (their gap, at least ``1/(q s)``, is then below one unit in the last place), so it takes large counts:
+  ``tests/test_classic_core.py`` builds one with frequencies near ``10**8``.
 
 Encoding is the course's ``tokenize``: ``BertPreTokenizer`` words, each the longest vocabulary token from the left,
 then ``##`` + the longest match of the rest, ``[UNK]`` for the whole word when a rest has none (no length limit).
