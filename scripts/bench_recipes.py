@@ -45,7 +45,8 @@ def _size(recipe: str, merges: int, initial: int) -> dict[str, int]:
 
 def _initial(recipe: str) -> int:
     # Initial symbols before any merge, as the recipes count them: only matters for the vocab_size recipes.
-    return {"hf-course": 1 + 256, "rasbt": 258, "rasbt-simple": 258, "wordpiece": 5 + 2 * 256}.get(recipe, 0)
+    return {"hf-course": 1 + 256, "rasbt": 258, "rasbt-simple": 258, "wordpiece": 5 + 2 * 256,
+            "wordpiece-score": 5 + 2 * 256}.get(recipe, 0)
 
 
 def _hf_bpe(recipe: str, path: Path, merges: int) -> tuple[float, Any]:
@@ -89,7 +90,15 @@ def _python_loop(recipe: str, path: Path, merges: int) -> float:
 
     text = path.read_text(encoding="utf-8")
     start = time.perf_counter()
-    if recipe == "sennrich-paper":
+    options: dict[str, Any] = {}
+    if recipe == "wordpiece-score":  # the HF course's WordPiece loop: recount and rescore every pair per merge
+        from hf_bpe.training.wordpiece_score import bert_pretokenized_counts
+
+        counted = bert_pretokenized_counts(text.split("\n"))
+        words = [tuple(c if i == 0 else "##" + c for i, c in enumerate(w)) for w in counted]
+        counts = list(counted.values())
+        options = {"objective": "score", "strip_prefix": b"##"}
+    elif recipe == "sennrich-paper":
         words, counts = classic.words_paper([text])
     elif recipe == "hf-course":
         raw, counts = classic.words_regex(text.splitlines(keepends=True), "gpt2")
@@ -114,7 +123,7 @@ def _python_loop(recipe: str, path: Path, merges: int) -> float:
     starts = np.cumsum([0] + [len(w) for w in words]).tolist()
     vocab = [s if isinstance(s, bytes) else s.encode("utf-8") for s in alphabet]
     reuse = not recipe.startswith(("minbpe", "rasbt"))
-    learn_merges(symbols, starts, counts, vocab, num_merges=merges, reuse_equal=reuse)
+    learn_merges(symbols, starts, counts, vocab, num_merges=merges, reuse_equal=reuse, **options)
     return time.perf_counter() - start
 
 

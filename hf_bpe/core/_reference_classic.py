@@ -14,6 +14,11 @@ Tie-breaks among pairs of equal count:
   (stats[x], x))``. Texts compare as UTF-8 bytes, which orders them as code points, as Python compares str.
 - ``"smallest-ids"``: the smallest ``(left id, right id)``, as `tokenizers`' BpeTrainer.
 
+Objectives: ``"count"`` ranks pairs by count (BPE); ``"score"`` by WordPiece's likelihood score
+``count(a, b) / (freq(a) * freq(b))``, ``freq(x)`` being how often symbol ``x`` occurs in the current sequences
+(weighted), computed as the Hugging Face course's ``compute_pair_scores`` computes it: a Python float, so two
+different fractions that round to the same double tie, and the tie-break decides between them.
+
 This recount-everything loop is O(corpus) per merge; it is the spec, kept obviously equal to the published code.
 
 >>> vocab, merges = learn_merges([0, 0, 0, 1, 0, 0, 0, 1, 0, 2], [0, 10], [1], [b"a", b"b", b"c", b"d"],
@@ -26,13 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["TIE_BREAKS", "check_learn_args", "learn_merges"]
+__all__ = ["OBJECTIVES", "TIE_BREAKS", "check_learn_args", "learn_merges"]
 
 TIE_BREAKS = ("first-seen", "largest-pair", "smallest-ids")
+OBJECTIVES = ("count", "score")
 
 
 def check_learn_args(vocab: object, num_merges: object, min_frequency: object, tie_break: object,
-                     strip_prefix: object = b"", max_vocab: object = None) -> None:
+                     strip_prefix: object = b"", max_vocab: object = None, objective: object = "count") -> None:
     """Check the options of :func:`learn_merges` (shared with the compiled loop, so both raise the same errors).
 
     >>> check_learn_args([b"a"], 3, 0, "oldest")
@@ -46,6 +52,10 @@ def check_learn_args(vocab: object, num_merges: object, min_frequency: object, t
         raise ValueError(f"num_merges must be an int >= 0, got {num_merges!r}")
     if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 0:
         raise ValueError(f"min_frequency must be an int >= 0, got {min_frequency!r}")
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(map(repr, OBJECTIVES))}, got {objective!r}")
+    if objective == "score" and min_frequency:
+        raise ValueError(f"min_frequency belongs to objective='count' (the score has none), got {min_frequency!r}")
     if not isinstance(strip_prefix, bytes):
         raise TypeError(f"strip_prefix must be bytes, got {strip_prefix!r}")
     if max_vocab is not None and (not isinstance(max_vocab, int) or isinstance(max_vocab, bool) or max_vocab < 0):
@@ -66,6 +76,7 @@ def learn_merges(
     reuse_equal: bool = True,
     strip_prefix: bytes = b"",
     max_vocab: int | None = None,
+    objective: str = "count",
     progress: object = None,
 ) -> tuple[list[bytes], list[tuple[int, int, int]]]:
     """Learn up to ``num_merges`` merges over weighted symbol sequences.
@@ -83,13 +94,14 @@ def learn_merges(
         strip_prefix: removed from the right symbol's text when it starts with it (WordPiece's ``##``); a symbol
             that is just the prefix keeps it, so that every merge spells a longer text.
         max_vocab: stop before a merge once the vocabulary holds this many symbols (`tokenizers`' vocab_size).
+        objective: ``"count"`` (BPE) or ``"score"`` (WordPiece's likelihood score; module docstring).
         progress: ignored (the compiled loop reports progress; the signature is shared).
 
     Returns:
         ``(vocab, merges)``: every symbol's text (initial ones first, then new ones in order) and the merges as
         ``(left id, right id, new id)`` in order.
     """
-    check_learn_args(vocab, num_merges, min_frequency, tie_break, strip_prefix, max_vocab)
+    check_learn_args(vocab, num_merges, min_frequency, tie_break, strip_prefix, max_vocab, objective)
     vocab = list(vocab)
     index = {token: i for i, token in enumerate(vocab)}
     sequences = [list(symbols[starts[i]:starts[i + 1]]) for i in range(len(counts))]
@@ -103,14 +115,22 @@ def learn_merges(
                     stats[pair] = stats.get(pair, 0) + count
         if not stats:
             break
+        rank: dict[tuple[int, int], float] = stats  # type: ignore[assignment]
+        if objective == "score":
+            # The course's compute_pair_scores: every symbol counted, single-symbol sequences included.
+            freq: dict[int, int] = {}
+            for sequence, count in zip(sequences, counts):
+                for symbol in sequence:
+                    freq[symbol] = freq.get(symbol, 0) + count
+            rank = {pair: n / (freq[pair[0]] * freq[pair[1]]) for pair, n in stats.items()}
         # 2. The best pair; max() keeps the first of equal keys, so first-seen needs no extra key.
         if tie_break == "first-seen":
-            best = max(stats, key=stats.__getitem__)
+            best = max(rank, key=rank.__getitem__)
         elif tie_break == "largest-pair":
             # Equal texts under different ids (only without reuse_equal): the smallest ids.
-            best = max(stats, key=lambda pair: (stats[pair], vocab[pair[0]], vocab[pair[1]], -pair[0], -pair[1]))
+            best = max(rank, key=lambda pair: (rank[pair], vocab[pair[0]], vocab[pair[1]], -pair[0], -pair[1]))
         else:
-            best = max(stats, key=lambda pair: (stats[pair], -pair[0], -pair[1]))
+            best = max(rank, key=lambda pair: (rank[pair], -pair[0], -pair[1]))
         if stats[best] < min_frequency:
             break
         # 3. The new symbol, then its occurrences replaced left to right.

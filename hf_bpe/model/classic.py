@@ -45,6 +45,7 @@ SCHEMES: Mapping[str, str | None] = MappingProxyType({
     "rasbt-simple": None,
     "rasbt": None,
     "wordpiece": None,
+    "wordpiece-score": None,  # BertPreTokenizer words, no normalizer (the HF course's WordPiece chapter)
     "custom": None,  # hf_bpe.training.scheme.train_scheme: the options are in provenance["options"]
 })
 _BYTE_LEVEL = ("hf-course", "minbpe-basic", "minbpe-regex")
@@ -127,6 +128,8 @@ class ClassicModel:
             return self._encode_rasbt(text)
         if self.scheme == "wordpiece":
             return self._encode_wordpiece(text)
+        if self.scheme == "wordpiece-score":
+            return self._encode_wordpiece_score(text)
         if self.scheme == "custom":
             return self._encode_custom(text)
         from ..core.pretokenize import Pretokenizer
@@ -191,6 +194,17 @@ class ClassicModel:
         return [i for word, _ in pre_tokenizers.BertPreTokenizer().pre_tokenize_str(normalized)
                 for i in wordpiece_word(word, vocab, unk)]
 
+    def _encode_wordpiece_score(self, text: str) -> list[int]:
+        # The course's tokenize(): BertPreTokenizer words, then encode_word (longest match first, no length limit).
+        from tokenizers import pre_tokenizers
+
+        if "[UNK]" not in self.special_tokens:
+            raise InputError("this wordpiece-score model has no '[UNK]' token to encode unknown words with")
+        vocab = {t: i for i, t in enumerate(self.tokens)}
+        unk = self.special_tokens["[UNK]"]
+        return [i for word, _ in pre_tokenizers.BertPreTokenizer().pre_tokenize_str(text)
+                for i in wordpiece_word(word, vocab, unk, max_chars=None)]
+
     def to_bpe_model(self) -> BPEModel:
         """Return the equal byte-level :class:`BPEModel`, for the byte-level schemes (minbpe, the HF course).
 
@@ -247,7 +261,7 @@ class ClassicModel:
         elif self.scheme == "custom":
             files["merges.txt"] = "".join(f"{a} {b}\n" for a, b in self.merge_pairs)
             files["vocab.json"] = gpt2.to_json({t: i for i, t in enumerate(self.tokens)})
-        elif self.scheme == "wordpiece":  # BERT's vocab.txt: one token per line, by id
+        elif self.scheme in ("wordpiece", "wordpiece-score"):  # BERT's vocab.txt: one token per line, by id
             files["vocab.txt"] = "".join(f"{token}\n" for token in self.tokens)
         else:  # rasbt's save_vocab_and_merges
             files["vocab.json"] = json.dumps({str(i): t for i, t in enumerate(self.tokens)}, ensure_ascii=False,

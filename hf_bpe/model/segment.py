@@ -227,16 +227,20 @@ def _longest_first(text: str, tokens: Sequence[str], unk_token: str) -> list[str
 
 
 def wordpiece_word(word: str, vocab: Mapping[str, int], unk_id: int, *, prefix: str = "##",
-                   max_chars: int = 100) -> list[int]:
+                   max_chars: int | None = 100) -> list[int]:
     """Encode one word as `tokenizers`' WordPiece model: longest vocabulary match from the left, ``##`` after the
     first piece; a word with a part no token matches, or longer than ``max_chars`` characters, is ``[UNK]``.
+
+    ``max_chars=None``: no limit (the HF course's ``encode_word``). A piece after the first is ``##`` + at least one
+    character of the word, as in BERT; the course's ``encode_word`` can also match a token ``"#"`` against the
+    prefix itself and then loops forever (``tests/test_wordpiece_score.py``).
 
     >>> wordpiece_word("hugs", {"[UNK]": 0, "hug": 1, "##s": 2}, 0)
     [1, 2]
     >>> wordpiece_word("bugs", {"[UNK]": 0, "hug": 1, "##s": 2}, 0)
     [0]
     """
-    if len(word) > max_chars:
+    if max_chars is not None and len(word) > max_chars:
         return [unk_id]
     out: list[int] = []
     start = 0

@@ -174,9 +174,12 @@ def learn_ids(
     reuse_equal: bool = False,
     strip_prefix: bytes = b"",
     max_vocab: int | None = None,
+    objective: str = "count",
     progress: Any = None,
 ) -> tuple[list[bytes], list[tuple[int, int, int]]]:
     """Learn merges over sequences of ids (minbpe's bytes, rasbt's characters); new ids follow ``vocab``.
+
+    ``objective="score"`` ranks pairs by WordPiece's likelihood score instead of their count.
 
     >>> learn_ids([np.frombuffer(b"aaabdaaabac", np.uint8)], [1], [bytes([b]) for b in range(256)], num_merges=3)[1]
     [(97, 97, 256), (256, 97, 257), (257, 98, 258)]
@@ -187,5 +190,5 @@ def learn_ids(
     return _classic.learn_merges(
         flat, starts, np.asarray(counts, dtype=np.int64), vocab, num_merges=num_merges,
         min_frequency=min_frequency, tie_break=tie_break, reuse_equal=reuse_equal, strip_prefix=strip_prefix,
-        max_vocab=max_vocab, progress=progress,
+        max_vocab=max_vocab, objective=objective, progress=progress,
     )

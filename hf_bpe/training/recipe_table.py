@@ -40,4 +40,6 @@ RECIPES: Mapping[str, Recipe] = {
                     default_specials=("<|endoftext|>",), takes_specials=True),
     "wordpiece": Recipe("tokenizers WordPieceTrainer with BertNormalizer and BertPreTokenizer (BERT cased)",
                         counts_merges=False, default_specials=BERT_SPECIAL_TOKENS, takes_specials=True),
+    "wordpiece-score": Recipe("Hugging Face course, chapter 6.6 'WordPiece tokenization' (the likelihood score)",
+                              counts_merges=False, default_specials=BERT_SPECIAL_TOKENS, takes_specials=True),
 }

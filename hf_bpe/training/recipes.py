@@ -15,6 +15,9 @@ recipe             reproduces
 ``rasbt``          rasbt/LLMs-from-scratch ``bpe-from-scratch.ipynb``: its pre-tokens, ids ``chr(0..255)``, ``Ġ``
 ``wordpiece``      `tokenizers`' ``WordPieceTrainer`` in BERT's setup (``BertNormalizer``, ``BertPreTokenizer``,
                    ``##``, ``[PAD] [UNK] [CLS] [SEP] [MASK]``); ``lowercase`` for uncased; ``vocab.txt``
+``wordpiece-score`` the Hugging Face course's WordPiece chapter: ``BertPreTokenizer`` words, pairs ranked by
+                   ``freq(ab) / (freq(a) freq(b))``, ties to the pair seen first; longest-match-first encoding;
+                   ``vocab.txt`` (:mod:`hf_bpe.training.wordpiece_score`)
 =================  ==================================================================================================
 
 Sizes are given as each system gives them: ``num_merges`` where it counts merges (subword-nmt's ``-s``, minbpe,
@@ -41,6 +44,7 @@ from . import classic
 from .recipe_table import RECIPES, Recipe
 from .subword_nmt_loop import learn_like_subword_nmt, merges_stay_exact
 from .wordpiece import bert_word_counts, train_wordpiece
+from .wordpiece_score import bert_pretokenized_counts, train_wordpiece_score
 
 __all__ = ["RECIPES", "Recipe", "train_recipe"]
 
@@ -107,11 +111,11 @@ def train_recipe(
         raise InputError(f"recipe {recipe!r} has no special tokens; drop special_tokens (--special-token)")
     specials = list(dict.fromkeys(spec.default_specials if special_tokens is None else special_tokens))
     min_freq = spec.min_frequency if min_frequency is None else min_frequency
-    if recipe == "wordpiece" and "[UNK]" not in specials:
-        raise InputError(f"the wordpiece recipe needs '[UNK]' among the special tokens (WordPiece encodes unknown "
+    if recipe in ("wordpiece", "wordpiece-score") and "[UNK]" not in specials:
+        raise InputError(f"the {recipe} recipe needs '[UNK]' among the special tokens (WordPiece encodes unknown "
                          f"words as [UNK]); got {specials!r}; add it, e.g. --special-token '[UNK]'")
     whole = isinstance(corpus, Mapping)
-    if whole and recipe not in ("sennrich-paper", "subword-nmt", "hf-course", "wordpiece"):
+    if whole and recipe not in ("sennrich-paper", "subword-nmt", "hf-course", "wordpiece", "wordpiece-score"):
         raise InputError(f"recipe {recipe!r} trains on text, not word counts; pass texts or files")
     texts = corpus if whole else classic.iter_corpus_texts(
         corpus, text_column=text_column, whole_files=recipe.startswith(("minbpe", "rasbt")))
@@ -125,6 +129,15 @@ def train_recipe(
         with classic.progress_bar(show_progress, vocab_size) as bar:
             tokens, merges = train_wordpiece(counted, vocab_size=vocab_size, special_tokens=specials,
                                              min_frequency=min_freq, progress=bar.update)
+        return ClassicModel(recipe, tokens, merges, special_tokens={s: tokens.index(s) for s in specials},
+                            provenance=provenance)
+    if recipe == "wordpiece-score":
+        counted = dict(texts) if whole else bert_pretokenized_counts(texts)  # type: ignore[arg-type]
+        if vocab_size is None:
+            raise InputError("recipe 'wordpiece-score' needs a size: vocab_size (CLI --vocab-size)")
+        with classic.progress_bar(show_progress, None) as bar:
+            tokens, merges = train_wordpiece_score(counted, vocab_size=vocab_size, special_tokens=specials,
+                                                   progress=bar.update)
         return ClassicModel(recipe, tokens, merges, special_tokens={s: tokens.index(s) for s in specials},
                             provenance=provenance)
 

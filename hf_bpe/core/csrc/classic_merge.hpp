@@ -14,9 +14,16 @@
 // version are skipped). For first-seen, the entry holds a lower bound on the pair's first position; popping an
 // entry whose bound is out of date re-inserts it with the true first position, so the top that survives is the
 // exact winner.
+//
+// Objective: COUNT ranks pairs by count (BPE); SCORE by WordPiece's likelihood score count(ab) / (freq(a) freq(b)),
+// freq(x) being the weighted occurrences of symbol x in the current sequences (the Hugging Face course's
+// compute_pair_scores). The score is the double Python's int / int gives (correctly rounded, see score_ratio), so
+// that two scores equal as the course's floats tie as there. A merge changes freq(a), freq(b) and freq(new), and with
+// them the score of every pair holding one of them: those pairs (by_symbol_) get fresh heap entries.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -26,6 +33,78 @@
 namespace hfbpe_classic {
 
 enum TieBreak : int { FIRST_SEEN = 0, LARGEST_PAIR = 1, SMALLEST_IDS = 2 };
+enum Objective : int { COUNT = 0, SCORE = 1 };
+
+using u128 = unsigned __int128;
+
+// Bit length of a 128-bit value (0 for 0).
+inline int bit_length(u128 x) {
+    uint64_t hi = (uint64_t)(x >> 64), lo = (uint64_t)x;
+    if (hi) return 128 - __builtin_clzll(hi);
+    return lo ? 64 - __builtin_clzll(lo) : 0;
+}
+
+// A 192-bit unsigned integer as three 64-bit limbs, little end first: just what score_ratio's division needs.
+struct U192 {
+    uint64_t w[3] = {0, 0, 0};
+    static U192 of(u128 x) {
+        U192 r;
+        r.w[0] = (uint64_t)x;
+        r.w[1] = (uint64_t)(x >> 64);
+        return r;
+    }
+    U192 shl(int k) const {  // 0 <= k < 192; bits shifted past 192 are lost (callers keep them in range)
+        U192 r;
+        int limbs = k / 64, bits = k % 64;
+        for (int i = 2; i >= limbs; --i) {
+            uint64_t v = w[i - limbs] << bits;
+            if (bits && i - limbs - 1 >= 0) v |= w[i - limbs - 1] >> (64 - bits);
+            r.w[i] = v;
+        }
+        return r;
+    }
+    bool less(const U192& o) const {
+        for (int i = 2; i >= 0; --i)
+            if (w[i] != o.w[i]) return w[i] < o.w[i];
+        return false;
+    }
+    bool zero() const { return !(w[0] | w[1] | w[2]); }
+    void sub(const U192& o) {  // *this >= o
+        unsigned borrow = 0;
+        for (int i = 0; i < 3; ++i) {
+            u128 d = (u128)w[i] - o.w[i] - borrow;
+            w[i] = (uint64_t)d;
+            borrow = (unsigned)((d >> 64) & 1);
+        }
+    }
+};
+
+// c / d rounded to the nearest double, ties to even: what CPython's int / int returns (long_true_divide is
+// correctly rounded). c >= 1, 1 <= d < 2**128. Both below 2**53: one IEEE division of exact operands, which is
+// correctly rounded. Otherwise: scale so that the integer quotient q = floor(c * 2**s / d) has 54 or 55 bits, round
+// it to 53 bits with the dropped bits and the remainder as sticky bit, and scale back (exact: no subnormals here).
+inline double score_ratio(uint64_t c, u128 d) {
+    const u128 two53 = (u128)1 << 53;
+    if (c < two53 && d < two53) return (double)c / (double)(uint64_t)d;
+    int n = bit_length(c), m = bit_length(d);
+    int s = 54 + m - n;  // c * 2**s / d in [2**53, 2**55)
+    U192 num = U192::of(c), den = U192::of(d);
+    if (s >= 0) num = num.shl(s); else den = den.shl(-s);
+    // Long division, one quotient bit at a time (q < 2**55).
+    uint64_t q = 0;
+    for (int bit = 55; bit >= 0; --bit) {
+        U192 part = den.shl(bit);  // fits: den has at most 128 + 8 bits
+        if (!num.less(part)) {
+            num.sub(part);
+            q |= (uint64_t)1 << bit;
+        }
+    }
+    int extra = (64 - __builtin_clzll(q)) - 53;  // 1 or 2 bits below the 53 kept
+    uint64_t kept = q >> extra, dropped = q & ((1ull << extra) - 1), half = 1ull << (extra - 1);
+    bool sticky = !num.zero();
+    if (dropped > half || (dropped == half && (sticky || (kept & 1)))) ++kept;
+    return std::ldexp((double)kept, extra - s);
+}
 
 struct Merge {
     int32_t left, right, id;
@@ -37,9 +116,9 @@ class Learner {
     // weight per sequence; vocab: the text of every initial symbol id.
     Learner(const int32_t* symbols, int64_t n_symbols, const int64_t* starts, int64_t n_sequences,
             const int64_t* counts, std::vector<std::string> vocab, int tie_break, bool reuse_equal,
-            std::string strip_prefix, int64_t max_vocab)
+            std::string strip_prefix, int64_t max_vocab, int objective = COUNT)
         : vocab_(std::move(vocab)), tie_(tie_break), reuse_(reuse_equal), strip_(std::move(strip_prefix)),
-          max_vocab_(max_vocab) {
+          max_vocab_(max_vocab), objective_(objective) {
         if (n_symbols >= INT32_MAX) throw std::length_error("more than 2**31 - 1 symbols");
         sym_.assign(symbols, symbols + n_symbols);
         nxt_.resize(n_symbols);
@@ -57,6 +136,8 @@ class Learner {
             }
             if (counts_[s] == 0) continue;
             for (int64_t p = begin; p + 1 < end; ++p) add(sym_[p], sym_[p + 1], counts_[s], (int32_t)p);
+            if (objective_ == SCORE)
+                for (int64_t p = begin; p < end; ++p) add_freq(sym_[p], counts_[s]);
         }
         // 2. One heap entry per pair.
         for (int32_t i = 0; i < (int32_t)pairs_.size(); ++i) {
@@ -102,6 +183,11 @@ class Learner {
                 if (!valid(p, a, b)) continue;  // consumed by the merge just left of it ("a a a")
                 int32_t q = nxt_[p], l = prv_[p], r = nxt_[q];
                 int64_t w = weight(p);
+                if (objective_ == SCORE) {
+                    add_freq(a, -w);
+                    add_freq(b, -w);
+                    add_freq(id, w);
+                }
                 if (l >= 0) remove(sym_[l], a, w);
                 if (r >= 0) remove(b, sym_[r], w);
                 sym_[p] = id;
@@ -116,7 +202,16 @@ class Learner {
                 pairs_[best].count -= w;  // add() may have grown pairs_: index, never hold a reference
                 touch(best);
             }
-            // 3. Every pair whose count changed (the merged one included) gets a fresh heap entry.
+            // 3. Every pair whose count changed (the merged one included) gets a fresh heap entry; for the score,
+            // so does every pair holding a symbol whose frequency changed.
+            if (objective_ == SCORE) {
+                for (int32_t s : {a, b, id})
+                    if (s < (int32_t)by_symbol_.size())
+                        for (int32_t t : by_symbol_[s]) touch(t);
+                // Amortised O(1) per entry: a rebuild follows at least pairs_.size() + 16 pushes (small, so that the
+                // tests' small corpora take this path too).
+                if (heap_.size() > 2 * pairs_.size() + 16) rebuild_heap();
+            }
             for (int32_t t : touched_) {
                 pairs_[t].touched = false;
                 push(t);
@@ -138,6 +233,7 @@ class Learner {
     };
     struct Entry {
         int64_t count;
+        double score;   // SCORE: count / (freq(a) freq(b)) as a double
         int64_t first;  // first-seen: lower bound of the first position
         int32_t pair;
         uint32_t version;
@@ -149,6 +245,9 @@ class Learner {
     bool reuse_;
     std::string strip_;
     int64_t max_vocab_;
+    int objective_;
+    std::vector<int64_t> freq_;                    // SCORE: weighted occurrences of each symbol id
+    std::vector<std::vector<int32_t>> by_symbol_;  // SCORE: the pairs holding each symbol id
     std::vector<int32_t> sym_, nxt_, prv_;
     std::vector<int64_t> starts_, counts_;
     std::vector<Pair> pairs_;
@@ -172,7 +271,11 @@ class Learner {
 
     // Heap order: true when x ranks below y (std heaps keep the largest on top).
     bool below(const Entry& x, const Entry& y) const {
-        if (x.count != y.count) return x.count < y.count;
+        if (objective_ == SCORE) {
+            if (x.score != y.score) return x.score < y.score;
+        } else if (x.count != y.count) {
+            return x.count < y.count;
+        }
         const Pair& px = pairs_[x.pair];
         const Pair& py = pairs_[y.pair];
         switch (tie_) {
@@ -207,6 +310,12 @@ class Learner {
             pairs_.emplace_back();  // value-initialised: count 0, no positions
             pairs_.back().a = a;
             pairs_.back().b = b;
+            if (objective_ == SCORE) {
+                for (int32_t s : {a, b})
+                    if (s >= (int32_t)by_symbol_.size()) by_symbol_.resize(s + 1);
+                by_symbol_[a].push_back(i);
+                if (b != a) by_symbol_[b].push_back(i);
+            }
         } else {
             i = found->second;
         }
@@ -216,6 +325,23 @@ class Learner {
         if (tie_ == FIRST_SEEN)
             std::push_heap(pair.positions.begin(), pair.positions.end(), std::greater<int32_t>());
         touch(i);
+    }
+
+    void add_freq(int32_t s, int64_t w) {
+        if (s >= (int32_t)freq_.size()) freq_.resize(s + 1, 0);
+        freq_[s] += w;
+    }
+
+    double score(const Pair& pair) const {
+        // freq(x) >= count(pair) > 0 for both symbols of a pair that occurs.
+        return score_ratio((uint64_t)pair.count, (u128)(uint64_t)freq_[pair.a] * (uint64_t)freq_[pair.b]);
+    }
+
+    // Drop the stale entries: one fresh entry per pair that occurs (the lazy heap grows with every rescore).
+    void rebuild_heap() {
+        heap_.clear();
+        for (int32_t i = 0; i < (int32_t)pairs_.size(); ++i)
+            if (!pairs_[i].touched) push(i);  // touched ones are pushed by the caller
     }
 
     void remove(int32_t a, int32_t b, int64_t w) {
@@ -240,7 +366,8 @@ class Learner {
         ++pair.version;
         int64_t first = 0;
         if (tie_ == FIRST_SEEN) first = pair.positions.empty() ? INT64_MAX : pair.positions.front();
-        heap_.push_back({pair.count, first, i, pair.version});
+        double sc = objective_ == SCORE ? score(pair) : 0.0;
+        heap_.push_back({pair.count, sc, first, i, pair.version});
         std::push_heap(heap_.begin(), heap_.end(), [this](const Entry& x, const Entry& y) { return below(x, y); });
     }
 
