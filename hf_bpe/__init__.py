@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .training.counts import WordCounts
     from .training.recipes import RECIPES
     from .training.scheme import train_scheme
+    from .training.sentencepiece_extend import extend_sentencepiece
     from .training.sentencepiece_trainer import train_sentencepiece
 
 # The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
@@ -53,6 +54,7 @@ _EXPORTS = {
     "PATTERNS": ".core.patterns",
     "Pretokenizer": ".core.pretokenize",
     "compare": ".tools.compare",
+    "extend_sentencepiece": ".training.sentencepiece_extend",
     "read_token_file": ".formats.token_file",
     "save_sentencepiece": ".integrations.sentencepiece_hf",
     "save_tokenized": ".integrations.preprocess",
@@ -78,6 +80,7 @@ __all__ = [
     "Pretokenizer",
     "WordCounts",
     "compare",
+    "extend_sentencepiece",
     "read_token_file",
     "save_sentencepiece",
     "save_tokenized",
