@@ -16,7 +16,10 @@ from hf_bpe.formats.sentencepiece_model import NORMAL, SentencePieceModel
 from hf_bpe.training.sentencepiece_bpe import _Trainer
 from hf_bpe.training.sentencepiece_extend import _extend, extend_sentencepiece, segment_reference
 
-_WORDS = st.lists(st.text(alphabet="abcdé中文 ", min_size=1, max_size=12), min_size=1, max_size=25)
+_WORDS = st.lists(st.text(alphabet="abcdé中文12 ", min_size=1, max_size=12), min_size=1, max_size=25)
+_OPTIONS = st.sampled_from([{}, {"split_digits": True}, {"max_sentencepiece_length": 3},
+                            {"allow_whitespace_only_pieces": True, "remove_extra_whitespaces": False},
+                            {"split_by_unicode_script": False, "split_by_number": False}])
 
 
 def _processor(model: SentencePieceModel) -> spm.SentencePieceProcessor:
@@ -131,10 +134,10 @@ def test_extend_sentencepiece_segments_words_as_sentencepiece_encodes_them(share
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(base_words=_WORDS, new_words=_WORDS, size=st.integers(8, 40), added=st.integers(1, 30))
-def test_extend_sentencepiece_compiled_equals_reference(base_words, new_words, size, added):
+@given(base_words=_WORDS, new_words=_WORDS, size=st.integers(8, 40), added=st.integers(1, 30), trained=_OPTIONS)
+def test_extend_sentencepiece_compiled_equals_reference(base_words, new_words, size, added, trained):
     try:
-        base = hf_bpe.train_sentencepiece(base_words, vocab_size=size, hard_vocab_limit=False)
+        base = hf_bpe.train_sentencepiece(base_words, vocab_size=size, hard_vocab_limit=False, **trained)
     except ValueError:
         return  # vocab_size below the required characters
     options = {"hard_vocab_limit": False, "character_coverage": 1.0}
@@ -153,14 +156,14 @@ def test_extend_sentencepiece_compiled_equals_reference(base_words, new_words, s
 
 
 @settings(max_examples=80, deadline=None, derandomize=True)
-@given(words=_WORDS, size=st.integers(10, 30), more=st.integers(1, 20))
-def test_extend_sentencepiece_against_training_from_scratch(words, size, more):
+@given(words=_WORDS, size=st.integers(10, 30), more=st.integers(1, 20), trained=_OPTIONS)
+def test_extend_sentencepiece_against_training_from_scratch(words, size, more, trained):
     """The exact statements. (1) spm_train's loop continued (seeded) from its own training state at V makes the
     pieces training at V' makes after the base's, up to the first piece of count 0 (spm_train then adds pairs that
     occurred once and were merged away everywhere, which a continuation never saw). (2) The extension continues
     from the base's *encoding* instead: where that equals the training state, its pieces are (1)'s."""
     try:
-        base = hf_bpe.train_sentencepiece(words, vocab_size=size)
+        base = hf_bpe.train_sentencepiece(words, vocab_size=size, **trained)
     except ValueError:
         return
     trace: list = []
@@ -191,8 +194,21 @@ def _state(counted, opts, merges):
     return trainer.symbols
 
 
+def test_extend_sentencepiece_takes_the_options_a_base_file_records(tmp_path):
+    lines = ["tel 12345 and 678 or 12345", "a    b   c", "tel tel 678"] * 3
+    base = hf_bpe.train_sentencepiece(lines, vocab_size=30, split_digits=True, allow_whitespace_only_pieces=True,
+                                      remove_extra_whitespaces=False, max_sentencepiece_length=4)
+    hf_bpe.save_sentencepiece(base, tmp_path / "base")
+    more = ["12345 12345 678 telephone    telephone"] * 4
+    from_file = extend_sentencepiece(tmp_path / "base" / "tokenizer.model", more, new_tokens=10, hard_vocab_limit=False)
+    assert from_file == extend_sentencepiece(base, more, new_tokens=10, hard_vocab_limit=False)
+    new = [p.piece for p in from_file.pieces[30:]]
+    assert new and all(len(p) <= 4 for p in new) and not any(sum(c.isdigit() for c in p) > 1 for p in new)
+    longer = extend_sentencepiece(base, more, new_tokens=10, hard_vocab_limit=False, max_sentencepiece_length=8)
+    assert any(len(p.piece) > 4 for p in longer.pieces[30:])
+
+
 @pytest.mark.shared_data
-@pytest.mark.slow
 def test_extend_sentencepiece_against_training_from_scratch_on_english(shared_data):
     lines = (shared_data / "corpora" / "en" / "english_combined.txt").read_bytes()[:400_000].decode("utf-8", "ignore")
     lines = lines.split("\n")[:-1]

@@ -521,6 +521,13 @@ def char_info(char: str) -> tuple[int, bool, bool]:
             char in (UNK_CHAR, "\x00", BOUNDARY, " "))
 
 
+# The options that shape the pieces, recorded in the model's trainer_spec as spm_train records them (what
+# extend_sentencepiece reads back from a .model file).
+_RECORDED = ("character_coverage", "max_sentence_length", "max_sentencepiece_length", "split_by_unicode_script",
+             "split_by_whitespace", "split_by_number", "split_digits", "allow_whitespace_only_pieces",
+             "control_symbols", "user_defined_symbols", "hard_vocab_limit", "required_chars")
+
+
 def assemble_model(merged: list[str], required: Mapping[str, int], meta: Mapping[int, tuple[str, int]],
                    vocab_size: int, opts: Mapping[str, Any], spec: dict[str, Any]) -> SentencePieceModel:
     """Serialize as the trainer does: meta pieces at their ids, then the merged pieces and the required characters
@@ -544,7 +551,7 @@ def assemble_model(merged: list[str], required: Mapping[str, int], meta: Mapping
                          "pieces; set vocab_size to at most that, or hard_vocab_limit=False")
     trainer = {"model_type": 2, "vocab_size": len(pieces), **{k: opts[k] for k in (
         "treat_whitespace_as_suffix", "byte_fallback", "unk_id", "bos_id", "eos_id", "pad_id", "unk_piece",
-        "bos_piece", "eos_piece", "pad_piece", "unk_surface")}}
+        "bos_piece", "eos_piece", "pad_piece", "unk_surface", *_RECORDED)}}
     return SentencePieceModel(tuple(pieces), trainer, spec)
 
 
