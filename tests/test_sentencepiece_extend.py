@@ -71,6 +71,7 @@ def test_extend_sentencepiece_by_zero_gives_back_the_base_byte_for_byte(shared_d
 
 @pytest.mark.shared_data
 @pytest.mark.crossval
+@pytest.mark.slow  # ~15 s: saving and loading a 38,000-piece tokenizer.json dominates
 def test_extend_sentencepiece_llama2_on_chinese_keeps_every_piece_and_loads_everywhere(shared_data, tmp_path):
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 

@@ -48,11 +48,11 @@ import heapq
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..formats.sentencepiece_model import BYTE, NORMAL, UNUSED, USER_DEFINED, Piece, SentencePieceModel
-from .sentencepiece_bpe import SPM_DEFAULTS, LongSentences, _Trainer, char_info, check_spm_options, select_required
+from ..formats.sentencepiece_model import NORMAL, UNUSED, USER_DEFINED, Piece, SentencePieceModel
+from .sentencepiece_bpe import SPM_DEFAULTS, UNK_CHAR, LongSentences, _Trainer, char_info, check_spm_options, select_required
 from .sentencepiece_trainer import sentences_of
 
 __all__ = ["extend_sentencepiece"]
@@ -150,7 +150,7 @@ def _extend(base: Any, corpus: Any, *, vocab_size: int | None, new_tokens: int |
         words, rows, _ = seen[-1]
         merged = _Trainer(words, {}, opts, seed=(rows, mergeable, strings)).run(loop["merges"])
     else:
-        merged = store.train_seeded(chars, info, _segmenter(model), mergeable, strings, progress=progress, **loop)
+        merged = store.train_seeded(chars, info, _segmenter(model, chars), mergeable, strings, progress=progress, **loop)
     if len(merged) < loop["merges"] and opts["hard_vocab_limit"]:
         raise ValueError(f"the corpus makes only {len(merged)} new merged pieces ({len(merged) + len(new_chars)} "
                          f"new pieces in all, {added} asked for); ask for at most that, or hard_vocab_limit=False")
@@ -250,51 +250,27 @@ def segment_reference(word: str, scores: Mapping[str, float]) -> list[str]:
     return [s for s in symbols if s]
 
 
-def _segmenter(model: SentencePieceModel) -> Callable[[list[str], list[int]], list[list[str]]]:
+def _segmenter(model: SentencePieceModel, chars: Iterable[str]) -> Callable[[list[str], list[int]], list[list[str]]]:
     """Words segmented by ``sentencepiece`` itself: the base with its normalizer turned off (words are normalized
-    already). A piece is an atom; byte pieces are decoded back to their characters and an unknown run to its
-    characters (each one not a piece of the base), one atom each."""
+    already) and every character of the words it has no piece for added as a piece of the lowest score. A merge
+    joins two symbols into a piece of two characters or more, so single-character pieces change no merge: each
+    word's pieces are the base's segmentation, with the characters it would write as bytes (or ``<unk>``) as
+    themselves."""
     import sentencepiece
 
-    plain = dataclasses.replace(model, normalizer={**model.normalizer, "name": "identity", "precompiled_charsmap": b"",
-                                                    "add_dummy_prefix": False, "remove_extra_whitespaces": False})
+    strings = {p.piece for p in model.pieces}
+    low = min((p.score for p in model.pieces), default=0.0) - 1.0
+    extra = tuple(Piece(c, low, NORMAL) for c in (*chars, UNK_CHAR) if c not in strings)
+    plain = dataclasses.replace(model, pieces=(*model.pieces, *extra), normalizer={
+        **model.normalizer, "name": "identity", "precompiled_charsmap": b"", "add_dummy_prefix": False,
+        "remove_extra_whitespaces": False})
     processor = sentencepiece.SentencePieceProcessor()
     processor.LoadFromSerializedProto(plain.to_bytes())
-    kinds = [p.type for p in model.pieces]
-    texts = [p.piece for p in model.pieces]
-    strings = set(texts)
-
-    def segment_one(word: str, ids: list[int]) -> list[str]:
-        atoms: list[str] = []
-        at, pending = 0, bytearray()
-        for index in ids:
-            kind = kinds[index]
-            if kind == BYTE:
-                pending.append(int(texts[index][3:5], 16))
-                continue
-            if pending:
-                chars = pending.decode("utf-8")
-                atoms.extend(chars)
-                at += len(chars)
-                pending.clear()
-            if kind in (NORMAL, USER_DEFINED):
-                atoms.append(texts[index])
-                at += len(texts[index])
-            else:  # an unknown run: the characters that are not pieces
-                end = at + 1
-                while end < len(word) and word[end] not in strings:
-                    end += 1
-                atoms.extend(word[at:end])
-                at = end
-        if pending:
-            atoms.extend(pending.decode("utf-8"))
-        return atoms
 
     def segment(words: list[str], counts: list[int]) -> list[list[str]]:
         out: list[list[str]] = []
         for start in range(0, len(words), 4096):
-            batch = words[start:start + 4096]
-            out += map(segment_one, batch, processor.encode(batch))
+            out += processor.encode(words[start:start + 4096], out_type=str)
         return out
 
     return segment
