@@ -86,6 +86,8 @@ def test_extend_sentencepiece_llama2_on_chinese_keeps_every_piece_and_loads_ever
     chars = [p.piece for p in new if len(p.piece) == 1]
     assert chars and new[-len(chars):] == tuple(p for p in new if len(p.piece) == 1)
     assert "宝玉" in [p.piece for p in new[:50]]
+    assert [_processor(base).id_to_piece(i) for i in _processor(base).encode("听")] == [
+        "▁", "<0xE5>", "<0x90>", "<0xAC>"] and "听" in chars  # bytes in Llama 2, a piece now
     # 3. sentencepiece, HFSentencePieceTokenizer, AutoTokenizer and PreTrainedTokenizerFast: the same ids.
     folder = hf_bpe.save_sentencepiece(extended, tmp_path / "llama2-zh")
     sp = spm.SentencePieceProcessor(model_file=str(folder / "tokenizer.model"))

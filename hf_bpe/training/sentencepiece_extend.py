@@ -26,13 +26,18 @@ The contract (``tests/test_sentencepiece_extend.py``):
   cannot be changed; the trainer's (``character_coverage``, ``max_sentencepiece_length``, ``split_*``, ...) default
   to what the base's ``trainer_spec`` records (spm_train's default where it records nothing) and may be given.
 
-Against training from scratch: for ``base = train_sentencepiece(C, vocab_size=V)``, ``extend_sentencepiece(base, C,
-vocab_size=V')``'s new merged pieces are the continuation of the merge loop from the base's *encoding* of C's words.
-spm_train's own loop continues from its *training state*, which differs from the encoding where spm's encoder
-joins a piece by a path the trainer dropped (``"a"+"aa"`` after ``"aa"+"a"``), so the statement that holds is: the
-merged pieces of ``train_sentencepiece(C, vocab_size=V')`` are the base's followed by the seeded loop's pieces
-from the training state (same ids up to the base's merges; the required characters move after them), and equal to
-the extension's when the base encodes every word of C as its training left it.
+Against training from scratch (``tests/test_sentencepiece_extend.py``: generated corpora over spm_train's options,
+and English): with ``base = train_sentencepiece(C, vocab_size=V)`` and ``T = train_sentencepiece(C, vocab_size=V')``,
+
+1. the merge loop started (seeded) from spm_train's own training state at ``V`` makes ``T``'s merged pieces after
+   the base's, in order, up to the first piece of count 0 (a corpus out of pairs: spm_train then goes on with pairs
+   that occurred and were merged away everywhere, which a continuation never saw);
+2. the extension starts from the base's *encoding* of C's words instead. It equals that training state unless
+   spm's encoder joins a piece by a path the trainer dropped (``"a"+"aa"`` after ``"aa"+"a"`` made ``"aaa"``);
+   where it does, ``extend_sentencepiece(base, C, vocab_size=V')``'s new pieces are ``T``'s merged pieces after
+   the base's, same strings in the same order, with other ids (``T`` puts its characters after all its merges,
+   the extension keeps the base's where they were). On every generated corpus tried and on 400 KB of English
+   (``V`` 1000 to 1500) the encoding equalled the training state.
 
 >>> from hf_bpe import train_sentencepiece
 >>> base = train_sentencepiece(["low lower lowest"] * 3, vocab_size=12)
@@ -202,7 +207,8 @@ def _options(model: SentencePieceModel, options: Mapping[str, Any]) -> dict[str,
                    "add_dummy_prefix": model.normalizer["add_dummy_prefix"],
                    "remove_extra_whitespaces": model.normalizer["remove_extra_whitespaces"]}
     for name in _BASE_ONLY:
-        if name in options and options[name] != base_values.get(name, options[name]):
+        value = tuple(options[name]) if isinstance(options.get(name), list) else options.get(name)
+        if name in options and value != base_values.get(name, value):
             raise ValueError(f"{name}={options[name]!r} would change how the base encodes (the base has "
                              f"{base_values[name]!r}); an extension keeps the base's: leave {name} out")
     given = {k: v for k, v in options.items() if k not in _BASE_ONLY}
