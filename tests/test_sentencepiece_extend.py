@@ -73,8 +73,6 @@ def test_extend_sentencepiece_by_zero_gives_back_the_base_byte_for_byte(shared_d
 @pytest.mark.crossval
 @pytest.mark.slow  # ~15 s: saving and loading a 38,000-piece tokenizer.json dominates
 def test_extend_sentencepiece_llama2_on_chinese_keeps_every_piece_and_loads_everywhere(shared_data, tmp_path):
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
-
     base, extended = _llama2(shared_data), _llama2_zh(shared_data)
     # 1. The base's pieces unchanged (id, string, score, type), its specs kept; new pieces after, scores below.
     assert extended.pieces[:32000] == base.pieces and len(extended.pieces) == 38000
@@ -89,17 +87,41 @@ def test_extend_sentencepiece_llama2_on_chinese_keeps_every_piece_and_loads_ever
     assert [_processor(base).id_to_piece(i) for i in _processor(base).encode("听")] == [
         "▁", "<0xE5>", "<0x90>", "<0xAC>"] and "听" in chars  # bytes in Llama 2, a piece now
     # 3. sentencepiece, HFSentencePieceTokenizer, AutoTokenizer and PreTrainedTokenizerFast: the same ids.
-    folder = hf_bpe.save_sentencepiece(extended, tmp_path / "llama2-zh")
-    sp = spm.SentencePieceProcessor(model_file=str(folder / "tokenizer.model"))
     _, held_out = _zh_lines(shared_data)
-    multi = (shared_data / "corpora" / "multi" / "udhr2_all_lang_tab_line.tsv").read_text("utf-8").split("\n")[:400]
-    lines = held_out[:300] + multi + ["宝玉听了，忙笑道：“好妹妹。” Hello world", "  a  b  ", "<s>中</s>"]
+    _assert_loaders_agree(extended, tmp_path, held_out[:300] + _udhr(shared_data)[1][:400])
+
+
+@pytest.mark.shared_data
+@pytest.mark.crossval
+@pytest.mark.slow  # ~10 s, as above
+def test_extend_sentencepiece_llama2_on_multilingual_text_loads_everywhere(shared_data, tmp_path):
+    train, held_out = _udhr(shared_data)
+    extended = extend_sentencepiece(shared_data / "sentencepiece" / "llama2_tokenizer.model", train, new_tokens=2000)
+    assert extended.pieces[:32000] == _llama2(shared_data).pieces
+    before = sum(map(len, _processor(_llama2(shared_data)).encode(held_out)))
+    assert sum(map(len, _processor(extended).encode(held_out))) < before * 0.8
+    _assert_loaders_agree(extended, tmp_path, held_out)
+
+
+def _udhr(shared: Path) -> tuple[list[str], list[str]]:
+    """UDHR lines in 388 languages: every other line to train on (the first 6,000), the others held out."""
+    rows = (shared / "corpora" / "multi" / "udhr2_all_lang_tab_line.tsv").read_text("utf-8").split("\n")
+    lines = [row.split("\t", 1)[-1] for row in rows if row]
+    return lines[::2][:6000], lines[1::2][:1500]
+
+
+def _assert_loaders_agree(model: SentencePieceModel, where: Path, lines: list[str]) -> None:
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    folder = hf_bpe.save_sentencepiece(model, where / "extended")
+    sp = spm.SentencePieceProcessor(model_file=str(folder / "tokenizer.model"))
+    lines = lines + ["宝玉听了，忙笑道：“好妹妹。” Hello world", "  a  b  ", "<s>中</s>"]
     expected = sp.encode(lines)
     assert any(i >= 32000 for ids in expected for i in ids)
     tok = AutoTokenizer.from_pretrained(folder)
     assert type(tok) is hf_bpe.HFSentencePieceTokenizer
     assert tok(lines, add_special_tokens=False)["input_ids"] == expected
-    plain = [line for line in lines if "<" not in line]
+    plain = [line for line in lines if "<" not in line]  # transformers 4's fast class ignores split_special_tokens
     assert PreTrainedTokenizerFast.from_pretrained(folder)(plain, add_special_tokens=False)["input_ids"] == (
         sp.encode(plain))
     assert [sp.decode(ids) for ids in expected[:300]] == lines[:300]
