@@ -1,10 +1,12 @@
 """SentencePiece ``.model`` files: read the ``ModelProto`` (pieces, trainer and normalizer options) without protobuf.
 
 A ``.model`` file is one protobuf message (``sentencepiece_model.proto``). Only the fields that decide how a model
-encodes are decoded here: the pieces (text, score, type), the trainer's ``model_type``, ``byte_fallback``,
-``treat_whitespace_as_suffix`` and special-token ids/pieces, and the normalizer spec (rule name, the precompiled
-charsmap, ``add_dummy_prefix``, ``remove_extra_whitespaces``, ``escape_whitespaces``). Absent fields take the
-proto's defaults. Other fields are skipped (their wire types say how long they are).
+encodes or which pieces BPE training makes are decoded here: the pieces (text, score, type), the trainer's
+``model_type``, ``byte_fallback``, ``treat_whitespace_as_suffix``, special-token ids/pieces and its BPE options
+(``character_coverage``, ``max_sentencepiece_length``, ``split_*``, symbols, ...), and the normalizer spec (rule
+name, the precompiled charsmap, ``add_dummy_prefix``, ``remove_extra_whitespaces``, ``escape_whitespaces``). Absent
+fields take the proto's defaults. Other fields are skipped (their wire types say how long they are) and kept, with
+which decoded fields were present, so that a model read from a file writes that file back byte for byte.
 
 >>> model = SentencePieceModel.from_bytes(bytes.fromhex("0a0e0a053c756e6b3e15000000001802" "12021802"))
 >>> model.pieces, model.model_type, model.trainer["byte_fallback"]
