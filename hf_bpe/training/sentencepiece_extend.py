@@ -31,7 +31,9 @@ and English): with ``base = train_sentencepiece(C, vocab_size=V)`` and ``T = tra
 
 1. the merge loop started (seeded) from spm_train's own training state at ``V`` makes ``T``'s merged pieces after
    the base's, in order, up to the first piece of count 0 (a corpus out of pairs: spm_train then goes on with pairs
-   that occurred and were merged away everywhere, which a continuation never saw);
+   that occurred and were merged away everywhere, which a continuation never saw), and but for two paths to one
+   string tied in count, which spm_train leaves to its containers' order (the reference: the order of queueing,
+   which a seeded start cannot replay; never met in the tests);
 2. the extension starts from the base's *encoding* of C's words instead. It equals that training state unless
    spm's encoder joins a piece by a path the trainer dropped (``"a"+"aa"`` after ``"aa"+"a"`` made ``"aaa"``);
    where it does, ``extend_sentencepiece(base, C, vocab_size=V')``'s new pieces are ``T``'s merged pieces after
