@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .training.counts import WordCounts
     from .training.recipes import RECIPES
     from .training.scheme import train_scheme
+    from .training.sentencepiece_extend import extend_sentencepiece
     from .training.sentencepiece_trainer import train_sentencepiece
 
 # The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
@@ -57,6 +58,7 @@ _EXPORTS = {
     "PATTERNS": ".core.patterns",
     "Pretokenizer": ".core.pretokenize",
     "compare": ".tools.compare",
+    "extend_sentencepiece": ".training.sentencepiece_extend",
     "extension_report": ".tools.extension_report",
     "new_token_embeddings": ".integrations.embeddings",
     "read_token_file": ".formats.token_file",
@@ -86,6 +88,7 @@ __all__ = [
     "Pretokenizer",
     "WordCounts",
     "compare",
+    "extend_sentencepiece",
     "extension_report",
     "new_token_embeddings",
     "read_token_file",

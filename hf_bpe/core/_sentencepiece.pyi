@@ -3,7 +3,7 @@ hf_bpe.training.sentencepiece_bpe.train_sentencepiece_reference."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from typing import Any
 
 class SentencePieceNormalizer:
@@ -28,6 +28,23 @@ class SentencePieceCorpus:
         self,
         required: Mapping[str, int],
         char_info: Mapping[str, tuple[int, bool, bool]],
+        *,
+        merges: int,
+        max_sentencepiece_length: int,
+        split_by_whitespace: bool,
+        split_by_number: bool,
+        split_by_unicode_script: bool,
+        split_digits: bool,
+        allow_whitespace_only_pieces: bool,
+        progress: Callable[[int], object] | None = None,
+    ) -> list[str]: ...
+    def train_seeded(
+        self,
+        chars: Iterable[str],
+        char_info: Mapping[str, tuple[int, bool, bool]],
+        segment: Callable[[list[str], list[int]], Sequence[Sequence[str]]],
+        mergeable: Container[str],
+        known: Iterable[str],
         *,
         merges: int,
         max_sentencepiece_length: int,

@@ -32,11 +32,25 @@ cdef extern from "csrc/sp_normalizer.hpp" namespace "hfbpe_sp":
         void normalize(const char*, size_t, string&) except +
 
 cdef extern from "csrc/sp_trainer.hpp" namespace "hfbpe_sp":
+    cdef cppclass Words:
+        vector[uint32_t] chars
+        vector[int64_t] start
+        vector[int64_t] counts
+
     cdef cppclass Corpus:
         Corpus(const string&, cbool, cbool, cbool, const vector[vector[uint32_t]]&) except +
         void add(const char*, size_t) except +
         size_t finish()
         vector[pair[uint32_t, int64_t]] char_counts() except +
+        Words words(const vector[uint32_t]&, cbool) except +
+
+    cdef cppclass Seed:
+        vector[vector[uint32_t]] atoms
+        vector[cbool] mergeable
+        vector[int32_t] rows
+        vector[int64_t] start
+        vector[int64_t] counts
+        vector[vector[uint32_t]] known
 
     cdef struct CharInfo:
         int32_t script
@@ -54,6 +68,7 @@ cdef extern from "csrc/sp_trainer.hpp" namespace "hfbpe_sp":
 
     Trainer* make_trainer(Corpus&, const vector[uint32_t]&, const vector[int64_t]&, const vector[CharInfo]&,
                           Options) except + nogil
+    Trainer* make_seeded_trainer(Seed&, const vector[uint32_t]&, const vector[CharInfo]&, Options) except + nogil
 
 _CHUNK = 512
 
@@ -162,38 +177,112 @@ cdef class SentencePieceCorpus:
         cdef vector[uint32_t] chars
         cdef vector[int64_t] counts
         cdef vector[CharInfo] info
-        cdef CharInfo ci
-        for char, count in required.items():
-            chars.push_back(ord(char))
+        _char_table(required, char_info, chars, info)
+        for count in required.values():
             counts.push_back(count)
-            ci.script, ci.decimal, ci.forbidden = char_info[char]
-            info.push_back(ci)
-        cdef Options options
-        options.max_piece_length = max_sentencepiece_length
-        options.split_by_whitespace = split_by_whitespace
-        options.split_by_number = split_by_number
-        options.split_by_unicode_script = split_by_unicode_script
-        options.split_digits = split_digits
-        options.allow_ws_only = allow_whitespace_only_pieces
-        if self.trained:
-            raise RuntimeError("this corpus has been trained on already (training rewrites its text)")
-        self.trained = True
+        cdef Options options = _options(max_sentencepiece_length, split_by_whitespace, split_by_number,
+                                        split_by_unicode_script, split_digits, allow_whitespace_only_pieces)
+        self._start_training()
         cdef Trainer* trainer
         with nogil:
             trainer = make_trainer(self.corpus[0], chars, counts, info, options)
-        cdef int64_t step, done = 0, added
-        try:
-            # Chunks of merges: progress and Ctrl-C between them, the loop itself without the GIL.
-            while done < merges:
-                step = min(_CHUNK, merges - done)
-                with nogil:
-                    added = trainer.run(step)
-                done += added
-                if progress is not None:
-                    progress(added)
-                PyErr_CheckSignals()
-                if added < step:
-                    break
-            return [_text(trainer.piece(i)) for i in range(trainer.size())]
-        finally:
-            del trainer
+        return _run(trainer, merges, progress)
+
+    def train_seeded(self, chars, char_info, segment, mergeable, known, *, int64_t merges,
+                     int64_t max_sentencepiece_length, bint split_by_whitespace, bint split_by_number,
+                     bint split_by_unicode_script, bint split_digits, bint allow_whitespace_only_pieces,
+                     progress=None) -> list[str]:
+        """Continue the merge loop from given segmentations of the corpus's words (``extend_sentencepiece``).
+
+        Args:
+            chars: the characters that may merge, in order (the others are the unknown character in the words).
+            char_info: per character of ``chars`` ``(script, decimal, forbidden)``.
+            segment: called once with the distinct words (a list of str, in the trainer's order: count, then
+                string) and their counts (a list of int); returns each word's atoms (a list of str that join to
+                the word).
+            mergeable: the atoms that may pair (the others never do); known: strings never made again.
+        """
+        cdef vector[uint32_t] char_vec
+        cdef vector[CharInfo] info
+        _char_table(dict.fromkeys(chars, 0), char_info, char_vec, info)
+        cdef Options options = _options(max_sentencepiece_length, split_by_whitespace, split_by_number,
+                                        split_by_unicode_script, split_digits, allow_whitespace_only_pieces)
+        self._start_training()
+        cdef Words words = self.corpus.words(char_vec, split_by_whitespace)
+        cdef Seed seed
+        cdef size_t w, n = words.counts.size()
+        cdef vector[uint32_t] cps
+        texts = []
+        for w in range(n):
+            cps.assign(words.chars.begin() + words.start[w], words.chars.begin() + words.start[w + 1])
+            texts.append(_text(cps))
+        segmented = segment(texts, list(words.counts))
+        if len(segmented) != n:
+            raise ValueError(f"segment returned {len(segmented)} segmentations for {n} words")
+        atom_ids = {}
+        for w in range(n):
+            total = 0
+            for atom in segmented[w]:
+                index = atom_ids.get(atom)
+                if index is None:
+                    index = atom_ids[atom] = len(atom_ids)
+                    seed.atoms.push_back(_code_points(atom))
+                    seed.mergeable.push_back(atom in mergeable)
+                seed.rows.push_back(index)
+                total += len(atom)
+            if total != words.start[w + 1] - words.start[w]:
+                raise ValueError(f"the atoms of word {w} ({texts[w]!r:.60}) do not join to it")
+            seed.start.push_back(seed.rows.size())
+            seed.counts.push_back(words.counts[w])
+        for piece in known:
+            seed.known.push_back(_code_points(piece))
+        del texts, segmented, atom_ids
+        cdef Trainer* trainer
+        with nogil:
+            trainer = make_seeded_trainer(seed, char_vec, info, options)
+        return _run(trainer, merges, progress)
+
+    def _start_training(self) -> None:
+        if self.trained:
+            raise RuntimeError("this corpus has been trained on already (training rewrites its text)")
+        self.trained = True
+
+
+cdef void _char_table(required, char_info, vector[uint32_t]& chars, vector[CharInfo]& info) except *:
+    cdef CharInfo ci
+    for char in required:
+        chars.push_back(ord(char))
+        ci.script, ci.decimal, ci.forbidden = char_info[char]
+        info.push_back(ci)
+
+
+cdef Options _options(int64_t max_sentencepiece_length, bint split_by_whitespace, bint split_by_number,
+                      bint split_by_unicode_script, bint split_digits, bint allow_whitespace_only_pieces):
+    cdef Options options
+    options.max_piece_length = max_sentencepiece_length
+    options.split_by_whitespace = split_by_whitespace
+    options.split_by_number = split_by_number
+    options.split_by_unicode_script = split_by_unicode_script
+    options.split_digits = split_digits
+    options.allow_ws_only = allow_whitespace_only_pieces
+    return options
+
+
+cdef list _run(Trainer* trainer, int64_t merges, progress):
+    """Run ``trainer`` for up to ``merges`` pieces and free it; return the pieces."""
+    cdef int64_t step, done = 0, added
+    try:
+        # Chunks of merges: progress and Ctrl-C between them, the loop itself without the GIL.
+        while done < merges:
+            step = min(_CHUNK, merges - done)
+            with nogil:
+                added = trainer.run(step)
+            done += added
+            if progress is not None:
+                progress(added)
+            PyErr_CheckSignals()
+            if added < step:
+                break
+        return [_text(trainer.piece(i)) for i in range(trainer.size())]
+    finally:
+        del trainer

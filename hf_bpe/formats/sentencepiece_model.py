@@ -1,10 +1,12 @@
 """SentencePiece ``.model`` files: read the ``ModelProto`` (pieces, trainer and normalizer options) without protobuf.
 
 A ``.model`` file is one protobuf message (``sentencepiece_model.proto``). Only the fields that decide how a model
-encodes are decoded here: the pieces (text, score, type), the trainer's ``model_type``, ``byte_fallback``,
-``treat_whitespace_as_suffix`` and special-token ids/pieces, and the normalizer spec (rule name, the precompiled
-charsmap, ``add_dummy_prefix``, ``remove_extra_whitespaces``, ``escape_whitespaces``). Absent fields take the
-proto's defaults. Other fields are skipped (their wire types say how long they are).
+encodes or which pieces BPE training makes are decoded here: the pieces (text, score, type), the trainer's
+``model_type``, ``byte_fallback``, ``treat_whitespace_as_suffix``, special-token ids/pieces and its BPE options
+(``character_coverage``, ``max_sentencepiece_length``, ``split_*``, symbols, ...), and the normalizer spec (rule
+name, the precompiled charsmap, ``add_dummy_prefix``, ``remove_extra_whitespaces``, ``escape_whitespaces``). Absent
+fields take the proto's defaults. Other fields are skipped (their wire types say how long they are) and kept, with
+which decoded fields were present, so that a model read from a file writes that file back byte for byte.
 
 >>> model = SentencePieceModel.from_bytes(bytes.fromhex("0a0e0a053c756e6b3e15000000001802" "12021802"))
 >>> model.pieces, model.model_type, model.trainer["byte_fallback"]
@@ -34,11 +36,21 @@ _TRAINER_FIELDS = {
     35: ("byte_fallback", "bool"), 40: ("unk_id", "int32"), 41: ("bos_id", "int32"), 42: ("eos_id", "int32"),
     43: ("pad_id", "int32"), 45: ("unk_piece", "str"), 46: ("bos_piece", "str"), 47: ("eos_piece", "str"),
     48: ("pad_piece", "str"), 44: ("unk_surface", "str"),
+    # The trainer's options that decide which pieces BPE training makes (hf_bpe.extend_sentencepiece reads them).
+    10: ("character_coverage", "float"), 18: ("max_sentence_length", "int32"),
+    20: ("max_sentencepiece_length", "int32"), 21: ("split_by_unicode_script", "bool"),
+    22: ("split_by_whitespace", "bool"), 23: ("split_by_number", "bool"), 25: ("split_digits", "bool"),
+    26: ("allow_whitespace_only_pieces", "bool"), 30: ("control_symbols", "strs"),
+    31: ("user_defined_symbols", "strs"), 33: ("hard_vocab_limit", "bool"), 36: ("required_chars", "str"),
 }
 _TRAINER_DEFAULTS: dict[str, Any] = {
     "model_type": 1, "vocab_size": 8000, "treat_whitespace_as_suffix": False, "byte_fallback": False,
     "unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1, "unk_piece": "<unk>", "bos_piece": "<s>",
     "eos_piece": "</s>", "pad_piece": "<pad>", "unk_surface": " \u2047 ",
+    "character_coverage": 0.9995, "max_sentence_length": 4192, "max_sentencepiece_length": 16,
+    "split_by_unicode_script": True, "split_by_whitespace": True, "split_by_number": True, "split_digits": False,
+    "allow_whitespace_only_pieces": False, "control_symbols": (), "user_defined_symbols": (),
+    "hard_vocab_limit": True, "required_chars": "",
 }
 _NORMALIZER_FIELDS = {
     1: ("name", "str"), 2: ("precompiled_charsmap", "bytes"), 3: ("add_dummy_prefix", "bool"),
@@ -61,11 +73,17 @@ class Piece:
 
 @dataclass(frozen=True)
 class SentencePieceModel:
-    """The decoded parts of a SentencePiece ``ModelProto``; ids are positions in ``pieces``."""
+    """The decoded parts of a SentencePiece ``ModelProto``; ids are positions in ``pieces``.
+
+    ``source`` (set by :meth:`from_bytes`, not compared) is how the file spelled what this class does not decode:
+    the fields it skips (kept as they were) and which decoded fields were present, so that :meth:`to_bytes` gives
+    back the file it was read from byte for byte (for files sentencepiece wrote: fields in number order).
+    """
 
     pieces: tuple[Piece, ...]
     trainer: dict[str, Any] = field(default_factory=lambda: dict(_TRAINER_DEFAULTS))
     normalizer: dict[str, Any] = field(default_factory=lambda: dict(_NORMALIZER_DEFAULTS))
+    source: _Source | None = field(default=None, repr=False, compare=False)
 
     @property
     def model_type(self) -> str:
@@ -112,8 +130,15 @@ class SentencePieceModel:
             if piece.type != NORMAL:
                 body += _key(3, 0) + _varint_bytes(piece.type)
             out += _field(1, body)
-        out += _field(2, _encode(_TRAINER_FIELDS, self.trainer))
-        out += _field(3, _encode(_NORMALIZER_FIELDS, self.normalizer))
+        source = self.source
+        if source is None:
+            out += _field(2, _encode(_TRAINER_FIELDS, self.trainer))
+            out += _field(3, _encode(_NORMALIZER_FIELDS, self.normalizer))
+            return bytes(out)
+        out += _field(2, _encode(_TRAINER_FIELDS, self.trainer, source.trainer, _TRAINER_DEFAULTS))
+        out += _field(3, _encode(_NORMALIZER_FIELDS, self.normalizer, source.normalizer, _NORMALIZER_DEFAULTS))
+        for number, wire, value in source.model:
+            out += _raw(number, wire, value)
         return bytes(out)
 
     @classmethod
@@ -122,16 +147,35 @@ class SentencePieceModel:
         pieces: list[Piece] = []
         trainer = dict(_TRAINER_DEFAULTS)
         normalizer = dict(_NORMALIZER_DEFAULTS)
-        for number, _, value in _fields(data):
+        other: list[tuple[int, int, int | bytes]] = []
+        trainer_source = normalizer_source = _MessageSource(frozenset(), ())
+        for number, wire, value in _fields(data):
             if number == 1 and isinstance(value, bytes):
                 pieces.append(_piece(value, len(pieces)))
             elif number == 2 and isinstance(value, bytes):
-                _decode_into(value, _TRAINER_FIELDS, trainer)
+                trainer_source = _decode_into(value, _TRAINER_FIELDS, trainer)
             elif number == 3 and isinstance(value, bytes):
-                _decode_into(value, _NORMALIZER_FIELDS, normalizer)
+                normalizer_source = _decode_into(value, _NORMALIZER_FIELDS, normalizer)
+            else:
+                other.append((number, wire, value))
         if not pieces:
             raise ValueError("it holds no pieces")
-        return cls(tuple(pieces), trainer, normalizer)
+        return cls(tuple(pieces), trainer, normalizer, _Source(trainer_source, normalizer_source, tuple(other)))
+
+
+@dataclass(frozen=True)
+class _MessageSource:
+    """One message as a file spelled it: the decoded fields it held, and the others as they were."""
+
+    present: frozenset[int]
+    skipped: tuple[tuple[int, int, int | bytes], ...]
+
+
+@dataclass(frozen=True)
+class _Source:
+    trainer: _MessageSource
+    normalizer: _MessageSource
+    model: tuple[tuple[int, int, int | bytes], ...]  # ModelProto's fields other than pieces and the two specs
 
 
 # sentencepiece's refusals (model_interface.cc, normalizer.cc, sentencepiece_processor.cc) -> the field they are about.
@@ -213,10 +257,14 @@ def _piece(data: bytes, index: int) -> Piece:
     return Piece(text, score, kind)
 
 
-def _decode_into(data: bytes, spec: dict[int, tuple[str, str]], into: dict[str, Any]) -> None:
-    for number, _, value in _fields(data):
+def _decode_into(data: bytes, spec: dict[int, tuple[str, str]], into: dict[str, Any]) -> _MessageSource:
+    present: set[int] = set()
+    skipped: list[tuple[int, int, int | bytes]] = []
+    for number, wire, value in _fields(data):
         if number not in spec:
+            skipped.append((number, wire, value))
             continue
+        present.add(number)
         name, kind = spec[number]
         if kind in ("varint", "bool", "int32") and isinstance(value, int):
             if kind == "int32" and value >= 1 << 63:
@@ -224,8 +272,27 @@ def _decode_into(data: bytes, spec: dict[int, tuple[str, str]], into: dict[str, 
             into[name] = bool(value) if kind == "bool" else value
         elif kind == "str" and isinstance(value, bytes):
             into[name] = value.decode("utf-8")
+        elif kind == "strs" and isinstance(value, bytes):  # repeated: one field per item
+            into[name] = (*into[name], value.decode("utf-8"))
+        elif kind == "float" and isinstance(value, bytes) and len(value) == 4:
+            into[name] = _short_float(value)
         elif kind == "bytes" and isinstance(value, bytes):
             into[name] = value
+        else:
+            skipped.append((number, wire, value))  # an unexpected wire type: kept as it was
+            present.discard(number)
+    return _MessageSource(frozenset(present), tuple(skipped))
+
+
+def _short_float(data: bytes) -> float:
+    """A float32 field as the shortest decimal that is the same float32 (``0.99995``, not ``0.999949991...``), as
+    it was most likely written; it packs back to the same four bytes."""
+    exact = struct.unpack("<f", data)[0]
+    for digits in range(6, 10):
+        value = float(f"{exact:.{digits}g}")
+        if struct.pack("<f", value) == data:
+            return value
+    return exact
 
 
 def _varint_bytes(value: int) -> bytes:
@@ -249,16 +316,36 @@ def _field(number: int, data: bytes) -> bytes:
     return _key(number, 2) + _varint_bytes(len(data)) + data
 
 
-def _encode(spec: dict[int, tuple[str, str]], values: dict[str, Any]) -> bytes:
-    out = bytearray()
+def _raw(number: int, wire: int, value: int | bytes) -> bytes:
+    if isinstance(value, int):
+        return _key(number, wire) + _varint_bytes(value)
+    if wire == 2:
+        return _field(number, value)
+    return _key(number, wire) + value
+
+
+def _encode(spec: dict[int, tuple[str, str]], values: dict[str, Any], source: _MessageSource | None = None,
+            defaults: dict[str, Any] | None = None) -> bytes:
+    """A message's fields in number order: the decoded ones (with a ``source``: those it held, and any other whose
+    value is not the default) and the source's skipped ones as they were."""
+    parts: list[tuple[int, bytes]] = []
     for number, (name, kind) in sorted(spec.items()):
         if name not in values:
             continue
         value = values[name]
+        if source is not None and defaults is not None and number not in source.present and value == defaults[name]:
+            continue
         if kind in ("varint", "bool", "int32"):
-            out += _key(number, 0) + _varint_bytes(int(value))
+            parts.append((number, _key(number, 0) + _varint_bytes(int(value))))
         elif kind == "str":
-            out += _field(number, value.encode("utf-8"))
+            parts.append((number, _field(number, value.encode("utf-8"))))
+        elif kind == "strs":
+            parts.append((number, b"".join(_field(number, item.encode("utf-8")) for item in value)))
+        elif kind == "float":
+            parts.append((number, _key(number, 5) + struct.pack("<f", value)))
         else:
-            out += _field(number, bytes(value))
-    return bytes(out)
+            parts.append((number, _field(number, bytes(value))))
+    if source is not None:
+        parts += [(number, _raw(number, wire, value)) for number, wire, value in source.skipped]
+    parts.sort(key=lambda part: part[0])  # stable: a repeated field keeps its order
+    return b"".join(part for _, part in parts)

@@ -32,7 +32,7 @@ import heapq
 import struct
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -212,7 +212,10 @@ class _Trainer:
     """bpe_model_trainer.cc's Trainer (sentencepiece 0.2.3): exact pair counts, updated around each merge, and a
     priority queue with lazy entries (most frequent, then fewest characters, then smallest string)."""
 
-    def __init__(self, words: list[tuple[str, int]], required: dict[str, int], options: dict[str, Any]) -> None:
+    def __init__(self, words: list[tuple[str, int]], required: dict[str, int], options: dict[str, Any], *,
+                 seed: tuple[list[list[str]], Container[str], Iterable[str]] | None = None) -> None:
+        """``seed``: continue from given words instead (``extend_sentencepiece``): each word's atoms, the atoms
+        that may pair (the others never do, as the unknown character) and the strings never made again."""
         self.words = words
         self.required = required
         self.options = options
@@ -220,9 +223,21 @@ class _Trainer:
         self.queue: list[tuple[int, int, str, int, _Symbol]] = []
         self.pending: list[_Symbol] = []
         self.pushed = 0
-        for c in required:
-            self.char_symbol(c)
-        self.symbols = [[self.char_symbol(c) for c in word] for word, _ in words]
+        self.known: set[str] = set()
+        self.chosen_counts: list[int] = []  # each piece's count when made (0: a pair merged away everywhere)
+        if seed is None:
+            for c in required:
+                self.char_symbol(c)
+            self.symbols = [[self.char_symbol(c) for c in word] for word, _ in words]
+        else:
+            rows, mergeable, known = seed
+            self.known = set(known)
+            atoms: dict[str, _Symbol] = {}
+            for atom in (a for row in rows for a in row):
+                if atom not in atoms:
+                    atoms[atom] = _Symbol(("atom", atom), atom, None, None, 1)
+                    atoms[atom].is_unk = atom not in mergeable
+            self.symbols = [[atoms[a] for a in row] for row in rows]
         # 1. Initial pairs, counted per pair; positions in corpus order.
         stats: dict[tuple[int, int], list[Any]] = {}
         for sid, row in enumerate(self.symbols):
@@ -378,7 +393,7 @@ class _Trainer:
 
     def run(self, merges_wanted: int) -> list[str]:
         final: list[str] = []
-        seen: set[str] = set()
+        seen = set(self.known)
         while len(final) < merges_wanted:
             best = self.best()
             if best is None:
@@ -390,6 +405,7 @@ class _Trainer:
                 continue
             seen.add(best.chars)
             final.append(best.chars)
+            self.chosen_counts.append(best.freq)
             self.accept(best)
             self.flush()
         return final
@@ -505,6 +521,13 @@ def char_info(char: str) -> tuple[int, bool, bool]:
             char in (UNK_CHAR, "\x00", BOUNDARY, " "))
 
 
+# The options that shape the pieces, recorded in the model's trainer_spec as spm_train records them (what
+# extend_sentencepiece reads back from a .model file).
+_RECORDED = ("character_coverage", "max_sentence_length", "max_sentencepiece_length", "split_by_unicode_script",
+             "split_by_whitespace", "split_by_number", "split_digits", "allow_whitespace_only_pieces",
+             "control_symbols", "user_defined_symbols", "hard_vocab_limit", "required_chars")
+
+
 def assemble_model(merged: list[str], required: Mapping[str, int], meta: Mapping[int, tuple[str, int]],
                    vocab_size: int, opts: Mapping[str, Any], spec: dict[str, Any]) -> SentencePieceModel:
     """Serialize as the trainer does: meta pieces at their ids, then the merged pieces and the required characters
@@ -528,7 +551,7 @@ def assemble_model(merged: list[str], required: Mapping[str, int], meta: Mapping
                          "pieces; set vocab_size to at most that, or hard_vocab_limit=False")
     trainer = {"model_type": 2, "vocab_size": len(pieces), **{k: opts[k] for k in (
         "treat_whitespace_as_suffix", "byte_fallback", "unk_id", "bos_id", "eos_id", "pad_id", "unk_piece",
-        "bos_piece", "eos_piece", "pad_piece", "unk_surface")}}
+        "bos_piece", "eos_piece", "pad_piece", "unk_surface", *_RECORDED)}}
     return SentencePieceModel(tuple(pieces), trainer, spec)
 
 

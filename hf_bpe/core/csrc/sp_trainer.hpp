@@ -42,6 +42,16 @@ struct Options {
     bool split_by_whitespace, split_by_number, split_by_unicode_script, split_digits, allow_ws_only;
 };
 
+// A seeded start: words as sequences of atoms (indexes into atoms), word i at rows[start[i] .. start[i + 1]).
+struct Seed {
+    std::vector<std::vector<uint32_t>> atoms;
+    std::vector<bool> mergeable;
+    std::vector<int32_t> rows;
+    std::vector<int64_t> start{0};
+    std::vector<int64_t> counts;
+    std::vector<std::vector<uint32_t>> known;  // strings already pieces (the base's): never made again
+};
+
 // 3. The merge loop (bpe_model_trainer.cc's Trainer).
 class Trainer {
    public:
@@ -58,8 +68,62 @@ class Trainer {
         rows_.reserve(words.chars.size());
         for (uint32_t c : words.chars) rows_.push_back(char_symbol(c, 1));
         std::vector<uint32_t>().swap(words.chars);
-        // 3.1 Initial pairs, counted per (left, right) in first-seen order, positions in corpus order. Two passes:
-        //     count each pair's occurrences (remembering every position's pair), then fill each symbol's positions
+        count_pairs();
+    }
+
+    // The loop continued from given words (a seeded start, hf_bpe.extend_sentencepiece): each word a sequence of
+    // atoms (the base's pieces as it segments the word, or characters it does not know). A mergeable atom is a
+    // symbol like a character; the others never pair (the unknown character's role). `chars` lists every character
+    // of a mergeable atom with its CharInfo; merges that make a string of seed.known are dropped as a second path.
+    Trainer(Seed seed, const std::vector<uint32_t>& chars, const std::vector<CharInfo>& info, Options options)
+        : counts_(std::move(seed.counts)), row_start_(std::move(seed.start)), opt_(options) {
+        for (size_t i = 0; i < chars.size(); ++i) info_.emplace(chars[i], info[i]);
+        std::vector<int32_t> symbol_of(seed.atoms.size());
+        for (size_t a = 0; a < seed.atoms.size(); ++a) {
+            const std::vector<uint32_t>& atom = seed.atoms[a];
+            if (chars_.size() + atom.size() >= (size_t)UINT32_MAX) throw std::length_error("atoms too long");
+            uint32_t begin = (uint32_t)chars_.size();
+            chars_.insert(chars_.end(), atom.begin(), atom.end());
+            bool mergeable = seed.mergeable[a];
+            symbol_of[a] = new_symbol(mergeable ? next_key_++ : -1, -1, -1, begin, (uint32_t)atom.size(), 1,
+                                      !mergeable);
+        }
+        rows_.reserve(seed.rows.size());
+        for (int32_t a : seed.rows) rows_.push_back(symbol_of[a]);
+        std::vector<int32_t>().swap(seed.rows);
+        for (const auto& piece : seed.known) seen_.insert(Text(piece.begin(), piece.end()));
+        count_pairs();
+    }
+
+    // Up to `limit` more pieces; returns how many were added (fewer: nothing left to merge).
+    int64_t run(int64_t limit) {
+        int64_t added = 0;
+        while (added < limit) {
+            int32_t best = pop_best();
+            if (best < 0) break;
+            Text chars = text_of(best);
+            if (!seen_.insert(chars).second) {  // the same piece by another path: dropped
+                deactivate(best);
+                continue;
+            }
+            final_.push_back(best);
+            ++added;
+            accept(best);
+            flush();
+        }
+        return added;
+    }
+
+    size_t size() const { return final_.size(); }
+    std::vector<uint32_t> piece(size_t index) const {
+        Text text = text_of(final_[index]);
+        return std::vector<uint32_t>(text.begin(), text.end());
+    }
+
+   private:
+    void count_pairs() {
+        // 3.1 Initial pairs (both starts), counted per (left, right) in first-seen order, positions in corpus order.
+        //     Two passes: count each pair's occurrences (remembering every position's pair), then fill each symbol's positions
         //     once at their final size (one allocation per symbol, not one growth per occurrence).
         struct Stat { int32_t left, right; int64_t freq, occurrences; };
         std::vector<Stat> stats;
@@ -103,32 +167,6 @@ class Trainer {
         flush();
     }
 
-    // Up to `limit` more pieces; returns how many were added (fewer: nothing left to merge).
-    int64_t run(int64_t limit) {
-        int64_t added = 0;
-        while (added < limit) {
-            int32_t best = pop_best();
-            if (best < 0) break;
-            Text chars = text_of(best);
-            if (!seen_.insert(chars).second) {  // the same piece by another path: dropped
-                deactivate(best);
-                continue;
-            }
-            final_.push_back(best);
-            ++added;
-            accept(best);
-            flush();
-        }
-        return added;
-    }
-
-    size_t size() const { return final_.size(); }
-    std::vector<uint32_t> piece(size_t index) const {
-        Text text = text_of(final_[index]);
-        return std::vector<uint32_t>(text.begin(), text.end());
-    }
-
-   private:
     struct Pos { int32_t sid, left, right; };
     struct Symbol {
         int32_t left, right;  // the children, -1 for a character
@@ -369,6 +407,12 @@ inline Trainer* make_trainer(Corpus& corpus, const std::vector<uint32_t>& requir
                              Options options) {
     return new Trainer(corpus.words(required, options.split_by_whitespace), required, required_counts, info,
                        options);
+}
+
+// The merge loop continued from a seeded start (the seed is moved from).
+inline Trainer* make_seeded_trainer(Seed& seed, const std::vector<uint32_t>& chars, const std::vector<CharInfo>& info,
+                                    Options options) {
+    return new Trainer(std::move(seed), chars, info, options);
 }
 
 }  // namespace hfbpe_sp
