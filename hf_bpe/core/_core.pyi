@@ -16,6 +16,8 @@ def train_merges(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[list[bytes], list[tuple[int, int, int]]]: ...
 
+def last_document_end(raw: object, separator: bytes) -> int: ...
+
 class WordEncoder:
     def __init__(
         self,
@@ -33,6 +35,10 @@ class WordEncoder:
     ) -> tuple[TokenBuffer, TokenBuffer]: ...
     def encode_text(self, text: str, pieces: object, pid: int, bounds: list[int] | None = None,
                     threads: int = 1) -> list[int]: ...
+    def encode_documents(
+        self, text: str, raw: object, separator: bytes, pieces: object, pid: int, threads: int = 1, *,
+        eos_id: int = -1, skip_empty: bool = False
+    ) -> tuple[TokenBuffer, TokenBuffer]: ...
     def __reduce__(self) -> tuple[object, ...]: ...
 
 class TokenBuffer:

@@ -99,11 +99,38 @@ cdef extern from "csrc/token_arrays.hpp":
                                                vector[int64_t]& offsets) except + nogil
 
 
+cdef extern from "csrc/file_encode.hpp":
+    int64_t c_last_document_end "hfbpe::last_document_end"(const char* buf, size_t size, const char* sep,
+                                                            size_t sep_len) nogil
+    int64_t document_bounds "hfbpe::document_bounds"(const char* buf, size_t size, const char* sep, size_t sep_len,
+                                                     cbool ascii, cbool skip_empty, vector[int64_t]& bounds) \
+        except + nogil
+
+
 # Below this many characters a batch is encoded on one thread (as the scanner's counting does).
 cdef Py_ssize_t _THREAD_MIN_CHARS = 1 << 16
 # encode_text keeps its scratch buffers between calls for texts up to this many characters.
 cdef Py_ssize_t _SCRATCH_KEEP = 1 << 16
 cdef const char* _PIECES_CAPSULE = b"hf_bpe.core._scanner.pieces"
+
+
+def last_document_end(const unsigned char[::1] raw not None, bytes separator not None):
+    """Return where the last whole document of ``raw`` ends (after its last separator), or -1 if none ends in it.
+
+    Separators are matched leftmost first without overlap, as ``bytes.split`` does (csrc/file_encode.hpp).
+
+    >>> last_document_end(b"a\\nbc\\nd", b"\\n"), last_document_end(b"abc", b"\\n")
+    (5, -1)
+    """
+    cdef size_t size = raw.shape[0], sep_len = len(separator)
+    cdef const char* sep = separator
+    cdef const char* data = <const char*>&raw[0] if size else sep
+    cdef int64_t end
+    if not sep_len:
+        raise ValueError("separator must not be empty")
+    with nogil:
+        end = c_last_document_end(data, size, sep, sep_len)
+    return end
 
 
 cdef Trainer* _new_trainer(setup, vocab_size, min_frequency, count_bits) except NULL:
@@ -682,6 +709,61 @@ cdef class WordEncoder:
         if status != ENCODE_OK:
             raise MemoryError("encoding ran out of memory")
         return result
+
+    def encode_documents(self, str text not None, const unsigned char[::1] raw not None, bytes separator not None,
+                         pieces not None, int pid, int threads=1, *, int eos_id=-1, bint skip_empty=False):
+        """Encode the documents of a window of a UTF-8 file in place: slices of ``text``, no str per document.
+
+        Args:
+            text: ``raw`` decoded (checked by its length in code points).
+            raw: UTF-8 bytes that end at a document's end (after a separator, or at the end of the file).
+            separator: what ends a document (UTF-8, not empty); documents are the text between separators (left
+                out), the empty piece after a final separator is no document (csrc/file_encode.hpp).
+            pieces, pid, threads: as :meth:`encode_texts`.
+            eos_id: when >= 0, appended after every document.
+            skip_empty: leave out empty documents.
+
+        Returns:
+            ``(ids, offsets)`` as :meth:`encode_texts_arrays`, one offset per document kept plus one.
+
+        Raises:
+            ValueError: ``separator`` empty, or ``text`` is not ``raw`` decoded.
+        """
+        cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+        cdef size_t size = raw.shape[0], sep_len = len(separator), i, n
+        cdef const char* sep = separator
+        cdef const char* data = <const char*>&raw[0] if size else sep
+        cdef TextRef whole
+        cdef vector[int64_t] bounds
+        cdef vector[TextRef] refs
+        cdef int64_t chars
+        cdef Py_ssize_t total = 0, failed_at = -1
+        cdef int status
+        if not sep_len:
+            raise ValueError("separator must not be empty")
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads!r}")
+        hfbpe_text_ref(text, &whole)
+        with nogil:
+            chars = document_bounds(data, size, sep, sep_len, whole.ascii != 0, skip_empty, bounds)
+        if chars != whole.length:
+            raise ValueError(f"text has {whole.length} characters but raw decodes to {chars}: text must be raw "
+                             "decoded from UTF-8")
+        n = bounds.size() // 2
+        refs.resize(n)
+        for i in range(n):
+            refs[i].data = <const char*>whole.data + bounds[2 * i] * whole.kind
+            refs[i].length = bounds[2 * i + 1] - bounds[2 * i]
+            refs[i].kind = whole.kind
+            refs[i].ascii = whole.ascii
+            total += refs[i].length
+        if total < _THREAD_MIN_CHARS or n < 2:
+            threads = 1
+        arrays = (TokenBuffer(), TokenBuffer())
+        status = self._run_refs(refs, pid, split, threads, total, None, &failed_at, arrays, eos_id)
+        if status != ENCODE_OK:  # valid UTF-8 holds no lone surrogate: only memory can fail
+            raise MemoryError("encoding ran out of memory")
+        return arrays
 
     def encode_text(self, str text not None, pieces not None, int pid, bounds=None, int threads=1):
         """Split one text with the scanner and encode it: its ids (the single-text hot path, no object per piece).
