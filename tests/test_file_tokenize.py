@@ -175,6 +175,10 @@ def test_file_tokenize_invalid_utf8_names_the_file_byte_and_line_and_writes_noth
         with pytest.raises(ValueError, match=r"bad.txt' line 3 is not UTF-8 \(invalid start byte at byte 19 "):
             tokenize_files([path], _model(), tmp_path / "out", _window_bytes=window)
     assert not (tmp_path / "out").exists()
+    for content, where in [(b"ok\n\xe2\x82", 3), (b"a\nb\xed\xa0\x80\n", 3), (b"\xc3\n", 0)]:  # cut, surrogate
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match=rf"is not UTF-8 \(.* at byte {where} of the file\)"):
+            tokenize_files([path], _model(), tmp_path / "out", _window_bytes=2)
     with pytest.raises(FileNotFoundError, match="missing.txt' is not a file"):
         tokenize_files([tmp_path / "missing.txt"], _model(), tmp_path / "out")
     with pytest.raises(ValueError, match="separator must be a non-empty str"):

@@ -10,7 +10,7 @@ check fails), then run without Python objects (and without the GIL) in the loops
 for the semantics.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp cimport bool as cbool
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -20,9 +20,10 @@ from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport Py_INCREF
 from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES
 
-from hf_bpe.core._text_ref cimport TextRef, hfbpe_text_ref
+from hf_bpe.core._text_ref cimport PyUnicode_1BYTE_KIND, TextRef, hfbpe_text_ref
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
 
 # The C++ lives in csrc/ (one job per header); these declarations are what Cython calls.
@@ -102,8 +103,8 @@ cdef extern from "csrc/token_arrays.hpp":
 cdef extern from "csrc/file_encode.hpp":
     int64_t c_last_document_end "hfbpe::last_document_end"(const char* buf, size_t size, const char* sep,
                                                             size_t sep_len) nogil
-    int64_t document_bounds "hfbpe::document_bounds"(const char* buf, size_t size, const char* sep, size_t sep_len,
-                                                     cbool ascii, cbool skip_empty, vector[int64_t]& bounds) \
+    void document_bounds "hfbpe::document_bounds"(const char* buf, size_t size, const char* sep, size_t sep_len,
+                                                  cbool skip_empty, vector[int64_t]& bounds, vector[uint8_t]& ascii) \
         except + nogil
 
 
@@ -710,13 +711,13 @@ cdef class WordEncoder:
             raise MemoryError("encoding ran out of memory")
         return result
 
-    def encode_documents(self, str text not None, const unsigned char[::1] raw not None, bytes separator not None,
-                         pieces not None, int pid, int threads=1, *, int eos_id=-1, bint skip_empty=False):
-        """Encode the documents of a window of a UTF-8 file in place: slices of ``text``, no str per document.
+    def encode_documents(self, const unsigned char[::1] raw not None, bytes separator not None, pieces not None,
+                         int pid, int threads=1, *, int eos_id=-1, bint skip_empty=False):
+        """Encode the documents of a window of a UTF-8 file where they lie: no str for an ASCII document.
 
         Args:
-            text: ``raw`` decoded (checked by its length in code points).
-            raw: UTF-8 bytes that end at a document's end (after a separator, or at the end of the file).
+            raw: UTF-8 bytes that end at a document's end (after a separator, or at the end of the file); kept
+                alive (and unchanged) by the caller during the call.
             separator: what ends a document (UTF-8, not empty); documents are the text between separators (left
                 out), the empty piece after a final separator is no document (csrc/file_encode.hpp).
             pieces, pid, threads: as :meth:`encode_texts`.
@@ -727,35 +728,42 @@ cdef class WordEncoder:
             ``(ids, offsets)`` as :meth:`encode_texts_arrays`, one offset per document kept plus one.
 
         Raises:
-            ValueError: ``separator`` empty, or ``text`` is not ``raw`` decoded.
+            ValueError: ``separator`` empty.
+            UnicodeDecodeError: a document is not UTF-8 (``start`` and ``end`` are offsets in ``raw``).
         """
         cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
         cdef size_t size = raw.shape[0], sep_len = len(separator), i, n
         cdef const char* sep = separator
         cdef const char* data = <const char*>&raw[0] if size else sep
-        cdef TextRef whole
         cdef vector[int64_t] bounds
+        cdef vector[uint8_t] ascii
         cdef vector[TextRef] refs
-        cdef int64_t chars
+        cdef int64_t a, b
         cdef Py_ssize_t total = 0, failed_at = -1
         cdef int status
+        cdef list decoded = []  # the str of each non-ASCII document, alive until it is encoded
         if not sep_len:
             raise ValueError("separator must not be empty")
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads!r}")
-        hfbpe_text_ref(text, &whole)
         with nogil:
-            chars = document_bounds(data, size, sep, sep_len, whole.ascii != 0, skip_empty, bounds)
-        if chars != whole.length:
-            raise ValueError(f"text has {whole.length} characters but raw decodes to {chars}: text must be raw "
-                             "decoded from UTF-8")
-        n = bounds.size() // 2
+            document_bounds(data, size, sep, sep_len, skip_empty, bounds, ascii)
+        n = ascii.size()
         refs.resize(n)
         for i in range(n):
-            refs[i].data = <const char*>whole.data + bounds[2 * i] * whole.kind
-            refs[i].length = bounds[2 * i + 1] - bounds[2 * i]
-            refs[i].kind = whole.kind
-            refs[i].ascii = whole.ascii
+            a, b = bounds[2 * i], bounds[2 * i + 1]
+            if ascii[i]:  # its bytes are its one-byte PEP 393 text
+                refs[i].data = data + a
+                refs[i].length = b - a
+                refs[i].kind = PyUnicode_1BYTE_KIND
+                refs[i].ascii = 1
+            else:
+                try:
+                    text = PyUnicode_DecodeUTF8(data + a, b - a, b"strict")
+                except UnicodeDecodeError as exc:
+                    raise UnicodeDecodeError("utf-8", data[:size], a + exc.start, a + exc.end, exc.reason) from None
+                decoded.append(text)
+                hfbpe_text_ref(text, &refs[i])
             total += refs[i].length
         if total < _THREAD_MIN_CHARS or n < 2:
             threads = 1

@@ -1,9 +1,9 @@
 // Documents of a UTF-8 file (or a window of one) for encoding in place: where each document starts and ends, found
-// by memchr (a one-byte separator such as "\n") or memmem, then turned into code-point positions of the str the
-// window was decoded to, so that each document is a TextRef slice of that str (no str per document).
+// by memchr (a one-byte separator such as "\n") or memmem, and whether it is all ASCII (then its bytes are encoded
+// where they lie, as a one-byte TextRef: no str per document; the rest are decoded one document at a time).
 // Separators are matched leftmost first, without overlap (as str.split does), from the window's start: a window
 // always starts right after a separator (or at the file's start), so the matches are those of the whole file.
-// UTF-8 is self-synchronising: a separator's bytes found at a byte offset start at a character of the str.
+// UTF-8 is self-synchronising: a separator's bytes found at a byte offset start a character.
 #pragma once
 
 #include <cstdint>
@@ -33,35 +33,40 @@ inline int64_t last_document_end(const char* buf, size_t size, const char* sep, 
     }
 }
 
+// Whether buf[0..n) is all ASCII (8 bytes at a time): such a document's UTF-8 is its PEP 393 one-byte text, so it is
+// encoded straight from the file's bytes, without a str.
+inline bool all_ascii(const char* buf, size_t n) {
+    uint64_t seen = 0, word;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        std::memcpy(&word, buf + i, 8);
+        seen |= word;
+    }
+    for (; i < n; ++i) seen |= (unsigned char)buf[i];
+    return (seen & 0x8080808080808080ULL) == 0;
+}
+
 // The documents of buf[0..size), which ends at a document's end (after a separator, or at the end of the file):
 // the text between separators, the separators left out; the piece after the last separator is a document only if
 // it is not empty (a file ending in its separator has no empty last document, as a file ending in "\n" has no
-// empty last line). bounds gets [start, end) pairs in code points of the decoded text (`ascii`: byte = code point),
-// empty documents left out when `skip_empty`. Returns the code points of the whole buffer (the caller checks it
-// against the str's length). O(size).
-inline int64_t document_bounds(const char* buf, size_t size, const char* sep, size_t sep_len, bool ascii,
-                               bool skip_empty, std::vector<int64_t>& bounds) {
+// empty last line). bounds gets [start, end) byte pairs, ascii one flag per document (all_ascii); empty documents
+// are left out when `skip_empty`. O(size); every step advances past a separator.
+inline void document_bounds(const char* buf, size_t size, const char* sep, size_t sep_len, bool skip_empty,
+                            std::vector<int64_t>& bounds, std::vector<uint8_t>& ascii) {
     bounds.clear();
-    size_t byte = 0;    // where counting code points has got to
-    int64_t chars = 0;  // code points in buf[0..byte)
-    auto to_chars = [&](size_t to) {
-        if (ascii) return (int64_t)to;
-        for (; byte < to; ++byte) chars += ((unsigned char)buf[byte] & 0xC0) != 0x80;  // not a continuation byte
-        return chars;
-    };
+    ascii.clear();
     size_t start = 0;
     while (start < size) {
         size_t hit = find_separator(buf, size, start, sep, sep_len);
-        int64_t a = to_chars(start), b = to_chars(hit);
-        if (b > a || !skip_empty) {
-            bounds.push_back(a);
-            bounds.push_back(b);
+        if (hit > start || !skip_empty) {
+            bounds.push_back((int64_t)start);
+            bounds.push_back((int64_t)hit);
+            ascii.push_back(all_ascii(buf + start, hit - start));
         }
         if (hit == size) break;
         start = hit + sep_len;  // advances: sep_len >= 1
         if (start == size) break;  // ends in a separator: no empty last document
     }
-    return to_chars(size);
 }
 
 }  // namespace hfbpe
