@@ -106,18 +106,20 @@ def test_file_tokenize_prefix_space_and_custom_regex_take_the_lists_path_with_th
         assert _read(out) == _expected(model, text.split("\n"))
 
 
-def test_file_tokenize_threads_on_a_large_file_equal_one_thread_and_the_batch_api(tmp_path):
-    # Large enough (>= 64K characters per window) for the windows to be encoded on 2 threads.
-    model = _model("gpt4")
-    lines = [f"line {i}: naïve café 中文 😀 it's {i * 7919}" + " x" * (i % 13) for i in range(12_000)]
+@pytest.mark.parametrize("name", NAMES)
+def test_file_tokenize_threads_on_a_large_file_equal_one_thread_and_the_batch_api(tmp_path, name):
+    # Windows of >= 64K characters, so that 2 threads encode them (smaller batches run on one).
+    model = _model(name)
+    lines = [(f"line {i}: naïve café 中文 😀" if i % 3 == 0 else f"line {i}: plain ASCII,") + f" it's {i * 7919}"
+             + " x" * (i % 13) for i in range(8_000)]  # ASCII lines are encoded from the mapped bytes
     lines[100] = ""
-    lines[5000] = "y" * 70_000  # longer than the window: the window grows
+    lines[3000] = "y" * 170_000  # longer than the window: the window grows
     text = "\n".join(lines) + "\n"
     (tmp_path / "big.txt").write_text(text, encoding="utf-8")
     expected = _expected(model, lines)
     for threads in (1, 2):
         out = tokenize_files([tmp_path / "big.txt"], model, tmp_path / f"t{threads}", num_threads=threads,
-                             _window_bytes=50_000)
+                             _window_bytes=100_000)
         assert _read(out) == expected
 
 
