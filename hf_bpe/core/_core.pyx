@@ -103,6 +103,7 @@ cdef extern from "csrc/token_arrays.hpp":
 cdef extern from "csrc/file_encode.hpp":
     int64_t c_last_document_end "hfbpe::last_document_end"(const char* buf, size_t size, const char* sep,
                                                             size_t sep_len) nogil
+    int64_t c_last_safe_cut "hfbpe::last_safe_cut"(const char* buf, size_t size) nogil
     void document_bounds "hfbpe::document_bounds"(const char* buf, size_t size, const char* sep, size_t sep_len,
                                                   cbool skip_empty, vector[int64_t]& bounds, vector[uint8_t]& ascii) \
         except + nogil
@@ -132,6 +133,22 @@ def last_document_end(const unsigned char[::1] raw not None, bytes separator not
     with nogil:
         end = c_last_document_end(data, size, sep, sep_len)
     return end
+
+
+def last_safe_cut(const unsigned char[::1] raw not None):
+    """Return the last place where a document may be cut without changing its pieces, or -1 (file_encode.hpp).
+
+    It is a space after an ASCII letter or digit: every named pattern ends a piece there.
+
+    >>> last_safe_cut(b"ab cd  e"), last_safe_cut(b"  !  ")
+    (5, -1)
+    """
+    cdef size_t size = raw.shape[0]
+    cdef int64_t cut = -1
+    if size:
+        with nogil:
+            cut = c_last_safe_cut(<const char*>&raw[0], size)
+    return cut
 
 
 cdef Trainer* _new_trainer(setup, vocab_size, min_frequency, count_bits) except NULL:

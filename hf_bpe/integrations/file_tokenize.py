@@ -11,7 +11,10 @@ offset to :func:`hf_bpe.integrations.preprocess.save_tokenized` on the same docu
   between two separators (``"\\n"`` by default: each line, its ``"\\n"`` left out and a ``"\\r"`` before it kept,
   as ``load_text_files`` reads lines), the separator left out; a separator at the start makes an empty first
   document and two in a row an empty one between; a file ending in its separator has no empty last document; every
-  file ends a document. A document longer than a window grows the window (doubling: linear work), encoded whole.
+  file ends a document. A document longer than a window is encoded in parts, cut before a space that follows an
+  ASCII letter or digit (where every named pattern ends a piece: :mod:`hf_bpe.core.fragment`; the ids are the
+  whole document's), so memory stays flat; where there is no such place, or for a custom regex or a prefix space,
+  the window grows (doubling: linear work) and the document is encoded whole.
 - **JSON Lines** (``.jsonl``, ``.ndjson``) and **Parquet** (``.parquet``) files give one document per row: the
   string in the column ``text_column`` (blank JSON lines are skipped; Parquet row groups are streamed by pyarrow).
 
@@ -183,7 +186,7 @@ class _Reader:
 
     def _text(self, path: Path) -> Iterator[tuple[Any, Any]]:
         """Windows of a memory-mapped text file, each ending at a document's end, encoded in turn."""
-        from ..core._core import last_document_end
+        from ..core._core import last_document_end, last_safe_cut
 
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -193,9 +196,11 @@ class _Reader:
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped, memoryview(mapped) as view:
                 start = 0
                 while start < size:
-                    # 1. The window's end: after its last separator; a document longer than the window grows it
-                    #    (doubled each time: the searches add up to a few times the document's size).
-                    span = self.window
+                    # 1. The window's end: after its last separator. In a document longer than the window, the last
+                    #    safe cut (in place only: then the part is encoded alone and the document goes on in the
+                    #    next window); with none, the window grows (doubled each time: the searches add up to a few
+                    #    times the document's size).
+                    span, whole = self.window, True
                     while True:
                         stop = min(size, start + span)
                         if stop == size:
@@ -206,28 +211,37 @@ class _Reader:
                         if last > 0:
                             end = start + last
                             break
+                        # A cut before any separator that may start in the window and end past it: not inside one.
+                        if self.in_place:
+                            with view[start:max(start, stop - len(self.separator) + 1)] as part:
+                                cut = last_safe_cut(part)
+                            if cut > 0:
+                                end, whole = start + cut, False
+                                break
                         span *= 2
                     # 2. Encode the window's documents (end > start: the loop advances).
                     with view[start:end] as raw:
                         try:
-                            encoded = self._encode_window(raw)
+                            ids, offsets = self._encode_window(raw, whole)
                         except UnicodeDecodeError as exc:
                             raise _not_utf8(path, mapped, start + exc.start, exc.reason) from None
-                    yield encoded
-                    del encoded
+                    # A part of a document adds its ids but ends no document (the next window's first one goes on).
+                    yield ids, offsets if whole else offsets[:1]
+                    del ids, offsets
                     # 3. Give the window's pages back (a mapping's pages count in the resident set until then).
                     if hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
                         page = start - start % mmap.PAGESIZE
                         mapped.madvise(mmap.MADV_DONTNEED, page, end - page)
                     start = end
 
-    def _encode_window(self, raw: Any) -> tuple[Any, Any]:
+    def _encode_window(self, raw: Any, whole: bool) -> tuple[Any, Any]:
         """A window's documents as ``(ids, offsets)``: encoded where they lie (an ASCII document needs no str), or
-        decoded and split into a list of str for the lists path."""
+        decoded and split into a list of str for the lists path. Not ``whole``: the window is the first part of a
+        document (no EOS yet)."""
         import numpy as np
 
         if self.in_place:
-            eos = -1 if self.eos_id is None else self.eos_id
+            eos = -1 if self.eos_id is None or not whole else self.eos_id
             ids, offsets = self.model._pretokenizer.encode_documents(
                 raw, self.separator, self.model._encoder, threads=self.threads, eos_id=eos,
                 skip_empty=self.skip_empty)

@@ -69,4 +69,17 @@ inline void document_bounds(const char* buf, size_t size, const char* sep, size_
     }
 }
 
+// The last place p in buf[1..size) where a document may be cut without changing its pieces under every named
+// pattern (core/fragment.py's rule A, restricted to ASCII): buf[p] == ' ' after an ASCII letter or digit; -1 if
+// none. A document longer than a window is encoded in parts cut there (the ids are those of the whole: the piece
+// before a cut ends at the letter or digit, and no named pattern looks behind), so memory stays flat. O(size).
+inline int64_t last_safe_cut(const char* buf, size_t size) {
+    for (size_t p = size; p-- > 1;) {
+        if (buf[p] != ' ') continue;
+        unsigned char c = (unsigned char)buf[p - 1];
+        if ((unsigned char)((c | 0x20) - 'a') < 26 || (unsigned char)(c - '0') < 10) return (int64_t)p;
+    }
+    return -1;
+}
+
 }  // namespace hfbpe
