@@ -199,8 +199,11 @@ def test_file_tokenize_cli(tmp_path, capsys):
                  "--force"]) == 0
     ids, index = read_token_file(tmp_path / "o")
     assert index["dtype"] == "uint32" and _read(tmp_path / "o") == _expected(model, text.split("\n"), eos=False)
+    (tmp_path / "r.jsonl").write_text('{"body": "x y"}\n{"body": ""}\n', encoding="utf-8")
+    assert main(["tokenize", "--model", str(tmp_path / "tok"), str(tmp_path / "r.jsonl"), "--format", "bin",
+                 "--text-column", "body", "--out", str(tmp_path / "j"), "--quiet"]) == 0
+    assert _read(tmp_path / "j") == _expected(model, ["x y", ""])
     capsys.readouterr()
-    (tmp_path / "r.jsonl").write_text('{"text": "x"}\n', encoding="utf-8")
     for argv, message in [
         ([*base, "--out", str(tmp_path / "o")], "already exists; pass --force"),
         ([*base[:-3], "--out", str(tmp_path / "c"), "--separator", EOT], "--separator splits the FILEs of --format"),
