@@ -188,8 +188,11 @@ def _flatten(batch: Any) -> tuple[np.ndarray, np.ndarray]:
 def read_token_file(folder: str | os.PathLike[str]) -> tuple[np.memmap, dict[str, Any]]:
     """Memory-map a token folder's ids; return them with its index.
 
+    The index holds the document offsets under ``"document_offsets"`` in both versions: ``offsets.bin`` memory-mapped
+    (``int64``, version 2) or the JSON list (version 1).
+
     Raises:
-        FileNotFoundError: the folder lacks ``tokens.bin`` or ``tokens.json``.
+        FileNotFoundError: the folder lacks ``tokens.bin`` or ``tokens.json`` (or, version 2, ``offsets.bin``).
         ValueError: the files disagree with each other (not written by :func:`write_token_file`, or cut short).
     """
     folder = Path(folder)
