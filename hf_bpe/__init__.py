@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .formats.token_file import read_token_file
     from .integrations.embeddings import new_token_embeddings
     from .integrations.hf_tokenizer import HFBPETokenizer
+    from .integrations.file_tokenize import tokenize_files
     from .integrations.preprocess import save_tokenized, tokenize_dataset
     from .integrations.sentencepiece_hf import save_sentencepiece
     from .integrations.sentencepiece_tokenizer import HFSentencePieceTokenizer
@@ -65,6 +66,7 @@ _EXPORTS = {
     "save_sentencepiece": ".integrations.sentencepiece_hf",
     "save_tokenized": ".integrations.preprocess",
     "tokenize_dataset": ".integrations.preprocess",
+    "tokenize_files": ".integrations.file_tokenize",
     "WordCounts": ".training.counts",
     "train": ".training.bpe_trainer",
     "train_from_counts": ".training.bpe_trainer",
@@ -95,6 +97,7 @@ __all__ = [
     "save_sentencepiece",
     "save_tokenized",
     "tokenize_dataset",
+    "tokenize_files",
     "train",
     "train_from_counts",
     "train_scheme",

@@ -151,8 +151,9 @@ def _add_tokenize_parser(commands: Any) -> None:
         description="Tokenize every document (each line of FILE, or each row of --dataset) with the tokenizer in "
         "--model, EOS after each, and write OUT whole: --format arrow, a datasets folder (load_from_disk) of "
         "input_ids/attention_mask rows, one per document or --block-size packed blocks; --format bin, "
-        "OUT/tokens.bin (uint16 or uint32 ids, end to end, for numpy.memmap) and OUT/tokens.json (document offsets, "
-        "the tokenizer's sha256). The tokenizing is cached by datasets: a rerun reuses it.",
+        "OUT/tokens.bin (uint16 or uint32 ids, end to end, for numpy.memmap), OUT/offsets.bin (int64 document "
+        "offsets) and OUT/tokens.json (the tokenizer's sha256). The tokenizing is cached by datasets: a rerun reuses "
+        "it; --format bin with FILEs streams them instead (flat memory; .jsonl and .parquet FILEs by --text-column).",
         epilog="examples:\n  hf-bpe tokenize --model my-tok corpus.txt --out corpus-ids --block-size 1024\n"
         "  hf-bpe tokenize --model my-tok --dataset ./my_dataset --split train --out train-bin --format bin\n"
         "  python -c \"import numpy; print(numpy.memmap('train-bin/tokens.bin', dtype='uint16', mode='r')[:10])\"",
@@ -171,6 +172,9 @@ def _add_tokenize_parser(commands: Any) -> None:
     tokenize.add_argument("--no-eos", action="store_true", help="do not append the EOS id to each document")
     tokenize.add_argument("--skip-empty", action="store_true",
                           help="leave out empty documents (blank lines), which would each become a lone EOS")
+    tokenize.add_argument("--separator", default=None, metavar="S",
+                          help="bin: documents of text FILEs end at S (left out; EOS appended) instead of at each "
+                               "newline, e.g. '<|endoftext|>' ($'\\n\\n' in bash for blank lines)")
     tokenize.add_argument("--dtype", choices=("uint16", "uint32"), default=None,
                           help="bin: id type (default: uint16 when every id fits, else uint32)")
     tokenize.add_argument("--num-proc", type=int, default=None, metavar="N", help="processes for datasets.map")
@@ -332,7 +336,7 @@ def _cmd_train_recipe(args: argparse.Namespace) -> int:
 
 
 def _cmd_tokenize(args: argparse.Namespace) -> int:
-    from .cli_tokenize import tokenize_model, tokenize_spark
+    from .cli_tokenize import refuse_file_only_input, tokenize_bin_files, tokenize_model, tokenize_spark
     from .integrations.preprocess import save_tokenized
     from .training.corpus import load_text_files
 
@@ -346,6 +350,10 @@ def _cmd_tokenize(args: argparse.Namespace) -> int:
     if args.spark:
         log(f"wrote parquet to {tokenize_spark(args, model)}")
         return 0
+    if args.format == "bin" and args.files and not args.dataset:  # streamed, without datasets
+        log(f"wrote bin to {os.fspath(tokenize_bin_files(args, model, out))}")
+        return 0
+    refuse_file_only_input(args)
     corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         raise InputError("tokenize needs a corpus: FILE arguments or --dataset")

@@ -13,7 +13,7 @@ from .errors import InputError
 from .integrations.preprocess import resolve_tokenizer, with_eos_token
 from .model.bpe import BPEModel
 
-__all__ = ["tokenize_model", "tokenize_spark"]
+__all__ = ["refuse_file_only_input", "tokenize_bin_files", "tokenize_model", "tokenize_spark"]
 
 
 def tokenize_model(args: argparse.Namespace) -> BPEModel:
@@ -52,7 +52,8 @@ def tokenize_spark(args: argparse.Namespace, model: BPEModel) -> str:
     unsupported = [flag for flag, given in (("--dataset", args.dataset), ("--block-size", args.block_size is not None),
                                             ("--format bin", args.format == "bin"), ("--labels", args.labels),
                                             ("--pad-last", args.pad_last), ("--dtype", args.dtype),
-                                            ("--num-proc", args.num_proc), ("--skip-empty", args.skip_empty)) if given]
+                                            ("--num-proc", args.num_proc), ("--skip-empty", args.skip_empty),
+                                            ("--separator", args.separator is not None)) if given]
     if unsupported:
         raise InputError(f"{', '.join(unsupported)} cannot be used with --spark, which writes one Parquet row of "
                          "input_ids per line of the FILEs (pack or convert them with your own Spark job)")
@@ -62,3 +63,28 @@ def tokenize_spark(args: argparse.Namespace, model: BPEModel) -> str:
 
     return tokenize_files_spark([os.fspath(f) for f in args.files], model, args.out, add_eos=not args.no_eos,
                                 master=args.spark, force=args.force)
+
+
+def tokenize_bin_files(args: argparse.Namespace, model: BPEModel, out: os.PathLike[str]) -> os.PathLike[str]:
+    """Tokenize the FILEs straight into a token folder (``tokenize_files``: streamed, flat memory); return it."""
+    from .integrations.file_tokenize import tokenize_files
+
+    if args.separator is not None and not args.separator:
+        raise InputError("--separator is empty; give the text that ends each document, e.g. '<|endoftext|>'")
+    return tokenize_files(args.files, model, out, separator="\n" if args.separator is None else args.separator,
+                          text_column=args.text_column, add_eos=not args.no_eos, skip_empty=args.skip_empty,
+                          dtype=args.dtype, force=args.force, show_progress=not args.quiet)
+
+
+def refuse_file_only_input(args: argparse.Namespace) -> None:
+    """Refuse what only ``--format bin`` with FILEs reads: --separator, and .jsonl/.parquet FILEs, which the
+    datasets path would read as lines of text."""
+    from .integrations.file_tokenize import input_kind
+
+    if args.separator is not None:
+        raise InputError("--separator splits the FILEs of --format bin; --format arrow and --dataset read each line "
+                         "(row) as a document")
+    for path in args.files or ():
+        if input_kind(path) != "text":
+            raise InputError(f"FILE {path!r} is read by its column with --format bin only (--format arrow reads "
+                             "FILEs as lines of text); use --format bin, or --dataset with a folder holding it")

@@ -10,7 +10,7 @@ check fails), then run without Python objects (and without the GIL) in the loops
 for the semantics.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libcpp cimport bool as cbool
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -20,9 +20,10 @@ from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport Py_INCREF
 from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES
 
-from hf_bpe.core._text_ref cimport TextRef, hfbpe_text_ref
+from hf_bpe.core._text_ref cimport PyUnicode_1BYTE_KIND, TextRef, hfbpe_text_ref
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
 
 # The C++ lives in csrc/ (one job per header); these declarations are what Cython calls.
@@ -99,11 +100,55 @@ cdef extern from "csrc/token_arrays.hpp":
                                                vector[int64_t]& offsets) except + nogil
 
 
+cdef extern from "csrc/file_encode.hpp":
+    int64_t c_last_document_end "hfbpe::last_document_end"(const char* buf, size_t size, const char* sep,
+                                                            size_t sep_len) nogil
+    int64_t c_last_safe_cut "hfbpe::last_safe_cut"(const char* buf, size_t size) nogil
+    void document_bounds "hfbpe::document_bounds"(const char* buf, size_t size, const char* sep, size_t sep_len,
+                                                  cbool skip_empty, vector[int64_t]& bounds, vector[uint8_t]& ascii) \
+        except + nogil
+
+
 # Below this many characters a batch is encoded on one thread (as the scanner's counting does).
 cdef Py_ssize_t _THREAD_MIN_CHARS = 1 << 16
 # encode_text keeps its scratch buffers between calls for texts up to this many characters.
 cdef Py_ssize_t _SCRATCH_KEEP = 1 << 16
 cdef const char* _PIECES_CAPSULE = b"hf_bpe.core._scanner.pieces"
+
+
+def last_document_end(const unsigned char[::1] raw not None, bytes separator not None):
+    """Return where the last whole document of ``raw`` ends (after its last separator), or -1 if none ends in it.
+
+    Separators are matched leftmost first without overlap, as ``bytes.split`` does (csrc/file_encode.hpp).
+
+    >>> last_document_end(b"a\\nbc\\nd", b"\\n"), last_document_end(b"abc", b"\\n")
+    (5, -1)
+    """
+    cdef size_t size = raw.shape[0], sep_len = len(separator)
+    cdef const char* sep = separator
+    cdef const char* data = <const char*>&raw[0] if size else sep
+    cdef int64_t end
+    if not sep_len:
+        raise ValueError("separator must not be empty")
+    with nogil:
+        end = c_last_document_end(data, size, sep, sep_len)
+    return end
+
+
+def last_safe_cut(const unsigned char[::1] raw not None):
+    """Return the last place where a document may be cut without changing its pieces, or -1 (file_encode.hpp).
+
+    It is a space after an ASCII letter or digit: every named pattern ends a piece there.
+
+    >>> last_safe_cut(b"ab cd  e"), last_safe_cut(b"  !  ")
+    (5, -1)
+    """
+    cdef size_t size = raw.shape[0]
+    cdef int64_t cut = -1
+    if size:
+        with nogil:
+            cut = c_last_safe_cut(<const char*>&raw[0], size)
+    return cut
 
 
 cdef Trainer* _new_trainer(setup, vocab_size, min_frequency, count_bits) except NULL:
@@ -682,6 +727,68 @@ cdef class WordEncoder:
         if status != ENCODE_OK:
             raise MemoryError("encoding ran out of memory")
         return result
+
+    def encode_documents(self, const unsigned char[::1] raw not None, bytes separator not None, pieces not None,
+                         int pid, int threads=1, *, int eos_id=-1, bint skip_empty=False):
+        """Encode the documents of a window of a UTF-8 file where they lie: no str for an ASCII document.
+
+        Args:
+            raw: UTF-8 bytes that end at a document's end (after a separator, or at the end of the file); kept
+                alive (and unchanged) by the caller during the call.
+            separator: what ends a document (UTF-8, not empty); documents are the text between separators (left
+                out), the empty piece after a final separator is no document (csrc/file_encode.hpp).
+            pieces, pid, threads: as :meth:`encode_texts`.
+            eos_id: when >= 0, appended after every document.
+            skip_empty: leave out empty documents.
+
+        Returns:
+            ``(ids, offsets)`` as :meth:`encode_texts_arrays`, one offset per document kept plus one.
+
+        Raises:
+            ValueError: ``separator`` empty.
+            UnicodeDecodeError: a document is not UTF-8 (``start`` and ``end`` are offsets in ``raw``).
+        """
+        cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+        cdef size_t size = raw.shape[0], sep_len = len(separator), i, n
+        cdef const char* sep = separator
+        cdef const char* data = <const char*>&raw[0] if size else sep
+        cdef vector[int64_t] bounds
+        cdef vector[uint8_t] ascii
+        cdef vector[TextRef] refs
+        cdef int64_t a, b
+        cdef Py_ssize_t total = 0, failed_at = -1
+        cdef int status
+        cdef list decoded = []  # the str of each non-ASCII document, alive until it is encoded
+        if not sep_len:
+            raise ValueError("separator must not be empty")
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads!r}")
+        with nogil:
+            document_bounds(data, size, sep, sep_len, skip_empty, bounds, ascii)
+        n = ascii.size()
+        refs.resize(n)
+        for i in range(n):
+            a, b = bounds[2 * i], bounds[2 * i + 1]
+            if ascii[i]:  # its bytes are its one-byte PEP 393 text
+                refs[i].data = data + a
+                refs[i].length = b - a
+                refs[i].kind = PyUnicode_1BYTE_KIND
+                refs[i].ascii = 1
+            else:
+                try:
+                    text = PyUnicode_DecodeUTF8(data + a, b - a, b"strict")
+                except UnicodeDecodeError as exc:
+                    raise UnicodeDecodeError("utf-8", data[:size], a + exc.start, a + exc.end, exc.reason) from None
+                decoded.append(text)
+                hfbpe_text_ref(text, &refs[i])
+            total += refs[i].length
+        if total < _THREAD_MIN_CHARS or n < 2:
+            threads = 1
+        arrays = (TokenBuffer(), TokenBuffer())
+        status = self._run_refs(refs, pid, split, threads, total, None, &failed_at, arrays, eos_id)
+        if status != ENCODE_OK:  # valid UTF-8 holds no lone surrogate: only memory can fail
+            raise MemoryError("encoding ran out of memory")
+        return arrays
 
     def encode_text(self, str text not None, pieces not None, int pid, bounds=None, int threads=1):
         """Split one text with the scanner and encode it: its ids (the single-text hot path, no object per piece).

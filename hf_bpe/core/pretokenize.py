@@ -265,6 +265,28 @@ class Pretokenizer:
         return encoder.encode_texts_arrays(self._scannable(texts), _scanner.pieces_function(), self._scanner_id,
                                            threads, eos_id=eos_id)
 
+    def encode_documents(self, raw: Any, separator: bytes, encoder: Any, *, threads: int = 1, eos_id: int = -1,
+                         skip_empty: bool = False) -> tuple[Any, Any]:
+        """Encode the documents of a window of a UTF-8 file (``raw``, bytes that end at a document's end) where they
+        lie, as :meth:`encode_batch_arrays` encodes them as a list of str (``WordEncoder.encode_documents``).
+
+        Named patterns without the prefix space only; ``separator`` (bytes) ends each document and is left out.
+
+        Raises:
+            UnicodeDecodeError: a document is not UTF-8 (its ``start`` is an offset in ``raw``).
+
+        >>> from hf_bpe.core._core import WordEncoder
+        >>> ids, offsets = Pretokenizer("gpt2").encode_documents(b"a\\n\\xc3\\xa9\\n", b"\\n",
+        ...                                                      WordEncoder([], list(range(256))))
+        >>> list(memoryview(ids)), list(memoryview(offsets))
+        ([97, 195, 169], [0, 1, 3])
+        """
+        if self._scanner_id < 0 or self._add_prefix_space:
+            raise ValueError("encode_documents needs a named pattern's compiled scanner and no prefix space; encode "
+                             "a list of the documents with encode_batch_arrays instead")
+        return encoder.encode_documents(raw, separator, _scanner.pieces_function(), self._scanner_id, threads,
+                                        eos_id=eos_id, skip_empty=skip_empty)
+
     def _scannable(self, texts: list[str]) -> list[str]:
         """The texts as the compiled scanner takes them (the prefix space added); refuse a custom regex."""
         if self._scanner_id < 0:

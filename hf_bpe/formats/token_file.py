@@ -1,14 +1,19 @@
-"""Flat token files for training loops: ``tokens.bin`` (every document's ids, end to end) and ``tokens.json``.
+"""Flat token files for training loops: ``tokens.bin`` (every document's ids, end to end), ``offsets.bin`` and
+``tokens.json``.
 
 The format small GPT training loops read (nanoGPT's ``train.bin``): the ids of all documents one after the other,
 as little-endian ``uint16`` when every id fits (vocabularies up to 65,536 tokens), else ``uint32``, with no header,
-so that ``numpy.memmap(path, dtype=..., mode="r")`` reads it back. ``tokens.json`` says what the file holds::
+so that ``numpy.memmap(path, dtype=..., mode="r")`` reads it back. ``offsets.bin`` holds ``D + 1`` little-endian
+``int64``: where each document starts (its EOS, when one was added, is its last id), the last entry ``N``.
+``tokens.json`` says what the files hold::
 
-    {"format": "hf_bpe-tokens", "version": 1, "dtype": "uint16", "tokens": N, "documents": D,
-     "document_offsets": [0, ..., N], "tokenizer": {...}}
+    {"format": "hf_bpe-tokens", "version": 2, "dtype": "uint16", "tokens": N, "documents": D,
+     "offsets": "offsets.bin", "tokenizer": {...}}
 
-``document_offsets[i]`` is where document ``i`` starts (its EOS, when one was added, is its last id), and the last
-entry is ``N``. ``tokenizer`` identifies the tokenizer that wrote it (see :func:`read_token_file`).
+Both binary files are written as the documents come (memory stays one batch for any corpus size). Version 1
+folders (written before ``offsets.bin``) held the offsets as a JSON list, ``"document_offsets"``; they stay
+readable, and :func:`read_token_file` returns the offsets under that key for either version. ``tokenizer``
+identifies the tokenizer that wrote it (see :func:`read_token_file`).
 """
 
 from __future__ import annotations
@@ -23,10 +28,13 @@ import numpy as np
 
 from .gpt2 import read_json
 
-__all__ = ["INDEX_NAME", "TOKENS_NAME", "read_token_file", "token_dtype", "write_token_file"]
+__all__ = ["INDEX_NAME", "OFFSETS_NAME", "TOKENS_NAME", "TokenFileWriter", "read_token_file", "token_dtype",
+           "write_token_file"]
 
 TOKENS_NAME = "tokens.bin"
+OFFSETS_NAME = "offsets.bin"
 INDEX_NAME = "tokens.json"
+_VERSION = 2
 _FORMAT = "hf_bpe-tokens"
 _DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
 
@@ -52,9 +60,99 @@ def token_dtype(largest_id: int, dtype: str | None = None) -> str:
     return dtype or ("uint16" if largest_id <= 0xFFFF else "uint32")
 
 
+class TokenFileWriter:
+    """Append documents to ``tokens.bin`` and ``offsets.bin`` as they come; :meth:`close` writes ``tokens.json``.
+
+    Each :meth:`append` hands its arrays to a writing thread and returns once the previous batch is on disk, so
+    the caller encodes batch k + 1 while batch k is written (file writes release the GIL); memory is two batches.
+
+    Args:
+        folder: an existing (staging) folder to write into.
+        dtype: ``"uint16"`` or ``"uint32"`` (:func:`token_dtype`).
+        tokenizer: what identifies the tokenizer (written as ``tokenizer`` in the index).
+
+    >>> import tempfile, numpy as np
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     writer = TokenFileWriter(folder, dtype="uint16", tokenizer={})
+    ...     writer.append(np.array([5, 6, 7], dtype=np.int32), np.array([0, 2, 3]))
+    ...     index = writer.close()
+    ...     ids, index = read_token_file(folder)
+    ...     ids.tolist(), index["document_offsets"].tolist()
+    ([5, 6, 7], [0, 2, 3])
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], *, dtype: str, tokenizer: Mapping[str, Any]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._folder = Path(folder)
+        self._dtype = dtype
+        self._numpy_dtype = _DTYPES[token_dtype(0, dtype)]
+        self._tokenizer = dict(tokenizer)
+        self._tokens = 0
+        self._documents = 0
+        self._ids = open(self._folder / TOKENS_NAME, "wb")
+        self._offsets = open(self._folder / OFFSETS_NAME, "wb")
+        self._offsets.write(np.zeros(1, dtype="<i8"))
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hf_bpe-token-writer")
+        self._pending: Any = None
+
+    def append(self, ids: Any, offsets: Any) -> None:
+        """Add documents: ``ids`` (integers) end to end, ``offsets`` where each starts (from 0, one more entry).
+
+        Raises:
+            ValueError: an id does not fit the file's dtype.
+        """
+        flat = np.asarray(ids)
+        starts = np.asarray(offsets, dtype=np.int64)
+        if flat.size:
+            low, high = int(flat.min()), int(flat.max())
+            if low < 0 or high > np.iinfo(self._numpy_dtype).max:
+                raise ValueError(f"an id ({high if high > 0 else low}) does not fit {self._dtype}; use uint32")
+        narrow = flat.astype(self._numpy_dtype, copy=False)
+        ends = starts[1:] + self._tokens
+        self._tokens += int(flat.size)
+        self._documents += len(starts) - 1
+        self._wait()
+        self._pending = self._pool.submit(self._write, narrow, ends)
+
+    def _write(self, narrow: np.ndarray, ends: np.ndarray) -> None:
+        self._ids.write(np.ascontiguousarray(narrow))  # its buffer, not a bytes copy
+        self._offsets.write(np.ascontiguousarray(ends, dtype="<i8"))
+
+    def _wait(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()  # raises what the write raised (a full disk)
+
+    def close(self) -> dict[str, Any]:
+        """Finish the binary files and write ``tokens.json``; return the index."""
+        try:
+            self._wait()
+        finally:
+            self._pool.shutdown()
+            self._ids.close()
+            self._offsets.close()
+        index = {"format": _FORMAT, "version": _VERSION, "dtype": self._dtype, "tokens": self._tokens,
+                 "documents": self._documents, "offsets": OFFSETS_NAME, "tokenizer": self._tokenizer}
+        (self._folder / INDEX_NAME).write_text(json.dumps(index, ensure_ascii=False) + "\n", encoding="utf-8")
+        return index
+
+    def abort(self) -> None:
+        """Stop writing (after an error): wait for the write under way and close the files, ignoring its error."""
+        try:
+            self._wait()
+        except Exception:  # the caller is already raising; the staging folder is discarded
+            pass
+        finally:
+            self._pool.shutdown()
+            self._ids.close()
+            self._offsets.close()
+
+
 def write_token_file(folder: str | os.PathLike[str], documents: Iterable[list[int]] | Iterable[Any], *,
                      dtype: str, tokenizer: Mapping[str, Any]) -> dict[str, Any]:
-    """Write ``tokens.bin`` and ``tokens.json`` into ``folder`` (an empty staging folder); return the index.
+    """Write ``tokens.bin``, ``offsets.bin`` and ``tokens.json`` into ``folder`` (an empty staging folder); return
+    the index.
 
     Memory is one batch of documents at a time.
 
@@ -64,22 +162,17 @@ def write_token_file(folder: str | os.PathLike[str], documents: Iterable[list[in
         dtype: ``"uint16"`` or ``"uint32"`` (:func:`token_dtype`).
         tokenizer: what identifies the tokenizer (written as ``tokenizer`` in the index).
     """
-    numpy_dtype = _DTYPES[token_dtype(0, dtype)]
-    limit = np.iinfo(numpy_dtype).max
-    offsets = [0]
-    total = 0
-    with open(Path(folder) / TOKENS_NAME, "wb") as handle:
+    writer = TokenFileWriter(folder, dtype=dtype, tokenizer=tokenizer)
+    try:
         for batch in documents:
             flat, lengths = _flatten(batch)
-            if flat.size and (flat.min() < 0 or flat.max() > limit):
-                raise ValueError(f"an id ({int(flat.max())}) does not fit {dtype}; use uint32")
-            handle.write(np.ascontiguousarray(flat.astype(numpy_dtype, copy=False)))  # its buffer, not a bytes copy
-            offsets.extend((total + np.cumsum(lengths)).tolist())
-            total += int(flat.size)
-    index = {"format": _FORMAT, "version": 1, "dtype": dtype, "tokens": total, "documents": len(offsets) - 1,
-             "tokenizer": dict(tokenizer), "document_offsets": offsets}
-    (Path(folder) / INDEX_NAME).write_text(json.dumps(index, ensure_ascii=False) + "\n", encoding="utf-8")
-    return index
+            offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            writer.append(flat, offsets)
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.close()
 
 
 def _flatten(batch: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -95,8 +188,11 @@ def _flatten(batch: Any) -> tuple[np.ndarray, np.ndarray]:
 def read_token_file(folder: str | os.PathLike[str]) -> tuple[np.memmap, dict[str, Any]]:
     """Memory-map a token folder's ids; return them with its index.
 
+    The index holds the document offsets under ``"document_offsets"`` in both versions: ``offsets.bin`` memory-mapped
+    (``int64``, version 2) or the JSON list (version 1).
+
     Raises:
-        FileNotFoundError: the folder lacks ``tokens.bin`` or ``tokens.json``.
+        FileNotFoundError: the folder lacks ``tokens.bin`` or ``tokens.json`` (or, version 2, ``offsets.bin``).
         ValueError: the files disagree with each other (not written by :func:`write_token_file`, or cut short).
     """
     folder = Path(folder)
@@ -107,11 +203,33 @@ def read_token_file(folder: str | os.PathLike[str]) -> tuple[np.memmap, dict[str
     index = read_json(folder / INDEX_NAME, unique_keys=False)[1]
     if not isinstance(index, dict) or index.get("format") != _FORMAT or index.get("dtype") not in _DTYPES:
         raise ValueError(f"{os.fspath(folder / INDEX_NAME)!r} is not an hf_bpe token index")
+    if index.get("version") not in (1, _VERSION):
+        raise ValueError(f"{os.fspath(folder / INDEX_NAME)!r} is version {index.get('version')!r} of the token "
+                         f"format; this hf_bpe reads versions 1 and {_VERSION}: upgrade hf_bpe")
     dtype = _DTYPES[index["dtype"]]
     size = (folder / TOKENS_NAME).stat().st_size
     if size != index["tokens"] * dtype.itemsize:
         raise ValueError(f"{os.fspath(folder / TOKENS_NAME)!r} has {size} bytes but its index says "
                          f"{index['tokens']} {index['dtype']} ids; the folder is damaged, write it again")
+    if index["version"] == _VERSION:
+        index["document_offsets"] = _read_offsets(folder, index)
     if size == 0:
         return np.zeros(0, dtype=dtype), index  # type: ignore[return-value]  # numpy cannot map an empty file
     return np.memmap(folder / TOKENS_NAME, dtype=dtype, mode="r"), index
+
+
+def _read_offsets(folder: Path, index: dict[str, Any]) -> np.ndarray:
+    """Memory-map a version 2 folder's ``offsets.bin`` (checked against the index)."""
+    path = folder / OFFSETS_NAME
+    if not path.is_file():
+        raise FileNotFoundError(f"{os.fspath(path)!r} does not exist; a version {_VERSION} token folder holds "
+                                f"{TOKENS_NAME}, {OFFSETS_NAME} and {INDEX_NAME}")
+    documents = index["documents"]
+    if not isinstance(documents, int) or path.stat().st_size != (documents + 1) * 8:
+        raise ValueError(f"{os.fspath(path)!r} has {path.stat().st_size} bytes but its index says {documents!r} "
+                         "documents (8 bytes per document, plus 8); the folder is damaged, write it again")
+    offsets = np.memmap(path, dtype="<i8", mode="r")
+    if int(offsets[0]) != 0 or int(offsets[-1]) != index["tokens"]:
+        raise ValueError(f"{os.fspath(path)!r} does not run from 0 to the index's {index['tokens']} tokens; the "
+                         "folder is damaged, write it again")
+    return offsets

@@ -315,8 +315,10 @@ def save_tokenized(dataset: Any, tokenizer: Any, out: str | os.PathLike[str], *,
     """Tokenize ``dataset`` (:func:`tokenize_dataset` with ``options``) and write the result to the folder ``out``.
 
     ``format="arrow"`` writes a ``datasets`` dataset (``save_to_disk``; ``datasets.load_from_disk`` reads it);
-    ``format="bin"`` writes the documents' ids end to end as ``tokens.bin`` plus ``tokens.json`` (document offsets,
-    the tokenizer's identity; see :mod:`hf_bpe.formats.token_file`), for training loops that ``numpy.memmap`` it.
+    ``format="bin"`` writes the documents' ids end to end as ``tokens.bin`` plus ``offsets.bin`` and ``tokens.json``
+    (document offsets, the tokenizer's identity; see :mod:`hf_bpe.formats.token_file`), for training loops that
+    ``numpy.memmap`` it (files straight to such a folder, without ``datasets``:
+    :func:`hf_bpe.integrations.file_tokenize.tokenize_files`).
     The folder appears whole or not at all (:func:`hf_bpe.formats.atomic.build_folder`); the tokenizing itself is
     cached by ``datasets``, so a rerun after an interruption redoes only what was not cached.
 

@@ -1,0 +1,85 @@
+// Documents of a UTF-8 file (or a window of one) for encoding in place: where each document starts and ends, found
+// by memchr (a one-byte separator such as "\n") or memmem, and whether it is all ASCII (then its bytes are encoded
+// where they lie, as a one-byte TextRef: no str per document; the rest are decoded one document at a time).
+// Separators are matched leftmost first, without overlap (as str.split does), from the window's start: a window
+// always starts right after a separator (or at the file's start), so the matches are those of the whole file.
+// UTF-8 is self-synchronising: a separator's bytes found at a byte offset start a character.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace hfbpe {
+
+// The first match of sep[0..sep_len) in buf[from..size), or size when none (sep_len >= 1).
+inline size_t find_separator(const char* buf, size_t size, size_t from, const char* sep, size_t sep_len) {
+    if (from >= size || size - from < sep_len) return size;
+    const void* hit = sep_len == 1 ? std::memchr(buf + from, sep[0], size - from)
+                                   : memmem(buf + from, size - from, sep, sep_len);
+    return hit ? (size_t)((const char*)hit - buf) : size;
+}
+
+// Where the last whole document of buf[0..size) ends: the end of the last separator match, or -1 when there is
+// none (the window holds part of one document only). O(size); every step advances past a match.
+inline int64_t last_document_end(const char* buf, size_t size, const char* sep, size_t sep_len) {
+    int64_t last = -1;
+    size_t at = 0;
+    for (;;) {
+        size_t hit = find_separator(buf, size, at, sep, sep_len);
+        if (hit == size) return last;
+        at = hit + sep_len;  // > the previous `at`: the loop advances
+        last = (int64_t)at;
+    }
+}
+
+// Whether buf[0..n) is all ASCII (8 bytes at a time): such a document's UTF-8 is its PEP 393 one-byte text, so it is
+// encoded straight from the file's bytes, without a str.
+inline bool all_ascii(const char* buf, size_t n) {
+    uint64_t seen = 0, word;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        std::memcpy(&word, buf + i, 8);
+        seen |= word;
+    }
+    for (; i < n; ++i) seen |= (unsigned char)buf[i];
+    return (seen & 0x8080808080808080ULL) == 0;
+}
+
+// The documents of buf[0..size), which ends at a document's end (after a separator, or at the end of the file):
+// the text between separators, the separators left out; the piece after the last separator is a document only if
+// it is not empty (a file ending in its separator has no empty last document, as a file ending in "\n" has no
+// empty last line). bounds gets [start, end) byte pairs, ascii one flag per document (all_ascii); empty documents
+// are left out when `skip_empty`. O(size); every step advances past a separator.
+inline void document_bounds(const char* buf, size_t size, const char* sep, size_t sep_len, bool skip_empty,
+                            std::vector<int64_t>& bounds, std::vector<uint8_t>& ascii) {
+    bounds.clear();
+    ascii.clear();
+    size_t start = 0;
+    while (start < size) {
+        size_t hit = find_separator(buf, size, start, sep, sep_len);
+        if (hit > start || !skip_empty) {
+            bounds.push_back((int64_t)start);
+            bounds.push_back((int64_t)hit);
+            ascii.push_back(all_ascii(buf + start, hit - start));
+        }
+        if (hit == size) break;
+        start = hit + sep_len;  // advances: sep_len >= 1
+        if (start == size) break;  // ends in a separator: no empty last document
+    }
+}
+
+// The last place p in buf[1..size) where a document may be cut without changing its pieces under every named
+// pattern (core/fragment.py's rule A, restricted to ASCII): buf[p] == ' ' after an ASCII letter or digit; -1 if
+// none. A document longer than a window is encoded in parts cut there (the ids are those of the whole: the piece
+// before a cut ends at the letter or digit, and no named pattern looks behind), so memory stays flat. O(size).
+inline int64_t last_safe_cut(const char* buf, size_t size) {
+    for (size_t p = size; p-- > 1;) {
+        if (buf[p] != ' ') continue;
+        unsigned char c = (unsigned char)buf[p - 1];
+        if ((unsigned char)((c | 0x20) - 'a') < 26 || (unsigned char)(c - '0') < 10) return (int64_t)p;
+    }
+    return -1;
+}
+
+}  // namespace hfbpe
