@@ -351,6 +351,9 @@ def _cmd_tokenize(args: argparse.Namespace) -> int:
         log(f"wrote parquet to {tokenize_spark(args, model)}")
         return 0
     if args.format == "bin" and args.files and not args.dataset:  # streamed, without datasets
+        if args.num_proc is not None:
+            raise InputError(f"--num-proc {args.num_proc} sets datasets.map's processes, but FILEs to --format bin "
+                             "are streamed without datasets, on threads (every usable CPU): leave --num-proc out")
         log(f"wrote bin to {os.fspath(tokenize_bin_files(args, model, out))}")
         return 0
     refuse_file_only_input(args)

@@ -210,6 +210,7 @@ def test_file_tokenize_cli(tmp_path, capsys):
         (["tokenize", "--model", str(tmp_path / "tok"), str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "c")],
          "is read by its column with --format bin only"),
         ([*base, "--out", str(tmp_path / "c"), "--separator", ""], "--separator is empty"),
+        ([*base, "--out", str(tmp_path / "c"), "--num-proc", "2"], "--num-proc 2 sets datasets.map's processes"),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err
