@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .integrations.sentencepiece_tokenizer import HFSentencePieceTokenizer
     from .model.bpe import BPEModel
     from .model.classic import ClassicModel
+    from .model.unigram import UnigramModel
     from .tools.compare import compare
     from .tools.verify import verify
     from .training.bpe_trainer import train, train_from_counts
@@ -62,6 +63,7 @@ _EXPORTS = {
     "train_from_counts": ".training.bpe_trainer",
     "train_scheme": ".training.scheme",
     "train_sentencepiece": ".training.sentencepiece_trainer",
+    "UnigramModel": ".model.unigram",
     "verify": ".tools.verify",
 }
 
@@ -86,6 +88,7 @@ __all__ = [
     "train_from_counts",
     "train_scheme",
     "train_sentencepiece",
+    "UnigramModel",
     "verify",
     "__version__",
 ]
