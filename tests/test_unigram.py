@@ -29,7 +29,7 @@ from hf_bpe.model.unigram import UnigramModel
 
 IDENTITY = {"name": "identity", "precompiled_charsmap": b"", "add_dummy_prefix": False,
             "remove_extra_whitespaces": False, "escape_whitespaces": False}
-UNIGRAM = {"model_type": 1, "byte_fallback": False}
+UNIGRAM = {**SentencePieceModel((Piece("<unk>", 0.0, UNKNOWN),)).trainer, "model_type": 1, "byte_fallback": False}
 
 
 def _model(pieces: list[Piece], **normalizer: object) -> SentencePieceModel:
