@@ -249,3 +249,22 @@ def test_spm_converter_differences(tmp_path, spm_converted):
     assert sp.encode("ka  to ", out_type=str).count("▁") > tok.encode("ka  to ", add_special_tokens=False).tokens.count("▁")
     assert tok.encode("   ", add_special_tokens=False).ids == [] != sp.encode("   ")
     assert ours(path, "ka  to ") == sp.encode("ka  to ")
+
+
+def test_t5_tokenizer_differences(tmp_path, spm_converted):
+    """transformers 5's T5Tokenizer loading a unigram spiece.model (protobuf path): T5's converter assumes T5's
+    vocabulary layout (unknown id 2) and splits on all whitespace first."""
+    from transformers import T5Tokenizer
+
+    path = _train(tmp_path, "t5", normalization_rule_name="nfkc")  # nfkc keeps tabs (nmt_nfkc makes them spaces)
+    (tmp_path / "t5").mkdir()
+    (tmp_path / "t5" / "spiece.model").write_bytes(path.read_bytes())
+    t5, sp = T5Tokenizer.from_pretrained(tmp_path / "t5"), spm.SentencePieceProcessor(model_file=str(path))
+    # 1. An unknown character gets id 2 ('</s>' in this model), not the unknown id 0.
+    assert sp.encode("😀") == [sp.piece_to_id("▁"), 0] and sp.id_to_piece(2) == "</s>"
+    assert t5("😀", add_special_tokens=False)["input_ids"] == [sp.piece_to_id("▁"), 2]
+    # 2. A tab separates words ('▁' added), where sentencepiece keeps it as a character of the text.
+    assert "\t" in sp.encode("ka\tto", out_type=str)
+    assert t5.tokenize("ka\tto") == sp.encode("ka to", out_type=str)
+    assert HFSentencePieceTokenizer(vocab_file=str(path))("ka\tto😀", add_special_tokens=False)["input_ids"] == \
+        sp.encode("ka\tto😀")
