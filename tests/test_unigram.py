@@ -67,7 +67,7 @@ _models = st.lists(st.tuples(_piece_text, st.sampled_from([-0.1, -1.0, -1.5, -2.
 
 
 @settings(max_examples=150)
-@given(_models, st.lists(st.text(alphabet=_ALPHABET + "x", min_size=1, max_size=10), min_size=1, max_size=8))
+@given(_models, st.lists(st.text(alphabet=_ALPHABET + "x😀", min_size=1, max_size=10), min_size=1, max_size=8))
 def test_viterbi_and_nbest_equal_sentencepiece_on_tied_models(pieces, texts):
     pieces = [Piece(text, score, kind) for text, score, kind in pieces] + [Piece("zz", -7.0, NORMAL)]
     model = _model(pieces)
@@ -75,6 +75,7 @@ def test_viterbi_and_nbest_equal_sentencepiece_on_tied_models(pieces, texts):
     for text in texts:
         assert ours.encode(text) == sp.encode(text), text
         assert ours.pieces_of(ours.viterbi(ours.normalize(text))) == sp.encode(text, out_type=str)
+        assert ours.viterbi(text) == ours.viterbi_reference(text)  # the compiled core and its spec
         for n in (2, 5):
             assert ours.nbest(text, nbest_size=n) == _sp_nbest(sp, text, n), (text, n)
 
@@ -160,6 +161,8 @@ def test_equal_sentencepiece_on_trained_models(tmp_path: Path, options):
     ours = UnigramModel.from_sentencepiece(SentencePieceModel.load(path))
     for text in _PROBES + lines[:300]:
         assert ours.encode(text) == sp.encode(text), text
+        normalized = ours.normalize(text)
+        assert ours.viterbi(normalized) == ours.viterbi_reference(normalized)
     for text in _PROBES[2:] + lines[:20]:
         assert ours.nbest(text, nbest_size=8) == _sp_nbest(sp, text, 8), text
 
@@ -176,6 +179,8 @@ def test_equal_sentencepiece_on_the_test_models(shared_data, name, corpus, limit
     lines = (shared_data / "corpora" / corpus).read_text(encoding="utf-8").splitlines()[:limit]
     for line in lines:
         assert ours.encode(line) == sp.encode(line), line
+    for line in lines[::10]:
+        assert ours.viterbi(ours.normalize(line)) == ours.viterbi_reference(ours.normalize(line))
     for line in lines[:150]:
         assert ours.nbest(line[:80], nbest_size=6) == _sp_nbest(sp, line[:80], 6), line
 

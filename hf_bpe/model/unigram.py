@@ -166,6 +166,7 @@ class UnigramModel:
         if self.byte_fallback and len(self._bytes) != 256:
             raise ValueError(f"byte_fallback needs the 256 byte pieces <0x00>..<0xFF>; the model has "
                              f"{len(self._bytes)}")
+        self._segmenter: Any = None  # the compiled Viterbi, built on first use
         self._normalizer: Any = None
         if normalizer is not None:
             from ..core._sentencepiece import SentencePieceNormalizer
@@ -204,7 +205,18 @@ class UnigramModel:
 
     def viterbi(self, normalized: str) -> list[tuple[str, int]]:
         """``Model::EncodeOptimized``: the best segmentation of a normalized text as (piece text, id), unknown
-        characters one by one with the unknown id (before :meth:`ids_of` merges them).
+        characters one by one with the unknown id (before :meth:`ids_of` merges them). Compiled
+        (``core._unigram_encode``); :meth:`viterbi_reference` is its spec."""
+        if self._segmenter is None:
+            from ..core._unigram_encode import UnigramSegmenter
+
+            self._segmenter = UnigramSegmenter(
+                [(p.piece, i, p.score, p.type) for p, i in ((self.pieces[i], i) for i in self._ids.values())],
+                self.unk_id, self.unk_score)
+        return self._segmenter.segment(normalized)
+
+    def viterbi_reference(self, normalized: str) -> list[tuple[str, int]]:
+        """:meth:`viterbi` in plain Python: the executable spec of the compiled one.
 
         Complexity: O(n·k) for n characters and k pieces starting at a position.
         """
