@@ -57,7 +57,8 @@ from typing import Any
 from ..training.sentencepiece_normalizer import SPACE, sentencepiece_normalizer
 from ..formats.sentencepiece_model import CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, SentencePieceModel
 
-__all__ = ["NO_TOKENIZER_JSON", "check_expressible", "tokenizer_json_blocker", "missing_tokenizer_json", "save_sentencepiece", "sentencepiece_config",
+__all__ = ["NO_TOKENIZER_JSON", "check_expressible", "missing_tokenizer_json", "save_sentencepiece",
+           "sentencepiece_config", "tokenizer_json_blocker",
            "sentencepiece_files", "sentencepiece_merges", "sentencepiece_tokenizer", "user_symbols"]
 
 

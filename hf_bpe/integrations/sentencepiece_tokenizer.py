@@ -13,8 +13,8 @@ fallback), under transformers' Python backend; a unigram model encodes with
 :class:`hf_bpe.model.unigram.UnigramModel` (sentencepiece's float32 Viterbi). It therefore also encodes exactly what
 that pipeline cannot: models with user-defined symbols (and unigram models with UNUSED pieces: their folders have no
 ``tokenizer.json``), the combining sequences on which ``tokenizers``' ``Precompiled`` differs from SentencePiece,
-and the unigram ties that ``tokenizers``' float64 sums break otherwise. Further: special tokens are never matched in text
-(``split_special_tokens=True``, as ``sentencepiece`` encodes ``"<s>"`` in a text as characters) and no BOS/EOS is
+and the unigram ties that ``tokenizers``' float64 sums break otherwise. Further: special tokens are never matched in
+text (``split_special_tokens=True``, as ``sentencepiece`` encodes ``"<s>"`` in a text as characters) and no BOS/EOS is
 added unless asked (``add_bos_token``/``add_eos_token``). ``save_pretrained`` writes ``tokenizer.model`` and
 ``tokenizer.json`` again (not for user-defined symbols).
 """

@@ -69,13 +69,17 @@ class UnigramViterbi {
         if (piece.unused) continue;
         const float candidate = piece.score + till;
         Best& target = best[key + 1];
-        if (target.start < 0 || candidate > target.score) target = Best{candidate, static_cast<int32_t>(start), piece.id};
+        if (target.start < 0 || candidate > target.score) {
+          target = Best{candidate, static_cast<int32_t>(start), piece.id};
+        }
         if (key + 1 - start == mblen) single = true;
       }
       if (!single) {
         const float candidate = unk_score_ + till;
         Best& target = best[start + mblen];
-        if (target.start < 0 || candidate > target.score) target = Best{candidate, static_cast<int32_t>(start), unk_id_};
+        if (target.start < 0 || candidate > target.score) {
+          target = Best{candidate, static_cast<int32_t>(start), unk_id_};
+        }
       }
       start += mblen;
     }
