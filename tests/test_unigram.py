@@ -274,3 +274,22 @@ def test_sampling_is_deterministic_per_seed_and_viterbi_at_nbest_one():
     for n in (0, 1):
         assert model.encode(text, sample=True, nbest_size=n, seed=3) == model.encode(text)
     assert model.encode("", sample=True, seed=1) == [] and model.nbest("", nbest_size=3) == [([], 0.0)]
+
+
+@pytest.fixture(scope="module")
+def byte_fallback_pair(tmp_path_factory: pytest.TempPathFactory):
+    where = tmp_path_factory.mktemp("unigram_any_text")
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(_corpus()), model_prefix=str(where / "m"),
+                                   model_type="unigram", vocab_size=300, hard_vocab_limit=False, byte_fallback=True,
+                                   remove_extra_whitespaces=False, minloglevel=3)
+    path = where / "m.model"
+    return spm.SentencePieceProcessor(model_file=str(path)), UnigramModel.from_sentencepiece(SentencePieceModel.load(path))
+
+
+@settings(max_examples=300, derandomize=True)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00")) | st.sampled_from(_PROBES))
+def test_equal_sentencepiece_on_any_text(byte_fallback_pair, text):
+    sp, ours = byte_fallback_pair
+    assert ours.encode(text) == sp.encode(text)
+    normalized = ours.normalize(text)
+    assert ours.viterbi(normalized) == ours.viterbi_reference(normalized)

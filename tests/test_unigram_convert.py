@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 import sentencepiece as spm
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hf_bpe
 from hf_bpe.cli import main
@@ -154,6 +156,19 @@ def test_user_symbols_and_unused_pieces_get_no_tokenizer_json(tmp_path, capsys):
     assert not (folder / "tokenizer.json").exists()
     assert HFSentencePieceTokenizer.from_pretrained(folder)("abab")["input_ids"] == \
         _processor(unused).encode("abab") == [2, 3, 2, 3]
+
+
+@pytest.fixture(scope="module")
+def nfkc_pair(tmp_path_factory: pytest.TempPathFactory):
+    path = _train(tmp_path_factory.mktemp("unigram_hf_any_text"), "m", byte_fallback=True)
+    return spm.SentencePieceProcessor(model_file=str(path)), HFSentencePieceTokenizer(vocab_file=str(path))
+
+
+@settings(max_examples=150, derandomize=True)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00")))
+def test_sentencepiece_tokenizer_unigram_equals_sentencepiece_on_any_text(nfkc_pair, text):
+    sp, tok = nfkc_pair
+    assert tok(text, add_special_tokens=False)["input_ids"] == sp.encode(text)
 
 
 # -- what tokenizer.json cannot express (HFSentencePieceTokenizer does) ----------------------------------------------
