@@ -80,6 +80,15 @@ def test_viterbi_and_nbest_equal_sentencepiece_on_tied_models(pieces, texts):
             assert ours.nbest(text, nbest_size=n) == _sp_nbest(sp, text, n), (text, n)
 
 
+def test_nbest_through_agenda_shrinking():
+    """A long run of one character: paths tie everywhere, the A* agenda passes 10,000 entries and is cut to 512
+    (sentencepiece logs "Too big agenda size"); the order among equal priorities is libstdc++'s heap order."""
+    model = _model([Piece("a", -1.0, NORMAL), Piece("aa", -2.0, NORMAL), Piece("aaa", -3.0, NORMAL),
+                    Piece("b", -1.5, NORMAL), Piece("ab", -2.5, NORMAL)])
+    text = "a" * 1500
+    assert UnigramModel.from_sentencepiece(model).nbest(text, nbest_size=100) == _sp_nbest(_processor(model), text, 100)
+
+
 @pytest.mark.parametrize("symbol", ["y", "ab", "▁", "éé", "abcdef"])
 def test_user_defined_score_is_the_measured_rule(symbol):
     """sentencepiece 0.2.3 scores a user-defined piece 0.1 * length - 0.1 (bytes in Viterbi, characters in the
@@ -119,6 +128,10 @@ def test_bad_input():
         model.encode(b"a")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="at most 512"):
         model.encode("a", sample=True, nbest_size=513)
+    with pytest.raises(ValueError, match="at most 512"):
+        model.nbest("a", nbest_size=513)
+    with pytest.raises(TypeError, match="nbest_size must be an int"):
+        model.nbest("a", nbest_size=2.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="encodes unigram"):
         UnigramModel.from_sentencepiece(SentencePieceModel(_model([]).pieces, trainer={"model_type": 2}))
 

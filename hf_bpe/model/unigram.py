@@ -321,7 +321,13 @@ class UnigramModel:
                                                   rng=random.Random(seed)))
 
     def nbest(self, text: str, *, nbest_size: int) -> list[tuple[list[int], float]]:
-        """Return ``sentencepiece.nbest_encode(text, nbest_size)``'s segmentations as (ids, score), best first."""
+        """Return ``sentencepiece.nbest_encode(text, nbest_size)``'s segmentations as (ids, score), best first.
+
+        Raises:
+            ValueError: ``nbest_size`` above 512 (``SentencePieceProcessor``'s limit).
+        """
+        if isinstance(nbest_size, int) and nbest_size > 512:
+            raise ValueError(f"nbest_size must be at most 512 (sentencepiece's limit); got {nbest_size!r}")
         return self.nbest_normalized(self.normalize(text), nbest_size=nbest_size)
 
     # -- the lattice: n-best and sampling --------------------------------------------------------------------------
