@@ -247,9 +247,10 @@ def sentencepiece_files(model: SentencePieceModel, source: bytes) -> dict[str, s
 
 
 def save_sentencepiece(model: SentencePieceModel, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
-    """Write a SentencePiece BPE model as a folder: ``tokenizer.model`` (``sentencepiece`` loads it) and the
-    ``tokenizer.json`` (not for user-defined symbols: :data:`NO_TOKENIZER_JSON`), ``tokenizer_config.json`` and
-    ``special_tokens_map.json`` that encode exactly like it, all or nothing. Returns the folder.
+    """Write a SentencePiece BPE or unigram model as a folder: ``tokenizer.model`` (``sentencepiece`` loads it) and
+    the ``tokenizer.json`` (not for user-defined symbols, nor a unigram model's UNUSED pieces:
+    :data:`NO_TOKENIZER_JSON`), ``tokenizer_config.json`` and ``special_tokens_map.json`` that encode like it, all or
+    nothing. Returns the folder.
 
     Raises:
         ValueError: the model cannot be expressed exactly as a tokenizer.json (see :func:`check_expressible`).
