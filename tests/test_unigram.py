@@ -27,6 +27,8 @@ from hf_bpe.formats.sentencepiece_model import (CONTROL, NORMAL, UNKNOWN, UNUSED
                                                 SentencePieceModel, _fields)
 from hf_bpe.model.unigram import UnigramModel
 
+pytestmark = pytest.mark.crossval
+
 IDENTITY = {"name": "identity", "precompiled_charsmap": b"", "add_dummy_prefix": False,
             "remove_extra_whitespaces": False, "escape_whitespaces": False}
 UNIGRAM = {**SentencePieceModel((Piece("<unk>", 0.0, UNKNOWN),)).trainer, "model_type": 1, "byte_fallback": False}
