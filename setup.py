@@ -12,6 +12,7 @@ extensions = [
     Extension("hf_bpe.core._tally", ["hf_bpe/core/_tally.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
     Extension("hf_bpe.core._spelling", ["hf_bpe/core/_spelling.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
     Extension("hf_bpe.core._sentencepiece", ["hf_bpe/core/_sentencepiece.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
+    Extension("hf_bpe.core._unigram_encode", ["hf_bpe/core/_unigram_encode.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
 ]
 
 setup(

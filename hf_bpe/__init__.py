@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .integrations.sentencepiece_tokenizer import HFSentencePieceTokenizer
     from .model.bpe import BPEModel
     from .model.classic import ClassicModel
+    from .model.unigram import UnigramModel
     from .tools.compare import compare
     from .tools.extension_report import ExtensionReport, HeldOutSplit, extension_report
     from .tools.verify import verify
@@ -72,6 +73,7 @@ _EXPORTS = {
     "train_from_counts": ".training.bpe_trainer",
     "train_scheme": ".training.scheme",
     "train_sentencepiece": ".training.sentencepiece_trainer",
+    "UnigramModel": ".model.unigram",
     "verify": ".tools.verify",
 }
 
@@ -102,6 +104,7 @@ __all__ = [
     "train_from_counts",
     "train_scheme",
     "train_sentencepiece",
+    "UnigramModel",
     "verify",
     "__version__",
 ]

@@ -253,11 +253,11 @@ def _add_convert_parser(commands: Any) -> None:
 
     convert = commands.add_parser(
         "convert",
-        help="convert between .tiktoken files, GPT-2 files and tokenizer.json; SentencePiece BPE models to "
-             "tokenizer.json",
+        help="convert between .tiktoken files, GPT-2 files and tokenizer.json; SentencePiece BPE and unigram "
+             "models to tokenizer.json",
         description="Convert a byte-level BPE tokenizer between tiktoken files, GPT-2 files "
-        "(vocab.json + merges.txt) and tokenizer.json; or a SentencePiece BPE .model into a Hugging Face folder "
-        "(tokenizer.json, configs) that encodes exactly as sentencepiece does.",
+        "(vocab.json + merges.txt) and tokenizer.json; or a SentencePiece BPE or unigram .model into a Hugging Face "
+        "folder (tokenizer.json, configs) that encodes exactly as sentencepiece does.",
         epilog="examples:\n  hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4\n"
         "  hf-bpe convert my-tok --to tiktoken --out my-tok-tiktoken\n"
         "  hf-bpe convert llama2/tokenizer.model --to tokenizers --out llama2-hf",

@@ -121,9 +121,11 @@ def test_sentencepiece_trained_models_convert_exactly(shared_data, tmp_path, cor
 
 @pytest.mark.shared_data
 def test_sentencepiece_refuses_what_it_cannot_express(shared_data, tmp_path, capsys):
-    unigram = shared_data / "sentencepiece" / "sentencepiece_test_model.model"
-    assert main(["convert", str(unigram), "--to", "tokenizers", "--out", str(tmp_path / "u")]) == 2
-    assert "unigram model" in capsys.readouterr().err and not (tmp_path / "u").exists()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(["hello world", "hello there"] * 20),
+                                   model_prefix=str(tmp_path / "char"), model_type="char", minloglevel=2,
+                                   vocab_size=14, hard_vocab_limit=False)
+    assert main(["convert", str(tmp_path / "char.model"), "--to", "tokenizers", "--out", str(tmp_path / "u")]) == 2
+    assert "SentencePiece char model" in capsys.readouterr().err and not (tmp_path / "u").exists()
     llama2 = shared_data / "sentencepiece" / "llama2_tokenizer.model"
     with pytest.raises(ValueError, match="converts only to 'tokenizers'"):
         convert(llama2, to="gpt2", out=tmp_path / "g")

@@ -1,4 +1,14 @@
-"""A SentencePiece BPE model as a ``tokenizers`` pipeline that encodes exactly like ``sentencepiece``.
+"""A SentencePiece BPE or unigram model as a ``tokenizers`` pipeline that encodes like ``sentencepiece``.
+
+Unigram models (``model_type=unigram``) become tokenizers' ``Unigram`` model (the pieces and scores in id order,
+the unknown id, ``byte_fallback``) behind the same normalizer, special tokens and decoder as BPE below. What
+``Unigram`` cannot reproduce: user-defined symbols (sentencepiece scores them ``0.1 * bytes - 0.1`` in its
+Viterbi) and UNUSED pieces (sentencepiece skips them) -- such models get no ``tokenizer.json``
+(:func:`tokenizer_json_blocker`), ``HFSentencePieceTokenizer`` encodes them exactly; ``Unigram`` also looks up the
+spelling of control, unknown and byte pieces in the text (``"<s>"`` in a text is the BOS id there, characters in
+``sentencepiece``), and adds path scores in float64 where sentencepiece adds float32, so that of two segmentations
+of the *same* score (a run of one repeated character: ``"□" + "□□□□"`` against ``"□□□□" + "□"``) it may keep the
+other one (tests/test_unigram_convert.py measures and pins both; ``HFSentencePieceTokenizer`` is exact).
 
 SentencePiece's BPE encoder (``bpe_model.cc``) starts from the characters of the normalized text (user-defined
 symbols matched first and frozen), repeatedly merges the adjacent pair whose concatenation is a piece with the
@@ -47,7 +57,8 @@ from typing import Any
 from ..training.sentencepiece_normalizer import SPACE, sentencepiece_normalizer
 from ..formats.sentencepiece_model import CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, SentencePieceModel
 
-__all__ = ["NO_TOKENIZER_JSON", "check_expressible", "missing_tokenizer_json", "save_sentencepiece", "sentencepiece_config",
+__all__ = ["NO_TOKENIZER_JSON", "check_expressible", "missing_tokenizer_json", "save_sentencepiece",
+           "sentencepiece_config", "tokenizer_json_blocker",
            "sentencepiece_files", "sentencepiece_merges", "sentencepiece_tokenizer", "user_symbols"]
 
 
@@ -58,13 +69,20 @@ def user_symbols(model: SentencePieceModel) -> list[str]:
 
 def check_expressible(model: SentencePieceModel, *, user_symbols_ok: bool = False) -> None:
     """Raise ValueError naming what a ``tokenizers`` pipeline cannot reproduce exactly in ``model``
-    (``user_symbols_ok``: except user-defined symbols, which ``HFSentencePieceTokenizer`` handles itself)."""
-    if model.model_type != "bpe":
-        why = {"unigram": "a unigram model needs tokenizers' Unigram model",
-               "char": "a char model splits text into single characters, with no merges",
+    (``user_symbols_ok``: except what ``HFSentencePieceTokenizer`` encodes itself: user-defined symbols, and a
+    unigram model's UNUSED pieces)."""
+    if model.model_type not in ("bpe", "unigram"):
+        why = {"char": "a char model splits text into single characters, with no merges",
                "word": "a word model keeps whole whitespace-separated words"}.get(model.model_type, "")
-        raise ValueError(f"this is a SentencePiece {model.model_type} model; only BPE models convert exactly to a "
-                         f"tokenizers BPE pipeline ({why + ': ' if why else ''}not supported here)")
+        raise ValueError(f"this is a SentencePiece {model.model_type} model; it does not convert exactly to a "
+                         f"tokenizers pipeline ({why + ': ' if why else ''}not supported here)")
+    if model.trainer["treat_whitespace_as_suffix"] and model.normalizer["add_dummy_prefix"]:
+        raise ValueError("treat_whitespace_as_suffix=true appends the dummy '▁' at the end; tokenizers has no "
+                         "normalizer that appends")
+    if model.model_type == "unigram":
+        if not user_symbols_ok and (blocker := _unigram_blocker(model)):
+            raise ValueError(blocker)
+        return
     if any(p.type == UNUSED for p in model.pieces):
         raise ValueError("the model has UNUSED pieces, which SentencePiece merges and then splits again; a tokenizers "
                          "BPE model cannot express that")
@@ -74,9 +92,6 @@ def check_expressible(model: SentencePieceModel, *, user_symbols_ok: bool = Fals
         raise ValueError(f"the model has user-defined symbols ({listed}),"
                          " which SentencePiece matches in the normalized text after the dummy prefix; tokenizers' "
                          "added tokens match before it (the leading '▁' would be lost): not supported yet")
-    if model.trainer["treat_whitespace_as_suffix"] and model.normalizer["add_dummy_prefix"]:
-        raise ValueError("treat_whitespace_as_suffix=true appends the dummy '▁' at the end; tokenizers has no "
-                         "normalizer that appends")
     ties: dict[float, list[str]] = {}
     for piece in model.pieces:
         if piece.type == NORMAL and len(piece.piece) > 1:
@@ -85,6 +100,27 @@ def check_expressible(model: SentencePieceModel, *, user_symbols_ok: bool = Fals
         if len(group) > 1 and not all(set(p) == {SPACE} for p in group):
             raise ValueError(f"pieces {sorted(group)[:4]!r} share the score {score!r}: SentencePiece breaks such ties "
                              "by position in the text, which a ranked merge list cannot express")
+
+
+def _unigram_blocker(model: SentencePieceModel) -> str | None:
+    """Why tokenizers' ``Unigram`` cannot encode this unigram model as sentencepiece does, or None."""
+    user = user_symbols(model)
+    if user:
+        listed = ", ".join(map(repr, user[:3])) + (", ..." if len(user) > 3 else "")
+        return (f"the model has user-defined symbols ({listed}), which SentencePiece copies unnormalized and scores "
+                "0.1 * bytes - 0.1 in its Viterbi; tokenizers' Unigram has no such pieces")
+    if any(p.type == UNUSED for p in model.pieces):
+        return ("the model has UNUSED pieces, which SentencePiece's unigram encoder skips; tokenizers' Unigram "
+                "would produce them")
+    return None
+
+
+def tokenizer_json_blocker(model: SentencePieceModel) -> str | None:
+    """Why the converted folder of ``model`` gets no ``tokenizer.json`` (HFSentencePieceTokenizer encodes it
+    exactly), or None."""
+    if model.model_type == "unigram":
+        return _unigram_blocker(model)
+    return "the model has user-defined symbols" if user_symbols(model) else None
 
 
 def sentencepiece_merges(model: SentencePieceModel) -> list[tuple[str, str]]:
@@ -117,18 +153,10 @@ def sentencepiece_tokenizer(model: SentencePieceModel, *, user_symbols_ok: bool 
         ValueError: what the model holds that cannot be expressed exactly (see :func:`check_expressible`).
     """
     from tokenizers import AddedToken, Tokenizer, decoders
-    from tokenizers.models import BPE
 
     check_expressible(model, user_symbols_ok=user_symbols_ok)
     spec = model.normalizer
-    vocab = {p.piece: i for i, p in enumerate(model.pieces)}
-    unk = next((p.piece for p in model.pieces if p.type == UNKNOWN), None)
-    try:
-        bpe = BPE(vocab=vocab, merges=sentencepiece_merges(model), unk_token=unk, fuse_unk=True,
-                  byte_fallback=bool(model.trainer["byte_fallback"]))
-    except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception
-        raise ValueError(f"pieces: tokenizers cannot build a BPE model of them ({exc})") from None
-    tokenizer = Tokenizer(bpe)
+    tokenizer = Tokenizer(_unigram_model(model) if model.model_type == "unigram" else _bpe_model(model))
     # 1. Normalizer: normalizer.cc's steps (training.sentencepiece_normalizer).
     tokenizer.normalizer = sentencepiece_normalizer(spec)
     # 2. Decoder: sentencepiece's DecodeIds (the leading space of the dummy prefix dropped).
@@ -142,6 +170,35 @@ def sentencepiece_tokenizer(model: SentencePieceModel, *, user_symbols_ok: bool 
                                   if p.type in (CONTROL, UNKNOWN)])
     tokenizer.encode_special_tokens = True
     return tokenizer
+
+
+def _bpe_model(model: SentencePieceModel) -> Any:
+    from tokenizers.models import BPE
+
+    vocab = {p.piece: i for i, p in enumerate(model.pieces)}
+    unk = next((p.piece for p in model.pieces if p.type == UNKNOWN), None)
+    try:
+        return BPE(vocab=vocab, merges=sentencepiece_merges(model), unk_token=unk, fuse_unk=True,
+                   byte_fallback=bool(model.trainer["byte_fallback"]))
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception
+        raise ValueError(f"pieces: tokenizers cannot build a BPE model of them ({exc})") from None
+
+
+def _unigram_model(model: SentencePieceModel) -> Any:
+    """tokenizers' ``Unigram`` of a unigram model: the pieces and scores in id order. Its unknown-character score is
+    the lowest score of *all* its pieces minus 10, sentencepiece's the lowest NORMAL one's: pieces outside
+    sentencepiece's trie (control, unknown, byte; scored 0, never matched there) are given that lowest NORMAL score,
+    which keeps the two equal and makes them as unlikely as can be when ``Unigram`` (whose trie holds every piece)
+    finds their spelling in a text."""
+    from tokenizers.models import Unigram
+
+    lowest = min((p.score for p in model.pieces if p.type == NORMAL), default=0.0)
+    vocab = [(p.piece, p.score if p.type in (NORMAL, USER_DEFINED, UNUSED) else lowest) for p in model.pieces]
+    unk = next(i for i, p in enumerate(model.pieces) if p.type == UNKNOWN)
+    try:
+        return Unigram(vocab, unk, bool(model.trainer["byte_fallback"]))
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises a bare Exception
+        raise ValueError(f"pieces: tokenizers cannot build a Unigram model of them ({exc})") from None
 
 
 def sentencepiece_config(model: SentencePieceModel) -> dict[str, Any]:
@@ -163,9 +220,9 @@ def _json(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-NO_TOKENIZER_JSON = ("tokenizer.json left out: the model has user-defined symbols, which no tokenizers pipeline "
-                     "matches as sentencepiece does; the folder loads with hf_bpe.HFSentencePieceTokenizer (and "
-                     "AutoTokenizer with hf_bpe imported), which encodes exactly")
+NO_TOKENIZER_JSON = ("tokenizer.json left out: the model has user-defined symbols (or, unigram, UNUSED pieces), which "
+                     "no tokenizers pipeline encodes as sentencepiece does; the folder loads with "
+                     "hf_bpe.HFSentencePieceTokenizer (and AutoTokenizer with hf_bpe imported), which encodes exactly")
 
 
 def missing_tokenizer_json(folder: str | os.PathLike[str]) -> str | None:
@@ -184,15 +241,16 @@ def sentencepiece_files(model: SentencePieceModel, source: bytes) -> dict[str, s
     roles = {k: v for k, v in config.items() if k.endswith("_token") and isinstance(v, str)}
     files: dict[str, str | bytes] = {"tokenizer_config.json": _json(config), "special_tokens_map.json": _json(roles),
                                      "tokenizer.model": source}
-    if not user_symbols(model):
+    if tokenizer_json_blocker(model) is None:
         files["tokenizer.json"] = sentencepiece_tokenizer(model).to_str(pretty=True) + "\n"
     return files
 
 
 def save_sentencepiece(model: SentencePieceModel, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
-    """Write a SentencePiece BPE model as a folder: ``tokenizer.model`` (``sentencepiece`` loads it) and the
-    ``tokenizer.json`` (not for user-defined symbols: :data:`NO_TOKENIZER_JSON`), ``tokenizer_config.json`` and
-    ``special_tokens_map.json`` that encode exactly like it, all or nothing. Returns the folder.
+    """Write a SentencePiece BPE or unigram model as a folder: ``tokenizer.model`` (``sentencepiece`` loads it) and
+    the ``tokenizer.json`` (not for user-defined symbols, nor a unigram model's UNUSED pieces:
+    :data:`NO_TOKENIZER_JSON`), ``tokenizer_config.json`` and ``special_tokens_map.json`` that encode like it, all or
+    nothing. Returns the folder.
 
     Raises:
         ValueError: the model cannot be expressed exactly as a tokenizer.json (see :func:`check_expressible`).

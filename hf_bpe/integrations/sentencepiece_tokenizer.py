@@ -1,5 +1,5 @@
-"""``HFSentencePieceTokenizer``: a `transformers` tokenizer class for SentencePiece BPE folders, id for id
-``sentencepiece``.
+"""``HFSentencePieceTokenizer``: a `transformers` tokenizer class for SentencePiece BPE and unigram folders, id
+for id ``sentencepiece``.
 
 The folders :func:`hf_bpe.save_sentencepiece` and ``hf-bpe convert MODEL.model --to tokenizers`` write hold
 ``tokenizer.model``, ``tokenizer.json`` and a ``tokenizer_config.json`` naming this class, so that
@@ -9,10 +9,12 @@ The folders :func:`hf_bpe.save_sentencepiece` and ``hf-bpe convert MODEL.model -
 The class reads ``tokenizer.model``, normalizes as SentencePiece does (its own normalizer, compiled:
 :mod:`hf_bpe.core.sentencepiece_normalize`; user-defined symbols copied and frozen) and merges with the BPE model of
 the exact ``tokenizers`` pipeline of :mod:`hf_bpe.integrations.sentencepiece_hf` (score-ranked merges, byte
-fallback), under transformers' Python backend. It therefore also encodes exactly what that pipeline cannot: models
-with user-defined symbols (their folders have no ``tokenizer.json``) and the combining sequences on which
-``tokenizers``' ``Precompiled`` differs from SentencePiece. Further: special tokens are never matched in text
-(``split_special_tokens=True``, as ``sentencepiece`` encodes ``"<s>"`` in a text as characters) and no BOS/EOS is
+fallback), under transformers' Python backend; a unigram model encodes with
+:class:`hf_bpe.model.unigram.UnigramModel` (sentencepiece's float32 Viterbi). It therefore also encodes exactly what
+that pipeline cannot: models with user-defined symbols (and unigram models with UNUSED pieces: their folders have no
+``tokenizer.json``), the combining sequences on which ``tokenizers``' ``Precompiled`` differs from SentencePiece,
+and the unigram ties that ``tokenizers``' float64 sums break otherwise. Further: special tokens are never matched in
+text (``split_special_tokens=True``, as ``sentencepiece`` encodes ``"<s>"`` in a text as characters) and no BOS/EOS is
 added unless asked (``add_bos_token``/``add_eos_token``). ``save_pretrained`` writes ``tokenizer.model`` and
 ``tokenizer.json`` again (not for user-defined symbols).
 """
@@ -27,8 +29,9 @@ import regex
 
 from ..core._sentencepiece import SentencePieceNormalizer as CompiledNormalizer
 from ..formats.sentencepiece_model import CONTROL, UNKNOWN, USER_DEFINED, SentencePieceModel
+from ..model.unigram import UnigramModel
 from .saved_json import saved_tokenizer_json, template_flags, template_processing
-from .sentencepiece_hf import sentencepiece_tokenizer, user_symbols
+from .sentencepiece_hf import sentencepiece_tokenizer, tokenizer_json_blocker, user_symbols
 from .special_ends import SpecialEndsMixin
 from .transformers_compat import PreTrainedConfig, PreTrainedTokenizer, register_with_auto
 
@@ -44,7 +47,7 @@ class HFSentencePieceConfig(PreTrainedConfig):
 
 
 class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
-    """A SentencePiece BPE tokenizer for `transformers` that encodes exactly like ``sentencepiece``.
+    """A SentencePiece BPE or unigram tokenizer for `transformers` that encodes exactly like ``sentencepiece``.
 
     Args:
         vocab_file: the SentencePiece model (``tokenizer.model``). Not needed with ``sentencepiece_model``.
@@ -54,7 +57,8 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         kwargs: the usual `transformers` tokenizer options (``model_max_length``, ``padding_side``, ...).
 
     Raises:
-        ValueError: no model given, or a model that cannot be encoded exactly (unigram, UNUSED pieces, ties: see
+        ValueError: no model given, or a model that cannot be encoded exactly (char/word models; BPE with UNUSED
+            pieces or ties: see
             :func:`hf_bpe.integrations.sentencepiece_hf.check_expressible`).
 
     >>> from hf_bpe import train_sentencepiece
@@ -89,6 +93,10 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
             self._user_symbols, key=len, reverse=True))) if self._user_symbols else None
         self._pieces = [p.piece for p in sentencepiece_model.pieces]
         self._encoder = {piece: index for index, piece in enumerate(self._pieces)}
+        # A unigram model encodes with hf_bpe's exact Viterbi (tokenizers' Unigram only decodes here).
+        self._unigram = (UnigramModel.from_sentencepiece(sentencepiece_model)
+                         if sentencepiece_model.model_type == "unigram" else None)
+        self._write_json = tokenizer_json_blocker(sentencepiece_model) is None
         # Unset flags come from a saved tokenizer.json's post-processor, where transformers 5 keeps them.
         saved_bos, saved_eos = template_flags(kwargs.get("tokenizer_file"))
         self.add_bos_token = saved_bos if add_bos_token is None else bool(add_bos_token)
@@ -140,6 +148,8 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         """The pieces ``sentencepiece`` gives ``text``: normalized, user-defined symbols frozen, the rest merged by
         score (byte fallback, fused unknowns) as ``bpe_model.cc`` does."""
         normalized = self._normalizer.normalize(text)
+        if self._unigram is not None:
+            return self._unigram_tokens(self._unigram, normalized)
         model = self._engine.model
         if self._frozen is None:
             return [token.value for token in model.tokenize(normalized)] if normalized else []
@@ -153,6 +163,25 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         if start < len(normalized):
             tokens += [token.value for token in model.tokenize(normalized[start:])]
         return tokens
+
+    def _unigram_tokens(self, unigram: UnigramModel, normalized: str) -> list[str]:
+        """The unigram Viterbi's pieces; a run of unknown characters is its text, or the unknown piece when that
+        text is also a piece's (so that its id is the unknown id, as in ``sentencepiece``)."""
+        unk = self._pieces[unigram.unk_id]
+        if unigram.byte_fallback:
+            return unigram.pieces_of(unigram.viterbi(normalized))
+        out: list[str] = []
+        previous_unknown = False
+        for text, index in unigram.viterbi(normalized):
+            unknown = index == unigram.unk_id
+            if unknown and previous_unknown:
+                out[-1] = unk if out[-1] == unk else out[-1] + text
+            else:
+                out.append(text)
+            if unknown and out[-1] in self._encoder:
+                out[-1] = unk
+            previous_unknown = unknown
+        return out
 
     def convert_tokens_to_string(self, tokens: list[str]) -> str:
         """Join pieces as ``sentencepiece`` decodes them (``▁`` as spaces, byte pieces as UTF-8)."""
@@ -193,7 +222,7 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
             raise FileNotFoundError(f"save_directory {save_directory!r} is not a folder; create it first")
         prefix = f"{filename_prefix}-" if filename_prefix else ""
         files: dict[str, str | bytes] = {prefix + "tokenizer.model": self.sentencepiece_model.to_bytes()}
-        if not prefix and not self._user_symbols:  # PreTrainedTokenizerFast reads tokenizer.json by that name
+        if not prefix and self._write_json:  # PreTrainedTokenizerFast reads tokenizer.json by that name
             # The pipeline's own special pieces, tokens added since, and BOS/EOS as the fast tokenizer adds them.
             added = {**self._engine.get_added_tokens_decoder(),
                      **{i: t for i, t in self._added_tokens_decoder.items() if i >= len(self._pieces)}}

@@ -428,7 +428,7 @@ def convert(
 
 
 def _convert_sentencepiece(path: Path, to: str, out: Path, force: bool) -> Path:
-    """A SentencePiece BPE ``.model`` as an exact Hugging Face folder (``tokenizer.json`` and configs, and the
+    """A SentencePiece BPE or unigram ``.model`` as an exact Hugging Face folder (``tokenizer.json`` and configs, and the
     model itself as ``tokenizer.model``): see :mod:`hf_bpe.integrations.sentencepiece_hf`."""
     from ..formats.sentencepiece_model import SentencePieceModel
     from ..integrations.sentencepiece_hf import sentencepiece_files
