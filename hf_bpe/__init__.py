@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .model.bpe import BPEModel
     from .model.classic import ClassicModel
     from .tools.compare import compare
+    from .tools.extend import extend
     from .tools.verify import verify
     from .training.bpe_trainer import train, train_from_counts
     from .training.counts import WordCounts
@@ -53,6 +54,7 @@ _EXPORTS = {
     "PATTERNS": ".core.patterns",
     "Pretokenizer": ".core.pretokenize",
     "compare": ".tools.compare",
+    "extend": ".tools.extend",
     "read_token_file": ".formats.token_file",
     "save_sentencepiece": ".integrations.sentencepiece_hf",
     "save_tokenized": ".integrations.preprocess",
@@ -78,6 +80,7 @@ __all__ = [
     "Pretokenizer",
     "WordCounts",
     "compare",
+    "extend",
     "read_token_file",
     "save_sentencepiece",
     "save_tokenized",

@@ -18,6 +18,7 @@ from typing import Any
 
 from ._version import __version__
 from .core.interrupts import interrupts_held
+from .cli_extend import add_extend_parser, cmd_extend
 from .cli_support import add_corpus_arguments, check_out, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
 
@@ -132,6 +133,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_compare_parser(commands)
     _add_verify_parser(commands)
     _add_convert_parser(commands)
+    add_extend_parser(commands)
     return parser
 
 
@@ -612,6 +614,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "compare": _cmd_compare,
     "verify": _cmd_verify,
     "convert": _cmd_convert,
+    "extend": cmd_extend,
 }
 
 

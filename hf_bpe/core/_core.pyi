@@ -16,6 +16,17 @@ def train_merges(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[list[bytes], list[tuple[int, int, int]]]: ...
 
+def continue_merges(
+    sequences: Iterable[Sequence[int]],
+    counts: Iterable[int],
+    *,
+    keys: Sequence[bytes | None],
+    vocab_size: int,
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[bytes | None], list[tuple[int, int, int]]]: ...
+
 class WordEncoder:
     def __init__(
         self,

@@ -24,6 +24,7 @@ from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES
 
 from hf_bpe.core._text_ref cimport TextRef, hfbpe_text_ref
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
+from hf_bpe.core._reference_continue import prepare_continuation
 
 # The C++ lives in csrc/ (one job per header); these declarations are what Cython calls.
 cdef extern from "csrc/trainer.hpp":
@@ -41,6 +42,8 @@ cdef extern from "csrc/trainer.hpp":
         cbool distinct_words() except + nogil
         void add_word(const unsigned char* data, int64_t size, int64_t count) except +
         void init() except + nogil
+        void add_symbols(const int32_t* ids, int32_t size, int64_t count) except +
+        void init_seeded() except + nogil
         int64_t run(int64_t limit) except + nogil
 
 
@@ -243,6 +246,83 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         vocab = list(setup.vocab)
         for i in range(len(vocab), <Py_ssize_t>trainer.keys.size()):
             key = trainer.keys[i]  # std::string -> bytes
+            vocab.append(key)
+        merges = [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2])
+                  for i in range(total)]
+        return vocab, merges
+    finally:
+        del trainer
+
+
+cdef int64_t _run_trainer(Trainer* trainer, progress) except -1:
+    # Phase 5 in chunks without the GIL, reporting progress between chunks; returns the number of merges.
+    cdef int64_t done, total = 0, step = PROGRESS_EVERY
+    while True:
+        with nogil:
+            done = trainer.run(step)
+        total += done
+        if progress is not None and (done == step or trainer.finished):
+            progress(done)
+        if trainer.finished:
+            return total
+        PyErr_CheckSignals()  # let Ctrl-C through between chunks
+
+
+def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max_token_length=None, progress=None):
+    """Continue the merge loop from words segmented into an existing vocabulary; see ``hf_bpe.core._reference_continue``.
+
+    Args:
+        sequences: each word as a sequence of ids.
+        counts: the count (1..2**63-1) of each word.
+        keys: the bytes of each existing id, or None.
+        vocab_size: stop when the vocabulary has this many ids (at least ``len(keys)``).
+        min_frequency, max_token_length, progress: as :func:`train_merges`.
+
+    Returns:
+        ``(keys, merges)`` as ``hf_bpe.core._reference_continue.continue_merges``.
+
+    Raises:
+        TypeError, ValueError: as ``hf_bpe.core._reference_continue.continue_merges``, with the same messages.
+
+    >>> keys = [bytes([b]) for b in range(256)] + [b"ab"]
+    >>> continue_merges([[256, 99], [97, 98, 99]], [2, 1], keys=keys, vocab_size=258)[1]
+    [(256, 99, 257)]
+    """
+    # 1. The checks are the reference's (words given as lists of ints are checked there too: one pass, in C-level
+    # builtins for the common case).
+    setup = prepare_continuation(sequences, counts, keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
+                                 max_token_length=max_token_length, progress=progress)
+    cdef Trainer* trainer = new Trainer()
+    cdef bytes key
+    cdef list word
+    cdef vector[int32_t] ids
+    cdef Py_ssize_t i, j, total
+    cdef size_t symbols = 0
+    cdef list vocab
+    try:
+        trainer.vocab_size = min(vocab_size, 2**62)
+        trainer.min_frequency = min_frequency
+        trainer.max_len = min(setup.max_len, 2**64 - 1)
+        for key in setup.keys:
+            if key is None:
+                trainer.add_id(b"", 0, False)
+            else:
+                trainer.add_id(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), True)
+        for word in setup.symbols:
+            symbols += len(word)
+        trainer.reserve_words(len(setup.symbols), symbols)
+        for word, count in zip(setup.symbols, setup.counts):
+            ids.resize(len(word))
+            for j in range(len(word)):
+                ids[j] = word[j]
+            trainer.add_symbols(ids.data(), <int32_t>ids.size(), count)
+        # 2. Pairs as the loop would count them, then the loop.
+        with nogil:
+            trainer.init_seeded()
+        total = _run_trainer(trainer, progress)
+        vocab = list(setup.keys)
+        for i in range(len(vocab), <Py_ssize_t>trainer.keys.size()):
+            key = trainer.keys[i]
             vocab.append(key)
         merges = [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2])
                   for i in range(total)]

@@ -236,6 +236,81 @@ public:
         }
     }
 
+    // A seeded start (continue_merges): a word given as ids of an existing vocabulary (keys and token_len hold
+    // every id). Checked by the caller: ids in range, each with a key.
+    void add_symbols(const int32_t* ids, int32_t size, int64_t count) {
+        words.push_back(WordInfo{(int64_t)sym.size(), count, size});
+        live += size;
+        sym.insert(sym.end(), ids, ids + size);
+    }
+    // Phase 4 from seeded words: the pairs the loop would count (byte pairs always, longer ones under max_len:
+    // _reference.countable), each with one entry listing every word holding it. The pairs are arbitrary ids, so
+    // a hash map from pair to a cell replaces init()'s 256 x 256 table; O(symbols) expected.
+    void init_seeded() {
+        std::vector<uint64_t>().swap(word_hashes);
+        struct Cell {
+            uint64_t key;
+            uint64_t sum = 0;
+            int32_t last = -1;
+            uint32_t size = 0;
+            int32_t* fill = nullptr;
+        };
+        std::vector<Cell> cells;
+        PairMap<uint32_t> index;
+        index.reset(1u << 16);
+        auto countable = [this](int32_t a, int32_t b) {
+            const uint64_t la = (uint64_t)token_len[a], lb = (uint64_t)token_len[b];
+            return (la == 1 && lb == 1) || la + lb < max_len;
+        };
+        // 1. Counts and list sizes.
+        for (size_t w = 0; w < words.size(); ++w) {
+            const int32_t* s = sym.data() + words[w].offset;
+            const uint64_t count = (uint64_t)words[w].count;
+            for (int32_t j = 0; j + 1 < words[w].length; ++j) {
+                if (!countable(s[j], s[j + 1])) continue;
+                const uint64_t key = pair_key(s[j], s[j + 1]);
+                uint32_t& slot = index.get_or_insert(key, UINT32_MAX);
+                if (slot == UINT32_MAX) {
+                    slot = (uint32_t)cells.size();
+                    cells.push_back(Cell{key});
+                }
+                Cell& cell = cells[slot];
+                cell.sum += count;
+                if (cell.last != (int32_t)w) {
+                    cell.last = (int32_t)w;
+                    ++cell.size;
+                }
+            }
+        }
+        // 2. Counts into the table; a list and an entry for each pair whose count is > 0.
+        counts.reset(cells.size());
+        for (Cell& cell : cells) {
+            const int64_t count = wrap((int64_t)cell.sum);
+            counts.get_or_insert(cell.key, 0) = count;
+            if (count > 0) {
+                int32_t* list = pool.allocate((size_t)cell.size + 1);
+                list[0] = (int32_t)cell.size;
+                cell.fill = list + 1;
+                heap.push_back(Entry{(uint64_t)count, cell.key, seq++, list});
+            }
+            cell.last = -1;
+        }
+        std::make_heap(heap.begin(), heap.end(), EntryLess());
+        if (!heap.empty()) threshold = heap.front().count / LOW_FACTOR;
+        // 3. The words, in word order.
+        for (size_t w = 0; w < words.size(); ++w) {
+            const int32_t* s = sym.data() + words[w].offset;
+            for (int32_t j = 0; j + 1 < words[w].length; ++j) {
+                if (!countable(s[j], s[j + 1])) continue;
+                Cell& cell = cells[*index.find(pair_key(s[j], s[j + 1]))];
+                if (cell.fill != nullptr && cell.last != (int32_t)w) {
+                    cell.last = (int32_t)w;
+                    *cell.fill++ = (int32_t)w;
+                }
+            }
+        }
+    }
+
     // Phase 5: run the loop until `limit` merges are recorded or a stop rule fires (then finished = true).
     // A step costs O(total length of the entry's words) for the scan, O(1) per merged occurrence (array
     // updates), O(distinct pairs touched) hash updates, and O(1) per new entry (O(log heap) above the
