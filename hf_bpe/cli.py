@@ -1,4 +1,4 @@
-"""The ``hf-bpe`` command: train, encode, decode, compare, verify, convert.
+"""The ``hf-bpe`` command: train, encode, decode, compare, verify, convert, extend.
 
 The CLI only parses arguments, calls the library and turns its errors into messages. Data goes to stdout, progress
 and logs to stderr. A user error exits with status 2 and one line ``hf-bpe: error: ...``, never a traceback; an

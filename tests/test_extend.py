@@ -147,21 +147,20 @@ def test_extending_a_trained_base_on_english_is_training_longer(shared_data: Pat
     assert files_but_manifest(extended) == files_but_manifest(longer)
 
 
-def untouched(base: BPEModel, extended: BPEModel, piece: bytes) -> bool:
-    """Whether no new merge applies to the piece as the base encodes it (and, with ignore_merges, it is no new token)."""
-    new_pairs = {(extended.vocab[a], extended.vocab[b]) for a, b in extended.merges[len(base.merges):]}
-    ids = base.encode_word(piece)
-    if extended.ignore_merges and piece in extended.vocab and extended.vocab[piece] >= base.vocab_size:
-        return False
-    return not any(pair in new_pairs for pair in zip(ids, ids[1:]))
-
-
 def assert_untouched_text_same(base: BPEModel, extended: BPEModel, texts: list[str]) -> int:
-    """Contract point (c) on texts: returns how many texts were untouched (so that a test can say it saw some)."""
+    """Contract point (c): a text none of whose pre-tokens, as the base encodes them, holds a pair a new merge names
+    (nor, with ignore_merges, is a new token) encodes to the same ids. Returns how many texts were untouched."""
+    new_pairs = {(extended.vocab[a], extended.vocab[b]) for a, b in extended.merges[len(base.merges):]}
+
+    def untouched(piece: bytes) -> bool:
+        if extended.ignore_merges and extended.vocab.get(piece, -1) >= base.vocab_size:
+            return False
+        ids = base.encode_word(piece)
+        return not any(pair in new_pairs for pair in zip(ids, ids[1:]))
+
     same = 0
     for text in texts:
-        pieces = base.pretokenizer.split_bytes(text)
-        if all(untouched(base, extended, p) for p in pieces):
+        if all(map(untouched, base.pretokenizer.split_bytes(text))):
             assert extended.encode_ordinary(text) == base.encode_ordinary(text)
             same += 1
     return same

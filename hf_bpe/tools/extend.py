@@ -26,7 +26,7 @@ from ..training.bpe_trainer import train as hf_bpe_train
 from ..training.extend import extend_model
 from .convert import SPECIAL_TOKENS_FILE, load_any
 
-__all__ = ["base_files", "extend", "hf_bpe_train", "load_base"]
+__all__ = ["base_files", "extend", "load_base"]
 
 # The files of a folder that can say what its tokenizer is (every file load_any may read there).
 _TOKENIZER_FILES = frozenset({name for pair in GPT2_PAIRS for name in pair} | {

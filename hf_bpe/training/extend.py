@@ -40,7 +40,7 @@ from .bpe_trainer import check_options, train
 from .counts import WordCounts, choose_workers, corpus_chars_hint
 from .progress import progress_bar
 
-__all__ = ["extend_model", "extend_from_counts", "resolve_size", "seed_keys", "train"]
+__all__ = ["extend_model", "extend_from_counts", "resolve_size", "seed_keys"]
 
 
 def resolve_size(base: BPEModel, vocab_size: object, new_tokens: object) -> int:
