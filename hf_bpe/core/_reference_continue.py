@@ -72,7 +72,7 @@ def prepare_continuation(
     if isinstance(sequences, (bytes, str)) or isinstance(counts, (bytes, str)):
         raise TypeError(f"sequences and counts must be sequences, got {type(sequences).__name__} and "
                         f"{type(counts).__name__}")
-    sequences = [word if type(word) is list else list(word) for word in sequences]
+    sequences = [list(word) for word in sequences]  # copies: the reference loop merges them in place
     counts = list(counts)
     if len(sequences) != len(counts):
         raise ValueError(f"sequences and counts must have the same length, got {len(sequences)} and {len(counts)}")
