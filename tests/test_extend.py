@@ -101,6 +101,17 @@ def test_continue_merges_from_bytes_is_train_merges(texts: list[str], merges: in
                                max_token_length=max_len) == (vocab, expected)
 
 
+@given(small_corpora(), small_corpora(), st.integers(0, 20), st.sampled_from([None, None, 2, 3]))
+def test_continue_from_words_is_continue_merges_on_the_encodings(base_texts: list[str], texts: list[str], more: int,
+                                                                  max_len: int | None) -> None:
+    base = quiet_train(base_texts, vocab_size=256 + more)
+    counts = WordCounts.from_corpus(texts, show_progress=False)
+    words, word_counts = list(counts.keys()), list(counts.values())
+    options = {"keys": seed_keys(base), "vocab_size": base.vocab_size + more, "max_token_length": max_len}
+    expected = _reference_continue.continue_merges([base.encode_word(w) for w in words], word_counts, **options)
+    assert _core.continue_merges_from_words(base.word_encoder, words, word_counts, **options) == expected
+
+
 def test_continue_merges_checks_its_input() -> None:
     keys = [bytes([b]) for b in range(256)]
     for bad, kind, words in (({"vocab_size": 10}, ValueError, [[1, 2]]), ({"vocab_size": 300}, ValueError, [[1, 999]]),

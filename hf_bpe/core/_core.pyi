@@ -27,6 +27,18 @@ def continue_merges(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[list[bytes | None], list[tuple[int, int, int]]]: ...
 
+def continue_merges_from_words(
+    encoder: WordEncoder,
+    words: list[bytes],
+    counts: list[int],
+    *,
+    keys: Sequence[bytes | None],
+    vocab_size: int,
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[bytes | None], list[tuple[int, int, int]]]: ...
+
 class WordEncoder:
     def __init__(
         self,

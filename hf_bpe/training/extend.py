@@ -200,23 +200,14 @@ def _extend_counts(
 ) -> BPEModel:
     if counts.documents == 0 or not counts:
         raise InputError("the corpus is empty: it yielded no text to learn from")
-    # 1. Each distinct pre-token as the base encodes it; a word of one token has no pair, so it is left out.
-    encode = base.encode_word
-    sequences, word_counts = [], []
-    for word, count in counts.items():
-        ids = encode(word)
-        if len(ids) > 1:
-            sequences.append(ids)
-            word_counts.append(count)
-
-    # 2. The merge loop, seeded with the base's ids.
+    # 1-2. Each distinct pre-token as the base encodes it (a word of one token has no pair, so it is left out), then
+    # the merge loop seeded with the base's ids; both in the compiled core (continue_merges_from_words).
     keys = seed_keys(base)
     first = len(keys)
     with progress_bar(show_progress, desc="merges", total=size - first) as bar:
-        vocab, merges = _core.continue_merges(sequences, word_counts, keys=keys, vocab_size=size,
-                                              min_frequency=min_frequency, max_token_length=max_token_length,
-                                              progress=bar.update)
-    del sequences, word_counts
+        vocab, merges = _core.continue_merges_from_words(
+            base.word_encoder, list(counts.keys()), list(counts.values()), keys=keys, vocab_size=size,
+            min_frequency=min_frequency, max_token_length=max_token_length, progress=bar.update)
 
     # 3. The extended model: new tokens after the base's ids, new merges after the base's (each pair once, at its
     # last rank, as tokenizers saves them). A merge that rebuilt a special's bytes makes them a regular token too.
