@@ -262,19 +262,36 @@ public:
             const uint64_t la = (uint64_t)token_len[a], lb = (uint64_t)token_len[b];
             return (la == 1 && lb == 1) || la + lb < max_len;
         };
-        // 1. Counts and list sizes.
+        // 1. The countable pairs' keys in word order (sequential), then each key's cell: the lookups are
+        // independent misses in a table of millions of pairs, so the slot AHEAD keys on is prefetched. The
+        // cell of each occurrence is kept, so that step 3 lists the words without looking the pairs up again.
+        std::vector<uint64_t> keys_seen;
         for (size_t w = 0; w < words.size(); ++w) {
+            const int32_t* s = sym.data() + words[w].offset;
+            for (int32_t j = 0; j + 1 < words[w].length; ++j) {
+                if (countable(s[j], s[j + 1])) keys_seen.push_back(pair_key(s[j], s[j + 1]));
+            }
+        }
+        std::vector<uint32_t> cell_of(keys_seen.size());
+        const size_t AHEAD = 8;
+        for (size_t k = 0; k < keys_seen.size(); ++k) {
+            if (k + AHEAD < keys_seen.size()) index.prefetch(keys_seen[k + AHEAD]);
+            uint32_t& slot = index.get_or_insert(keys_seen[k], UINT32_MAX);
+            if (slot == UINT32_MAX) {
+                slot = (uint32_t)cells.size();
+                cells.push_back(Cell{keys_seen[k]});
+            }
+            cell_of[k] = slot;
+        }
+        std::vector<uint64_t>().swap(keys_seen);
+        std::vector<PairMap<uint32_t>::Slot>().swap(index.slots);  // freed: cell_of replaces it
+        size_t k = 0;
+        for (size_t w = 0; w < words.size(); ++w) {  // sums and list sizes, in word order as in init()
             const int32_t* s = sym.data() + words[w].offset;
             const uint64_t count = (uint64_t)words[w].count;
             for (int32_t j = 0; j + 1 < words[w].length; ++j) {
                 if (!countable(s[j], s[j + 1])) continue;
-                const uint64_t key = pair_key(s[j], s[j + 1]);
-                uint32_t& slot = index.get_or_insert(key, UINT32_MAX);
-                if (slot == UINT32_MAX) {
-                    slot = (uint32_t)cells.size();
-                    cells.push_back(Cell{key});
-                }
-                Cell& cell = cells[slot];
+                Cell& cell = cells[cell_of[k++]];
                 cell.sum += count;
                 if (cell.last != (int32_t)w) {
                     cell.last = (int32_t)w;
@@ -298,11 +315,12 @@ public:
         std::make_heap(heap.begin(), heap.end(), EntryLess());
         if (!heap.empty()) threshold = heap.front().count / LOW_FACTOR;
         // 3. The words, in word order.
+        k = 0;
         for (size_t w = 0; w < words.size(); ++w) {
             const int32_t* s = sym.data() + words[w].offset;
             for (int32_t j = 0; j + 1 < words[w].length; ++j) {
                 if (!countable(s[j], s[j + 1])) continue;
-                Cell& cell = cells[*index.find(pair_key(s[j], s[j + 1]))];
+                Cell& cell = cells[cell_of[k++]];
                 if (cell.fill != nullptr && cell.last != (int32_t)w) {
                     cell.last = (int32_t)w;
                     *cell.fill++ = (int32_t)w;
