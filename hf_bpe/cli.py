@@ -19,7 +19,7 @@ from typing import Any
 from ._version import __version__
 from .core.interrupts import interrupts_held
 from .cli_extend import add_extend_parser, cmd_extend
-from .cli_support import add_corpus_arguments, check_out, corpus_of, default_corpus, log
+from .cli_support import add_corpus_arguments, check_out, check_out_folder, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
 
 __all__ = ["main"]
@@ -388,7 +388,6 @@ def _roles(args: argparse.Namespace) -> dict[str, str | None]:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .model.bpe import SAVED_FILES
     from .training.bpe_trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
 
@@ -402,13 +401,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
                              "model is not one: leave out --for-sharing")
         return _cmd_train_recipe(args)
 
-    out = check_out(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {args.out!r} exists and is not a folder")
     # Refuse early, before a long training, when the output would be refused at the end.
-    existing = [n for n in SAVED_FILES if (out / n).exists()]
-    if existing and not args.force:
-        raise InputError(f"{args.out!r} already holds {', '.join(existing)}; pass --force to replace them")
+    out = check_out_folder(args.out, args.force)
     if args.counts:
         if args.files or args.dataset:
             raise InputError("give either --counts or a corpus (FILE arguments or --dataset), not both")

@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .cli_support import add_corpus_arguments, check_out, corpus_of, log
+from .cli_support import add_corpus_arguments, check_out_folder, corpus_of, log
 from .errors import InputError
 
 __all__ = ["add_extend_parser", "cmd_extend"]
@@ -55,14 +55,8 @@ def add_extend_parser(commands: Any) -> None:
 def cmd_extend(args: argparse.Namespace) -> int:
     """Run ``hf-bpe extend``; return the exit status."""
     import hf_bpe
-    from .model.bpe import SAVED_FILES
 
-    out = check_out(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {args.out!r} exists and is not a folder")
-    existing = [n for n in SAVED_FILES if (out / n).exists()]
-    if existing and not args.force:
-        raise InputError(f"{args.out!r} already holds {', '.join(existing)}; pass --force to replace them")
+    out = check_out_folder(args.out, args.force)
     if not Path(args.base).exists():
         raise InputError(f"BASE {args.base!r} does not exist; give a tokenizer folder, a .tiktoken file or a .model")
     if args.counts and (args.files or args.dataset):

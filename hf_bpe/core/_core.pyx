@@ -268,6 +268,43 @@ cdef int64_t _run_trainer(Trainer* trainer, progress) except -1:
         PyErr_CheckSignals()  # let Ctrl-C through between chunks
 
 
+cdef Trainer* _seeded_trainer(setup, vocab_size, min_frequency, vector[char]* valid) except NULL:
+    # A trainer with the options and the seeded vocabulary (setup: the reference's ContinuationSetup); `valid[id]`
+    # says whether an id has bytes.
+    cdef Trainer* trainer = new Trainer()
+    cdef bytes key
+    cdef Py_ssize_t i
+    try:
+        trainer.vocab_size = min(vocab_size, 2**62)
+        trainer.min_frequency = min_frequency
+        trainer.max_len = min(setup.max_len, 2**64 - 1)
+        valid.resize(len(setup.keys), 0)
+        for i, key in enumerate(setup.keys):
+            if key is None:
+                trainer.add_id(b"", 0, False)
+            else:
+                valid[0][i] = 1
+                trainer.add_id(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), True)
+    except BaseException:
+        del trainer
+        raise
+    return trainer
+
+
+cdef tuple _run_seeded(Trainer* trainer, setup, progress):
+    # Phases 4-5 from the seeded words; the keys of every id and the merges.
+    cdef Py_ssize_t i, total
+    cdef bytes key
+    with nogil:
+        trainer.init_seeded()
+    total = _run_trainer(trainer, progress)
+    vocab = list(setup.keys)
+    for i in range(len(vocab), <Py_ssize_t>trainer.keys.size()):
+        key = trainer.keys[i]
+        vocab.append(key)
+    return vocab, [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2]) for i in range(total)]
+
+
 def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max_token_length=None, progress=None):
     """Continue the merge loop from words segmented into an existing vocabulary; see ``hf_bpe.core._reference_continue``.
 
@@ -292,22 +329,13 @@ def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max
     # builtins for the common case).
     setup = prepare_continuation(sequences, counts, keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
                                  max_token_length=max_token_length, progress=progress)
-    cdef Trainer* trainer = new Trainer()
-    cdef bytes key
+    cdef vector[char] valid
+    cdef Trainer* trainer = _seeded_trainer(setup, vocab_size, min_frequency, &valid)
     cdef list word
     cdef vector[int32_t] ids
-    cdef Py_ssize_t i, j, total
+    cdef Py_ssize_t j
     cdef size_t symbols = 0
-    cdef list vocab
     try:
-        trainer.vocab_size = min(vocab_size, 2**62)
-        trainer.min_frequency = min_frequency
-        trainer.max_len = min(setup.max_len, 2**64 - 1)
-        for key in setup.keys:
-            if key is None:
-                trainer.add_id(b"", 0, False)
-            else:
-                trainer.add_id(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), True)
         for word in setup.symbols:
             symbols += len(word)
         trainer.reserve_words(len(setup.symbols), symbols)
@@ -317,16 +345,7 @@ def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max
                 ids[j] = word[j]
             trainer.add_symbols(ids.data(), <int32_t>ids.size(), count)
         # 2. Pairs as the loop would count them, then the loop.
-        with nogil:
-            trainer.init_seeded()
-        total = _run_trainer(trainer, progress)
-        vocab = list(setup.keys)
-        for i in range(len(vocab), <Py_ssize_t>trainer.keys.size()):
-            key = trainer.keys[i]
-            vocab.append(key)
-        merges = [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2])
-                  for i in range(total)]
-        return vocab, merges
+        return _run_seeded(trainer, setup, progress)
     finally:
         del trainer
 
@@ -876,28 +895,17 @@ def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, 
                                  max_token_length=max_token_length, progress=progress)
     if len(words) != len(counts):
         raise ValueError(f"words and counts must have the same length, got {len(words)} and {len(counts)}")
-    cdef Trainer* trainer = new Trainer()
-    cdef bytes key, word
+    cdef vector[char] valid
+    cdef Trainer* trainer = _seeded_trainer(setup, vocab_size, min_frequency, &valid)
+    cdef bytes word
     cdef object count
     cdef vector[int32_t] ids
-    cdef vector[char] valid
-    cdef Py_ssize_t i, n = len(words), total
+    cdef Py_ssize_t i, n = len(words)
     cdef size_t j
     cdef long long value
     cdef int overflow = 0
     cdef uint64_t weighted = 0
-    cdef list vocab
     try:
-        trainer.vocab_size = min(vocab_size, 2**62)
-        trainer.min_frequency = min_frequency
-        trainer.max_len = min(setup.max_len, 2**64 - 1)
-        valid.resize(len(setup.keys), 0)
-        for i, key in enumerate(setup.keys):
-            if key is None:
-                trainer.add_id(b"", 0, False)
-            else:
-                valid[i] = 1
-                trainer.add_id(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), True)
         encoder._build_pieces()
         # 2. Each word as the encoder segments it (the checks of prepare_continuation, in C).
         for i in range(n):
@@ -926,14 +934,6 @@ def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, 
             if ids.size() >= 2:
                 trainer.add_symbols(ids.data(), <int32_t>ids.size(), value)
         # 3. Pairs as the loop would count them, then the loop.
-        with nogil:
-            trainer.init_seeded()
-        total = _run_trainer(trainer, progress)
-        vocab = list(setup.keys)
-        for i in range(len(vocab), <Py_ssize_t>trainer.keys.size()):
-            key = trainer.keys[i]
-            vocab.append(key)
-        return vocab, [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2])
-                       for i in range(total)]
+        return _run_seeded(trainer, setup, progress)
     finally:
         del trainer

@@ -119,6 +119,11 @@ def extend(
     Raises:
         TypeError, ValueError: for bad options; ValueError for a SentencePiece ``.model`` base (call
             ``hf_bpe.extend_sentencepiece``); FileNotFoundError for a missing base.
+
+    >>> base = hf_bpe_train(["low lower lowest"] * 3, vocab_size=258, show_progress=False)
+    >>> extended = extend(base, ["newer lower"] * 2, new_tokens=2, show_progress=False)
+    >>> [a + b for a, b in extended.merges[len(base.merges):]], extended.vocab[b"er"]
+    ([b'er', b'ew'], 258)
     """
     model, record = load_base(base, pattern)
     return extend_model(model, corpus, vocab_size=vocab_size, new_tokens=new_tokens, min_frequency=min_frequency,

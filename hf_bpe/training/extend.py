@@ -13,10 +13,20 @@ The contract (tests/test_extend.py holds each point):
    ``core._reference_continue.continue_merges``): highest count, ties to the smallest ``(left id, right id)``,
    ``min_frequency`` inclusive, ``max_token_length`` as ``BpeTrainer`` applies it to pairs a merge forms.
 4. Consequences: extending by 0 tokens saves the base's files byte for byte (the manifest apart, which records the
-   extension); text whose pre-tokens no new merge applies to encodes to the same ids as before; for a base that
-   hf_bpe trained on a corpus C at size V, extending it on C to V' gives the files of training on C at V' whenever
-   every word's state in the trainer after V is the base's encoding of it (shown for generated corpora and the
-   English corpus; the tests hold the exact statement).
+   extension); text none of whose pre-tokens, as the base encodes them, holds a pair a new merge names (nor, with
+   ``ignore_merges``, is a new token) encodes to the same ids as before (new merges rank after every base merge);
+   for a base that hf_bpe trained on a corpus C at size V, extending it on C to V' gives the files of training on
+   C at V' (the manifest apart). Why the last holds: in training from bytes, a pair first appears in the step that
+   creates the later of its two tokens, so its one heap entry lists every word holding it and every occurrence is
+   merged, in rank order: the trainer's state after V is each word as the base encodes it. The seeded loop counts
+   the pairs of that state as the loop would have: byte pairs always (``count_pairs`` ignores
+   ``max_token_length``), a longer pair only when ``len(left) + len(right) < max_token_length``; counting every
+   adjacent pair would break the equality whenever a limit is set. It would break only where ``BpeTrainer``
+   itself repeats a merge (point 5 of :mod:`hf_bpe.core._reference`: a token built at two steps), which no
+   byte-level training has been seen to reach. Extending a base hf_bpe did not train (GPT-2, Llama 3) can reach
+   it: a new merge that rebuilds an existing token (Llama 3's words segmented ``[a, bc]`` where ``abc`` is a token)
+   reuses its id, and the pairs it forms get a second heap entry, so ``BpeTrainer``'s rule records the same merge
+   again; the merges file lists each pair once, at its last rank, as ``tokenizers`` writes it.
 
 >>> base = train(["low lower lowest"] * 3, vocab_size=258, show_progress=False)
 >>> model = extend_model(base, ["low lower lowest"] * 3, new_tokens=2, show_progress=False)
@@ -117,14 +127,8 @@ def extend_model(
 
     Args:
         base: the model to extend.
-        corpus: what :func:`hf_bpe.train` accepts.
-        vocab_size: the final vocabulary size (ids ``0..vocab_size-1``); or
-        new_tokens: how many ids to add (exactly one of the two).
-        min_frequency: the smallest pair count still merged.
-        max_token_length: as :func:`hf_bpe.train`, for the pairs the new merges form.
-        show_progress: progress bars on stderr.
-        text_column: the text column of a dataset.
-        workers: counting threads (the output never depends on it).
+        corpus, vocab_size, new_tokens, min_frequency, max_token_length, show_progress, text_column, workers: as
+            :func:`hf_bpe.extend` (exactly one of ``vocab_size`` and ``new_tokens``).
         base_record: what the manifest records of the base (``hf_bpe.extend`` gives its path and sha256s).
 
     Returns:
