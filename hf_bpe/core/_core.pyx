@@ -174,6 +174,20 @@ cdef bint _add_checked_words(Trainer* trainer, list words, list counts, bint bit
     return distinct
 
 
+cdef int64_t _run_trainer(Trainer* trainer, progress) except -1:
+    # Phase 5 in chunks without the GIL, reporting progress between chunks; returns the number of merges.
+    cdef int64_t done, total = 0, step = PROGRESS_EVERY
+    while True:
+        with nogil:
+            done = trainer.run(step)
+        total += done
+        if progress is not None and (done == step or trainer.finished):
+            progress(done)
+        if trainer.finished:
+            return total
+        PyErr_CheckSignals()  # let Ctrl-C through between chunks
+
+
 def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(), max_token_length=None,
                  count_bits=64, progress=None):
     """Learn byte-level BPE merges exactly as ``tokenizers``' ``BpeTrainer``; see ``hf_bpe.core._reference``.
@@ -211,7 +225,7 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
     words = words if type(words) is list else list(words)  # what the reference does first, too
     counts = counts if type(counts) is list else list(counts)
     cdef Trainer* trainer = _new_trainer(setup, vocab_size, min_frequency, count_bits)
-    cdef int64_t done, total = 0, step = PROGRESS_EVERY
+    cdef int64_t total
     cdef Py_ssize_t i
     cdef bytes word, key
     cdef list vocab
@@ -232,15 +246,7 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         # 3. Count pairs, then merge in chunks without the GIL, reporting progress between chunks.
         with nogil:
             trainer.init()
-        while True:
-            with nogil:
-                done = trainer.run(step)
-            total += done
-            if progress is not None and (done == step or trainer.finished):
-                progress(done)
-            if trainer.finished:
-                break
-            PyErr_CheckSignals()  # let Ctrl-C through between chunks
+        total = _run_trainer(trainer, progress)
 
         # 4. Results: the initial vocabulary plus the keys of the ids the merges created.
         vocab = list(setup.vocab)
@@ -252,20 +258,6 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         return vocab, merges
     finally:
         del trainer
-
-
-cdef int64_t _run_trainer(Trainer* trainer, progress) except -1:
-    # Phase 5 in chunks without the GIL, reporting progress between chunks; returns the number of merges.
-    cdef int64_t done, total = 0, step = PROGRESS_EVERY
-    while True:
-        with nogil:
-            done = trainer.run(step)
-        total += done
-        if progress is not None and (done == step or trainer.finished):
-            progress(done)
-        if trainer.finished:
-            return total
-        PyErr_CheckSignals()  # let Ctrl-C through between chunks
 
 
 cdef Trainer* _seeded_trainer(setup, vocab_size, min_frequency, vector[char]* valid) except NULL:
