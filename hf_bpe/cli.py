@@ -235,7 +235,7 @@ def _add_verify_parser(commands: Any) -> None:
         "  hf-bpe verify my-tok --dataset ./my_dataset --split train --text-column text",
         formatter_class=_RAW,
     )
-    verify.add_argument("directory", metavar="DIR", help="a tokenizer folder written by hf-bpe train")
+    verify.add_argument("directory", metavar="DIR", help="a tokenizer folder written by hf-bpe train or extend")
     verify.add_argument("--corpus", nargs="+", metavar="FILE", help="the training text files, in the same order")
     verify.add_argument("--dataset", metavar="DIR", help="the training dataset (a save_to_disk folder or a folder of "
                         "data files)")

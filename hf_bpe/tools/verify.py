@@ -115,7 +115,9 @@ def verify(
     2. With ``corpus``: its fingerprint (in the manifest's order mode) must equal the recorded one; if it does
        not, the folder was not trained on this corpus and step 3 is skipped.
     3. With ``corpus``: train again with the recorded options into a temporary folder and compare every listed
-       file byte for byte with the folder's, naming the first differing line. Files that the manifest records
+       file byte for byte with the folder's, naming the first differing line. A folder :func:`hf_bpe.extend` wrote
+       is extended again from its recorded base, which must still be at the recorded path with the recorded
+       sha256s (a problem says so when it moved or changed, or when the base was given as a model, not a path). Files that the manifest records
        as edited after training (``HFBPETokenizer.save_pretrained`` after e.g. setting ``pad_token``) are not
        compared, except ``vocab.json`` and ``merges.txt`` (:data:`TRAINED_CONTENT`); a note names them.
 
