@@ -210,6 +210,27 @@ def test_a_merge_that_rebuilds_a_base_token_reuses_its_id() -> None:
     assert_contract(base, extended)
 
 
+def test_ignore_merges_a_word_that_is_a_token_stays_one_token() -> None:
+    # Llama 3's rule: "abc" is a token reached by no merge chain from [a, bc]; with ignore_merges the base encodes the
+    # pre-token "abc" as that one token, so it holds no pair to count; without, it is [a, bc].
+    vocab = {bytes([b]): b for b in range(256)} | {b"bc": 256, b"abc": 257}
+    for ignore, expected in ((True, []), (False, [(b"a", b"bc")])):
+        base = BPEModel(vocab, [(b"b", b"c")], ignore_merges=ignore)
+        extended = quiet_extend(base, ["abc"] * 3, new_tokens=1)
+        assert list(extended.merges[1:]) == expected and extended.ignore_merges is ignore
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_extending_on_mixed_scripts_is_training_longer(seed: int) -> None:
+    from test_trainer import mixed_corpus
+
+    texts = mixed_corpus(seed, 400)
+    base = quiet_train(texts, vocab_size=400, special_tokens=["<|endoftext|>"], max_token_length=6 + seed)
+    longer = quiet_train(texts, vocab_size=700, special_tokens=["<|endoftext|>"], max_token_length=6 + seed)
+    assert files_but_manifest(quiet_extend(base, texts, vocab_size=700, max_token_length=6 + seed)) == \
+        files_but_manifest(longer)
+
+
 # -- the API's checks -------------------------------------------------------------------------------------------------
 
 def test_extend_refuses_bad_sizes_and_sentencepiece(tmp_path: Path) -> None:
