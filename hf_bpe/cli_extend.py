@@ -46,7 +46,8 @@ def add_extend_parser(commands: Any) -> None:
     extend.add_argument("--min-frequency", type=int, default=0, metavar="N", help="smallest pair count still merged")
     extend.add_argument("--max-token-length", type=int, default=None, metavar="N", help="longest new token in bytes")
     extend.add_argument("--pattern", default=None, metavar="NAME",
-                        help="pre-tokenizer of a .tiktoken BASE that is not one of OpenAI's")
+                        help="BASE's pre-tokenizer where its files do not say (a .tiktoken file not OpenAI's; "
+                             "Qwen2's vocab.json + merges.txt: qwen2)")
     extend.add_argument("--workers", type=int, default=None, metavar="N", help="counting threads (default: every CPU)")
     extend.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
     extend.add_argument("--quiet", action="store_true", help="no progress bars")

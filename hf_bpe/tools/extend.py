@@ -111,7 +111,9 @@ def extend(
         show_progress: progress bars on stderr.
         text_column: the text column of a dataset.
         workers: counting threads (the output never depends on it).
-        pattern: for a ``.tiktoken`` file that is not one of OpenAI's, its pre-tokenizer.
+        pattern: the base's pre-tokenizer where its files do not say: a ``.tiktoken`` file that is not one of
+            OpenAI's, GPT-2 files without ``tokenizer.json`` or an hf_bpe config (Qwen2's ``vocab.json`` +
+            ``merges.txt``: ``"qwen2"``; they would otherwise get GPT-2's).
 
     Returns:
         The extended :class:`BPEModel`.

@@ -275,8 +275,10 @@ def _re_extend(options: dict[str, Any], corpus: Any, text_column: str, workers: 
         raise _BaseUnavailable(f"the base {path!r} changed since the extension: {', '.join(changed)} differ from the "
                                "sha256s the manifest records")
     checked.append(f"base: {path} matches the recorded sha256s ({len(found)} files)")
-    pattern = options.get("pattern") if path.endswith(".tiktoken") else None
-    base, _ = load_base(path, pattern)
+    try:  # the pattern the extension used: needed where the base's files do not say (Qwen2's, a .tiktoken file)
+        base, _ = load_base(path, options.get("pattern"))
+    except ValueError:
+        base, _ = load_base(path)
     if base.digest() != options.get("base_digest"):
         raise _BaseUnavailable(f"the base {path!r} loads as a different tokenizer than when it was extended "
                                "(another hf_bpe version reads it differently)")
