@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .model.classic import ClassicModel
     from .model.unigram import UnigramModel
     from .tools.compare import compare
+    from .tools.extend import extend
     from .tools.extension_report import ExtensionReport, HeldOutSplit, extension_report
     from .tools.verify import verify
     from .training.bpe_trainer import train, train_from_counts
@@ -60,6 +61,7 @@ _EXPORTS = {
     "PATTERNS": ".core.patterns",
     "Pretokenizer": ".core.pretokenize",
     "compare": ".tools.compare",
+    "extend": ".tools.extend",
     "extend_sentencepiece": ".training.sentencepiece_extend",
     "extension_report": ".tools.extension_report",
     "new_token_embeddings": ".integrations.embeddings",
@@ -92,6 +94,7 @@ __all__ = [
     "Pretokenizer",
     "WordCounts",
     "compare",
+    "extend",
     "extend_sentencepiece",
     "extension_report",
     "new_token_embeddings",

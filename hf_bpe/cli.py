@@ -1,4 +1,4 @@
-"""The ``hf-bpe`` command: train, encode, decode, compare, verify, convert.
+"""The ``hf-bpe`` command: train, encode, decode, compare, verify, convert, extend.
 
 The CLI only parses arguments, calls the library and turns its errors into messages. Data goes to stdout, progress
 and logs to stderr. A user error exits with status 2 and one line ``hf-bpe: error: ...``, never a traceback; an
@@ -18,7 +18,8 @@ from typing import Any
 
 from ._version import __version__
 from .core.interrupts import interrupts_held
-from .cli_support import add_corpus_arguments, check_out, corpus_of, default_corpus, log
+from .cli_extend import add_extend_parser, cmd_extend
+from .cli_support import add_corpus_arguments, check_out, check_out_folder, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
 
 __all__ = ["main"]
@@ -132,6 +133,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_compare_parser(commands)
     _add_verify_parser(commands)
     _add_convert_parser(commands)
+    add_extend_parser(commands)
     return parser
 
 
@@ -237,7 +239,7 @@ def _add_verify_parser(commands: Any) -> None:
         "  hf-bpe verify my-tok --dataset ./my_dataset --split train --text-column text",
         formatter_class=_RAW,
     )
-    verify.add_argument("directory", metavar="DIR", help="a tokenizer folder written by hf-bpe train")
+    verify.add_argument("directory", metavar="DIR", help="a tokenizer folder written by hf-bpe train or extend")
     verify.add_argument("--corpus", nargs="+", metavar="FILE", help="the training text files, in the same order")
     verify.add_argument("--dataset", metavar="DIR", help="the training dataset (a save_to_disk folder or a folder of "
                         "data files)")
@@ -397,7 +399,6 @@ def _roles(args: argparse.Namespace) -> dict[str, str | None]:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .model.bpe import SAVED_FILES
     from .training.bpe_trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
 
@@ -411,13 +412,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
                              "model is not one: leave out --for-sharing")
         return _cmd_train_recipe(args)
 
-    out = check_out(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {args.out!r} exists and is not a folder")
     # Refuse early, before a long training, when the output would be refused at the end.
-    existing = [n for n in SAVED_FILES if (out / n).exists()]
-    if existing and not args.force:
-        raise InputError(f"{args.out!r} already holds {', '.join(existing)}; pass --force to replace them")
+    out = check_out_folder(args.out, args.force)
     if args.counts:
         if args.files or args.dataset:
             raise InputError("give either --counts or a corpus (FILE arguments or --dataset), not both")
@@ -623,6 +619,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "compare": _cmd_compare,
     "verify": _cmd_verify,
     "convert": _cmd_convert,
+    "extend": cmd_extend,
 }
 
 

@@ -48,6 +48,19 @@ def check_out(value: str, what: str = "--out") -> Path:
     return out
 
 
+def check_out_folder(value: str, force: bool) -> Path:
+    """Refuse, before any long work, an --out that is a file or already holds a file a tokenizer save writes."""
+    from .model.bpe import SAVED_FILES
+
+    out = check_out(value)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {value!r} exists and is not a folder")
+    existing = [n for n in SAVED_FILES if (out / n).exists()]
+    if existing and not force:
+        raise InputError(f"{value!r} already holds {', '.join(existing)}; pass --force to replace them")
+    return out
+
+
 def corpus_of(args: argparse.Namespace, files: Sequence[str] | None, *, what: str) -> Any:
     """Return the corpus named by FILE arguments or --dataset, or None when neither is given."""
     from .training.corpus import load_dataset

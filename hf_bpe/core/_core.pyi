@@ -18,6 +18,28 @@ def train_merges(
 
 def last_document_end(raw: object, separator: bytes) -> int: ...
 def last_safe_cut(raw: object) -> int: ...
+def continue_merges(
+    sequences: Iterable[Sequence[int]],
+    counts: Iterable[int],
+    *,
+    keys: Sequence[bytes | None],
+    vocab_size: int,
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[bytes | None], list[tuple[int, int, int]]]: ...
+
+def continue_merges_from_words(
+    encoder: WordEncoder,
+    words: list[bytes],
+    counts: list[int],
+    *,
+    keys: Sequence[bytes | None],
+    vocab_size: int,
+    min_frequency: int = 0,
+    max_token_length: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[bytes | None], list[tuple[int, int, int]]]: ...
 
 class WordEncoder:
     def __init__(

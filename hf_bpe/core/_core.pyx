@@ -25,6 +25,7 @@ from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES
 
 from hf_bpe.core._text_ref cimport PyUnicode_1BYTE_KIND, TextRef, hfbpe_text_ref
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
+from hf_bpe.core._reference_continue import prepare_continuation
 
 # The C++ lives in csrc/ (one job per header); these declarations are what Cython calls.
 cdef extern from "csrc/trainer.hpp":
@@ -42,6 +43,8 @@ cdef extern from "csrc/trainer.hpp":
         cbool distinct_words() except + nogil
         void add_word(const unsigned char* data, int64_t size, int64_t count) except +
         void init() except + nogil
+        void add_symbols(const int32_t* ids, int32_t size, int64_t count) except +
+        void init_seeded() except + nogil
         int64_t run(int64_t limit) except + nogil
 
 
@@ -216,6 +219,20 @@ cdef bint _add_checked_words(Trainer* trainer, list words, list counts, bint bit
     return distinct
 
 
+cdef int64_t _run_trainer(Trainer* trainer, progress) except -1:
+    # Phase 5 in chunks without the GIL, reporting progress between chunks; returns the number of merges.
+    cdef int64_t done, total = 0, step = PROGRESS_EVERY
+    while True:
+        with nogil:
+            done = trainer.run(step)
+        total += done
+        if progress is not None and (done == step or trainer.finished):
+            progress(done)
+        if trainer.finished:
+            return total
+        PyErr_CheckSignals()  # let Ctrl-C through between chunks
+
+
 def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(), max_token_length=None,
                  count_bits=64, progress=None):
     """Learn byte-level BPE merges exactly as ``tokenizers``' ``BpeTrainer``; see ``hf_bpe.core._reference``.
@@ -253,7 +270,7 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
     words = words if type(words) is list else list(words)  # what the reference does first, too
     counts = counts if type(counts) is list else list(counts)
     cdef Trainer* trainer = _new_trainer(setup, vocab_size, min_frequency, count_bits)
-    cdef int64_t done, total = 0, step = PROGRESS_EVERY
+    cdef int64_t total
     cdef Py_ssize_t i
     cdef bytes word, key
     cdef list vocab
@@ -274,15 +291,7 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         # 3. Count pairs, then merge in chunks without the GIL, reporting progress between chunks.
         with nogil:
             trainer.init()
-        while True:
-            with nogil:
-                done = trainer.run(step)
-            total += done
-            if progress is not None and (done == step or trainer.finished):
-                progress(done)
-            if trainer.finished:
-                break
-            PyErr_CheckSignals()  # let Ctrl-C through between chunks
+        total = _run_trainer(trainer, progress)
 
         # 4. Results: the initial vocabulary plus the keys of the ids the merges created.
         vocab = list(setup.vocab)
@@ -292,6 +301,88 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         merges = [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2])
                   for i in range(total)]
         return vocab, merges
+    finally:
+        del trainer
+
+
+cdef Trainer* _seeded_trainer(setup, vocab_size, min_frequency, vector[char]* valid) except NULL:
+    # A trainer with the options and the seeded vocabulary (setup: the reference's ContinuationSetup); `valid[id]`
+    # says whether an id has bytes.
+    cdef Trainer* trainer = new Trainer()
+    cdef bytes key
+    cdef Py_ssize_t i
+    try:
+        trainer.vocab_size = min(vocab_size, 2**62)
+        trainer.min_frequency = min_frequency
+        trainer.max_len = min(setup.max_len, 2**64 - 1)
+        valid.resize(len(setup.keys), 0)
+        for i, key in enumerate(setup.keys):
+            if key is None:
+                trainer.add_id(b"", 0, False)
+            else:
+                valid[0][i] = 1
+                trainer.add_id(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), True)
+    except BaseException:
+        del trainer
+        raise
+    return trainer
+
+
+cdef tuple _run_seeded(Trainer* trainer, setup, progress):
+    # Phases 4-5 from the seeded words; the keys of every id and the merges.
+    cdef Py_ssize_t i, total
+    cdef bytes key
+    with nogil:
+        trainer.init_seeded()
+    total = _run_trainer(trainer, progress)
+    vocab = list(setup.keys)
+    for i in range(len(vocab), <Py_ssize_t>trainer.keys.size()):
+        key = trainer.keys[i]
+        vocab.append(key)
+    return vocab, [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2]) for i in range(total)]
+
+
+def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max_token_length=None, progress=None):
+    """Continue the merge loop from words segmented into an existing vocabulary; see ``hf_bpe.core._reference_continue``.
+
+    Args:
+        sequences: each word as a sequence of ids.
+        counts: the count (1..2**63-1) of each word.
+        keys: the bytes of each existing id, or None.
+        vocab_size: stop when the vocabulary has this many ids (at least ``len(keys)``).
+        min_frequency, max_token_length, progress: as :func:`train_merges`.
+
+    Returns:
+        ``(keys, merges)`` as ``hf_bpe.core._reference_continue.continue_merges``.
+
+    Raises:
+        TypeError, ValueError: as ``hf_bpe.core._reference_continue.continue_merges``, with the same messages.
+
+    >>> keys = [bytes([b]) for b in range(256)] + [b"ab"]
+    >>> continue_merges([[256, 99], [97, 98, 99]], [2, 1], keys=keys, vocab_size=258)[1]
+    [(256, 99, 257)]
+    """
+    # 1. The checks are the reference's (words given as lists of ints are checked there too: one pass, in C-level
+    # builtins for the common case).
+    setup = prepare_continuation(sequences, counts, keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
+                                 max_token_length=max_token_length, progress=progress)
+    cdef vector[char] valid
+    cdef Trainer* trainer = _seeded_trainer(setup, vocab_size, min_frequency, &valid)
+    cdef list word
+    cdef vector[int32_t] ids
+    cdef Py_ssize_t j
+    cdef size_t symbols = 0
+    try:
+        for word in setup.symbols:
+            symbols += len(word)
+        trainer.reserve_words(len(setup.symbols), symbols)
+        for word, count in zip(setup.symbols, setup.counts):
+            ids.resize(len(word))
+            for j in range(len(word)):
+                ids[j] = word[j]
+            trainer.add_symbols(ids.data(), <int32_t>ids.size(), count)
+        # 2. Pairs as the loop would count them, then the loop.
+        return _run_seeded(trainer, setup, progress)
     finally:
         del trainer
 
@@ -872,3 +963,76 @@ cdef class WordEncoder:
                 PyList_SET_ITEM(flat, k, item)
                 k += 1
         return flat
+
+
+def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, keys, vocab_size, min_frequency=0,
+                                max_token_length=None, progress=None):
+    """Segment each word with ``encoder``, then continue the merge loop from those ids (``continue_merges``).
+
+    Equal to ``continue_merges([encoder.encode_word(w) for w in words], counts, ...)``, without a Python list per
+    word: each word is encoded straight into the trainer (extending GPT-2 on 100 MB segments over a million words).
+
+    Args:
+        encoder: the base's word encoder.
+        words: distinct pre-tokens (bytes).
+        counts: the count (1..2**63-1) of each word.
+        keys, vocab_size, min_frequency, max_token_length, progress: as :func:`continue_merges`.
+
+    Returns:
+        ``(keys, merges)`` as :func:`continue_merges`.
+
+    Raises:
+        TypeError, ValueError: as :func:`continue_merges` (a word the encoder gives an id without bytes, a bad count).
+
+    >>> keys = [bytes([b]) for b in range(256)] + [b"ab"]
+    >>> continue_merges_from_words(WordEncoder([(97, 98, 256)], range(256)), [b"abc", b"abab"], [2, 1], keys=keys,
+    ...                            vocab_size=258)[1]
+    [(256, 99, 257)]
+    """
+    # 1. Options, checked by the reference (given no words).
+    setup = prepare_continuation([], [], keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
+                                 max_token_length=max_token_length, progress=progress)
+    if len(words) != len(counts):
+        raise ValueError(f"words and counts must have the same length, got {len(words)} and {len(counts)}")
+    cdef vector[char] valid
+    cdef Trainer* trainer = _seeded_trainer(setup, vocab_size, min_frequency, &valid)
+    cdef bytes word
+    cdef object count
+    cdef vector[int32_t] ids
+    cdef Py_ssize_t i, n = len(words)
+    cdef size_t j
+    cdef long long value
+    cdef int overflow = 0
+    cdef uint64_t weighted = 0
+    try:
+        encoder._build_pieces()
+        # 2. Each word as the encoder segments it (the checks of prepare_continuation, in C).
+        for i in range(n):
+            word = <object>PyList_GET_ITEM(words, i)
+            count = <object>PyList_GET_ITEM(counts, i)
+            if type(count) is not int:
+                raise TypeError(f"each count must be an int, got {count!r} ({type(count).__name__}); pass a whole "
+                                "number")
+            value = PyLong_AsLongLongAndOverflow(count, &overflow)
+            if overflow or value < 1:
+                raise ValueError(f"the count of {word!r:.80} is {count!r}; counts must be in 1..2**63-1")
+            ids.clear()
+            encoder._encoder.encode(PyBytes_AS_STRING(word), PyBytes_GET_SIZE(word), ids)
+            for j in range(ids.size()):
+                if ids[j] < 0 or <size_t>ids[j] >= valid.size() or not valid[ids[j]]:
+                    raise ValueError(f"word {word!r:.80} holds id {ids[j]!r}, which the seeded vocabulary has no "
+                                     f"bytes for (it has ids 0..{valid.size() - 1}); encode words with the base's "
+                                     "own ids")
+            if ids.size() and <uint64_t>value > (<uint64_t>1 << 61) // <uint64_t>ids.size():
+                weighted = (<uint64_t>1 << 62)
+            else:
+                weighted += <uint64_t>value * <uint64_t>ids.size()
+            if weighted > (<uint64_t>1 << 61):
+                raise ValueError("sum(count * len(word)) is above 2**61: pair counts could overflow 64 bits; "
+                                 "scale the counts down")
+            if ids.size() >= 2:
+                trainer.add_symbols(ids.data(), <int32_t>ids.size(), value)
+        # 3. Pairs as the loop would count them, then the loop.
+        return _run_seeded(trainer, setup, progress)
+    finally:
+        del trainer

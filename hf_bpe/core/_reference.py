@@ -288,7 +288,41 @@ def train_merges(
     vocab, keys, key_to_id, max_len = setup.vocab, setup.keys, setup.key_to_id, setup.max_len
     token_len = [0 if key is None else len(key) for key in keys]
     byte_ids = setup.byte_ids
+    # 3. Words as symbol lists (tokenize_words).
+    symbols = [[byte_ids[b] for b in word] for word in setup.words]
+    merges = _merge_loop(symbols, setup.counts, vocab, keys, key_to_id, token_len, vocab_size=vocab_size,
+                         min_frequency=min_frequency, max_len=max_len, count_bits=count_bits, progress=progress)
+    return vocab, merges
 
+
+def countable(left_len: int, right_len: int, max_len: int) -> bool:
+    """Say whether a pair already side by side when the loop starts gets a count (phase 4).
+
+    ``count_pairs`` counts every pair of the initial byte words, whatever ``max_token_length``; a pair formed by a
+    merge is counted only when ``len(left) + len(right) < max_len`` (point 4). A seeded start (:func:`continue_merges`)
+    counts a pair as the loop would have: byte pairs always, longer ones under the limit.
+
+    >>> countable(1, 1, 2), countable(2, 1, 3), countable(1, 1, UNLIMITED)
+    (True, False, True)
+    """
+    return (left_len == 1 and right_len == 1) or left_len + right_len < max_len
+
+
+def _merge_loop(
+    symbols: list[list[int]],
+    counts: Sequence[int],
+    vocab: list[bytes | None],
+    keys: list[bytes | None],
+    key_to_id: dict[bytes, int],
+    token_len: list[int],
+    *,
+    vocab_size: int,
+    min_frequency: int,
+    max_len: int,
+    count_bits: int,
+    progress: Callable[[int], None] | None,
+) -> list[tuple[int, int, int]]:
+    """Run phases 4-5 of ``do_train`` from words as symbol lists; grow ``vocab``/``keys``; return the merges."""
     if count_bits == 32:
 
         def wrap(value: int) -> int:  # Rust's wrapping i32 arithmetic
@@ -302,9 +336,8 @@ def train_merges(
     def heap_count(value: int) -> int:  # `pair_counts[&pair] as u64`: an i32 sign-extends
         return value % 2**64
 
-    # 3. Words as symbol lists (tokenize_words); counts as `count as i32` when emulating 32 bits.
-    symbols = [[byte_ids[b] for b in word] for word in setup.words]
-    word_counts = [wrap(count) for count in setup.counts]
+    # Counts as `count as i32` when emulating 32 bits.
+    word_counts = [wrap(count) for count in counts]
 
     # 4. Pair counts and, per pair, the words holding it (count_pairs); entries with a count > 0 go on the heap.
     # Heap items: (-count, pair, seq, words); seq makes equal (count, pair) pop in push order (our rule).
@@ -312,6 +345,8 @@ def train_merges(
     where: dict[tuple[int, int], list[int]] = {}
     for index, (word, count) in enumerate(zip(symbols, word_counts)):
         for pair in zip(word, word[1:]):
+            if not countable(token_len[pair[0]], token_len[pair[1]], max_len):
+                continue
             pair_counts[pair] = wrap(pair_counts.get(pair, 0) + count)
             positions = where.setdefault(pair, [])
             if not positions or positions[-1] != index:
@@ -367,7 +402,7 @@ def train_merges(
             reported = len(merges)
     if progress is not None:
         progress(len(merges) - reported)
-    return vocab, merges
+    return merges
 
 
 def saved_merges(vocab: Sequence[bytes], merges: Sequence[tuple[int, int, int]]) -> list[tuple[bytes, bytes]]:

@@ -331,6 +331,11 @@ class BPEModel(TokenArrays):
         """
         return self._encoder.encode_word(word)
 
+    @property
+    def word_encoder(self) -> _core.WordEncoder | PartialBytesEncoder:
+        """The compiled word encoder behind :meth:`encode_word`, for bulk calls into the core (extending)."""
+        return self._encoder
+
     def encode_word_spans(self, word: bytes) -> list[tuple[int, int, int]]:
         """Encode one pre-token and give each token's byte span in it: ``(id, start, end)``.
 

@@ -115,7 +115,9 @@ def verify(
     2. With ``corpus``: its fingerprint (in the manifest's order mode) must equal the recorded one; if it does
        not, the folder was not trained on this corpus and step 3 is skipped.
     3. With ``corpus``: train again with the recorded options into a temporary folder and compare every listed
-       file byte for byte with the folder's, naming the first differing line. Files that the manifest records
+       file byte for byte with the folder's, naming the first differing line. A folder :func:`hf_bpe.extend` wrote
+       is extended again from its recorded base, which must still be at the recorded path with the recorded
+       sha256s (a problem says so when it moved or changed, or when the base was given as a model, not a path). Files that the manifest records
        as edited after training (``HFBPETokenizer.save_pretrained`` after e.g. setting ``pad_token``) are not
        compared, except ``vocab.json`` and ``merges.txt`` (:data:`TRAINED_CONTENT`); a note names them.
 
@@ -216,9 +218,17 @@ def verify(
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                model = train(corpus, **replay, text_column=text_column, workers=workers, show_progress=show_progress)
+                if "base" in replay:  # an extended tokenizer: extend its base again
+                    model = _re_extend(replay, corpus, text_column, workers, show_progress, checked)
+                else:
+                    model = train(corpus, **replay, text_column=text_column, workers=workers,
+                                  show_progress=show_progress)
         except TypeError as exc:
             problems.append(f"options: this hf_bpe cannot replay the manifest's options {sorted(replay)!r}: {exc}")
+            return VerifyReport(False, tuple(problems), tuple(checked), tuple(notes))
+        except _BaseUnavailable as exc:
+            problems.append(f"base: {exc}")
+            notes.append("not re-extended: the base the manifest records is not available as it was")
             return VerifyReport(False, tuple(problems), tuple(checked), tuple(notes))
         notes.extend(f"retraining warned: {w.message}" for w in caught)
         # A folder saved for sharing names PreTrainedTokenizerFast: retrain into the same kind of folder.
@@ -240,6 +250,41 @@ def verify(
                 problems.append(f"{name}: retrained output differs at {first_difference(expected, found_bytes)} "
                                 "(retrained vs folder)")
     return VerifyReport(not problems, tuple(problems), tuple(checked), tuple(notes))
+
+
+class _BaseUnavailable(Exception):
+    """The base of an extended tokenizer moved, changed, or was never recorded as a path."""
+
+
+def _re_extend(options: dict[str, Any], corpus: Any, text_column: str, workers: int | None, show_progress: bool,
+               checked: list[str]) -> Any:
+    """Extend the recorded base again with the recorded options (the base checked against its sha256s first)."""
+    from .extend import base_files, load_base
+    from ..training.extend import extend_model
+
+    record = options["base"]
+    path = record.get("path") if isinstance(record, dict) else None
+    if not isinstance(path, str) or not isinstance(record.get("files"), dict):
+        raise _BaseUnavailable("the base was given as a BPEModel, not a path, so the manifest cannot say where it is; "
+                               "extend with hf_bpe.extend(PATH, ...) to make the folder verifiable")
+    if not os.path.exists(path):
+        raise _BaseUnavailable(f"the base {path!r} no longer exists (moved or deleted); put it back there")
+    found = base_files(path)
+    if found != record["files"]:
+        changed = sorted(set(found) ^ set(record["files"]) | {n for n in found if found[n] != record["files"].get(n)})
+        raise _BaseUnavailable(f"the base {path!r} changed since the extension: {', '.join(changed)} differ from the "
+                               "sha256s the manifest records")
+    checked.append(f"base: {path} matches the recorded sha256s ({len(found)} files)")
+    try:  # the pattern the extension used: needed where the base's files do not say (Qwen2's, a .tiktoken file)
+        base, _ = load_base(path, options.get("pattern"))
+    except ValueError:
+        base, _ = load_base(path)
+    if base.digest() != options.get("base_digest"):
+        raise _BaseUnavailable(f"the base {path!r} loads as a different tokenizer than when it was extended "
+                               "(another hf_bpe version reads it differently)")
+    return extend_model(base, corpus, vocab_size=options["vocab_size"], min_frequency=options["min_frequency"],
+                        max_token_length=options["max_token_length"], text_column=text_column, workers=workers,
+                        show_progress=show_progress, base_record=record)
 
 
 def _saved_tokenizer_class(folder: Path) -> str:

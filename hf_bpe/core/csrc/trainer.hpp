@@ -236,6 +236,99 @@ public:
         }
     }
 
+    // A seeded start (continue_merges): a word given as ids of an existing vocabulary (keys and token_len hold
+    // every id). Checked by the caller: ids in range, each with a key.
+    void add_symbols(const int32_t* ids, int32_t size, int64_t count) {
+        words.push_back(WordInfo{(int64_t)sym.size(), count, size});
+        live += size;
+        sym.insert(sym.end(), ids, ids + size);
+    }
+    // Phase 4 from seeded words: the pairs the loop would count (byte pairs always, longer ones under max_len:
+    // _reference.countable), each with one entry listing every word holding it. The pairs are arbitrary ids, so
+    // a hash map from pair to a cell replaces init()'s 256 x 256 table; O(symbols) expected.
+    void init_seeded() {
+        std::vector<uint64_t>().swap(word_hashes);
+        struct Cell {
+            uint64_t key;
+            uint64_t sum = 0;
+            int32_t last = -1;
+            uint32_t size = 0;
+            int32_t* fill = nullptr;
+        };
+        std::vector<Cell> cells;
+        PairMap<uint32_t> index;
+        index.reset(1u << 16);
+        auto countable = [this](int32_t a, int32_t b) {
+            const uint64_t la = (uint64_t)token_len[a], lb = (uint64_t)token_len[b];
+            return (la == 1 && lb == 1) || la + lb < max_len;
+        };
+        // 1. The countable pairs' keys in word order (sequential), then each key's cell: the lookups are
+        // independent misses in a table of millions of pairs, so the slot AHEAD keys on is prefetched. The
+        // cell of each occurrence is kept, so that step 3 lists the words without looking the pairs up again.
+        std::vector<uint64_t> keys_seen;
+        for (size_t w = 0; w < words.size(); ++w) {
+            const int32_t* s = sym.data() + words[w].offset;
+            for (int32_t j = 0; j + 1 < words[w].length; ++j) {
+                if (countable(s[j], s[j + 1])) keys_seen.push_back(pair_key(s[j], s[j + 1]));
+            }
+        }
+        std::vector<uint32_t> cell_of(keys_seen.size());
+        const size_t AHEAD = 8;
+        for (size_t k = 0; k < keys_seen.size(); ++k) {
+            if (k + AHEAD < keys_seen.size()) index.prefetch(keys_seen[k + AHEAD]);
+            uint32_t& slot = index.get_or_insert(keys_seen[k], UINT32_MAX);
+            if (slot == UINT32_MAX) {
+                slot = (uint32_t)cells.size();
+                cells.push_back(Cell{keys_seen[k]});
+            }
+            cell_of[k] = slot;
+        }
+        std::vector<uint64_t>().swap(keys_seen);
+        std::vector<PairMap<uint32_t>::Slot>().swap(index.slots);  // freed: cell_of replaces it
+        size_t k = 0;
+        for (size_t w = 0; w < words.size(); ++w) {  // sums and list sizes, in word order as in init()
+            const int32_t* s = sym.data() + words[w].offset;
+            const uint64_t count = (uint64_t)words[w].count;
+            for (int32_t j = 0; j + 1 < words[w].length; ++j) {
+                if (!countable(s[j], s[j + 1])) continue;
+                Cell& cell = cells[cell_of[k++]];
+                cell.sum += count;
+                if (cell.last != (int32_t)w) {
+                    cell.last = (int32_t)w;
+                    ++cell.size;
+                }
+            }
+        }
+        // 2. Counts into the table; a list and an entry for each pair whose count is > 0.
+        counts.reset(cells.size());
+        for (Cell& cell : cells) {
+            const int64_t count = wrap((int64_t)cell.sum);
+            counts.get_or_insert(cell.key, 0) = count;
+            if (count > 0) {
+                int32_t* list = pool.allocate((size_t)cell.size + 1);
+                list[0] = (int32_t)cell.size;
+                cell.fill = list + 1;
+                heap.push_back(Entry{(uint64_t)count, cell.key, seq++, list});
+            }
+            cell.last = -1;
+        }
+        std::make_heap(heap.begin(), heap.end(), EntryLess());
+        if (!heap.empty()) threshold = heap.front().count / LOW_FACTOR;
+        // 3. The words, in word order.
+        k = 0;
+        for (size_t w = 0; w < words.size(); ++w) {
+            const int32_t* s = sym.data() + words[w].offset;
+            for (int32_t j = 0; j + 1 < words[w].length; ++j) {
+                if (!countable(s[j], s[j + 1])) continue;
+                Cell& cell = cells[cell_of[k++]];
+                if (cell.fill != nullptr && cell.last != (int32_t)w) {
+                    cell.last = (int32_t)w;
+                    *cell.fill++ = (int32_t)w;
+                }
+            }
+        }
+    }
+
     // Phase 5: run the loop until `limit` merges are recorded or a stop rule fires (then finished = true).
     // A step costs O(total length of the entry's words) for the scan, O(1) per merged occurrence (array
     // updates), O(distinct pairs touched) hash updates, and O(1) per new entry (O(log heap) above the
