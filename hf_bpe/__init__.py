@@ -35,10 +35,11 @@ if TYPE_CHECKING:
     from .model.unigram import UnigramModel
     from .tools.compare import compare
     from .tools.extend import extend
-    from .tools.extension_report import ExtensionReport, HeldOutSplit, extension_report
+    from .tools.extension_report import ExtensionReport, extension_report
     from .tools.verify import verify
     from .training.bpe_trainer import train, train_from_counts
     from .training.counts import WordCounts
+    from .training.held_out import HeldOutSplit
     from .training.recipes import RECIPES
     from .training.scheme import train_scheme
     from .training.sentencepiece_extend import extend_sentencepiece
@@ -54,7 +55,7 @@ _EXPORTS = {
     "CorpusFingerprint": ".formats.manifest",
     "DisallowedSpecialTokenError": ".errors",
     "ExtensionReport": ".tools.extension_report",
-    "HeldOutSplit": ".tools.extension_report",
+    "HeldOutSplit": ".training.held_out",
     "HFBPETokenizer": ".integrations.hf_tokenizer",
     "HFSentencePieceTokenizer": ".integrations.sentencepiece_tokenizer",
     "InputError": ".errors",

@@ -15,6 +15,8 @@ from typing import Any
 from .cli_support import add_corpus_arguments, check_out_folder, corpus_of, log
 from .errors import InputError
 
+REPORT_FILE = "extension_report.json"
+
 __all__ = ["add_extend_parser", "cmd_extend"]
 
 _EPILOG = """\
@@ -49,6 +51,12 @@ def add_extend_parser(commands: Any) -> None:
                         help="BASE's pre-tokenizer where its files do not say (a .tiktoken file not OpenAI's; "
                              "Qwen2's vocab.json + merges.txt: qwen2)")
     extend.add_argument("--workers", type=int, default=None, metavar="N", help="counting threads (default: every CPU)")
+    extend.add_argument("--held-out", type=float, default=0.01, metavar="F",
+                        help="share of the corpus' documents kept out of the extension and used for the report's "
+                             "tokens per byte (default 0.01; 0: none); verify cuts the corpus the same way")
+    extend.add_argument("--check", nargs="+", default=None, metavar="FILE",
+                        help="text of the base's own kind (e.g. English for GPT-2): the report's tokens per byte "
+                             "on it too, before and after")
     extend.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
     extend.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -56,6 +64,15 @@ def add_extend_parser(commands: Any) -> None:
 def cmd_extend(args: argparse.Namespace) -> int:
     """Run ``hf-bpe extend``; return the exit status."""
     import hf_bpe
+
+    from .formats import atomic
+    from .integrations.sentencepiece_hf import sentencepiece_files
+    from .tools.extend import load_base
+    from .tools.extension_report import extension_report
+    from .training.corpus import iter_texts
+    from .training.counts import WordCounts
+    from .training.extend import extend_from_counts, extend_model
+    from .training.held_out import HeldOutSplit
 
     out = check_out_folder(args.out, args.force)
     if not Path(args.base).exists():
@@ -68,40 +85,47 @@ def cmd_extend(args: argparse.Namespace) -> int:
     corpus = None if args.counts else corpus_of(args, args.files, what="FILE arguments")
     if corpus is None and not args.counts:
         raise InputError("give the corpus to learn from: FILE arguments, --dataset DIR or --counts PARQUET")
+    if not 0 <= args.held_out < 1:
+        raise InputError(f"--held-out must be in [0, 1) (the share of documents kept out for the report), got "
+                         f"{args.held_out!r}")
+    check = [Path(p) for p in args.check] if args.check else None
+    for path in check or ():
+        if not path.is_file():
+            raise InputError(f"--check {os.fspath(path)!r} is not a file; give UTF-8 text files of the base's kind")
+    split = None
+    if corpus is not None and args.held_out > 0:  # the extension learns from the rest; the report reads these
+        corpus = split = HeldOutSplit.of_corpus(corpus, text_column=args.text_column, fraction=args.held_out)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if Path(args.base).suffix == ".model":
-            model = _extend_sentencepiece(hf_bpe, args, corpus, options)
-        elif args.counts:
-            model = _extend_counts(args, options)
+            base, model = args.base, _extend_sentencepiece(hf_bpe, args, corpus, size)
+            files = sentencepiece_files(model, model.to_bytes())
         else:
-            model = hf_bpe.extend(args.base, corpus, text_column=args.text_column, workers=args.workers,
-                                  pattern=args.pattern, **options)
+            base, record = load_base(args.base, args.pattern)
+            if args.counts:
+                model = extend_from_counts(base, WordCounts.load_all(args.counts), base_record=record, **options)
+            else:
+                model = extend_model(base, corpus, text_column=args.text_column, workers=args.workers,
+                                     base_record=record, **options)
+            files = model.files()
     for warning in caught:
         log(f"warning: {warning.message}")
-    folder = model.save(out, force=args.force)
-    log(f"wrote {len(model)} ids and {len(model.merges)} merges to {os.fspath(folder)}"
-        if hasattr(model, "merges") else f"wrote the extended tokenizer to {os.fspath(folder)}")
+    report = extension_report(base, model, split.held_out if split is not None else (),
+                              check=iter_texts(check) if check else None)
+    files[REPORT_FILE] = report.to_json()
+    folder = atomic.replace_folder(out, files, force=args.force)
+    print(report.render())
+    log(f"wrote {len(files)} files to {os.fspath(folder)} (the report: {REPORT_FILE})")
     return 0
 
 
-def _extend_counts(args: argparse.Namespace, options: dict[str, Any]) -> Any:
-    from .tools.extend import load_base
-    from .training.counts import WordCounts
-    from .training.extend import extend_from_counts
-
-    base, record = load_base(args.base, args.pattern)
-    counts = WordCounts.load_all(args.counts)
-    return extend_from_counts(base, counts, base_record=record, **options)
-
-
-def _extend_sentencepiece(hf_bpe: Any, args: argparse.Namespace, corpus: Any, options: dict[str, Any]) -> Any:
-    try:
-        extend_sentencepiece = hf_bpe.extend_sentencepiece
-    except AttributeError:
-        raise InputError(f"{args.base!r} is a SentencePiece model, and this hf_bpe cannot extend SentencePiece "
-                         "models yet (no hf_bpe.extend_sentencepiece); extend a byte-level BPE folder or file") from None
+def _extend_sentencepiece(hf_bpe: Any, args: argparse.Namespace, corpus: Any, size: dict[str, Any]) -> Any:
     if args.counts:
         raise InputError("--counts applies to byte-level bases; give a SentencePiece base the corpus (FILE or "
                          "--dataset)")
-    return extend_sentencepiece(args.base, corpus, text_column=args.text_column, **options)
+    for flag, value, default in (("--min-frequency", args.min_frequency, 0), ("--max-token-length",
+                                 args.max_token_length, None), ("--pattern", args.pattern, None)):
+        if value != default:
+            raise InputError(f"{flag} applies to byte-level bases; a SentencePiece base keeps its own trainer "
+                             "options (max_sentencepiece_length, split_*) and normalizer")
+    return hf_bpe.extend_sentencepiece(args.base, corpus, text_column=args.text_column, **size)

@@ -299,7 +299,8 @@ def test_cli_extend_verify_counts_and_errors(tmp_path: Path, capsys: pytest.Capt
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("東京 東京都 京都\n東京都庁 京都府\n" * 20, encoding="utf-8")
     base = quiet_train(["the cat sat on the mat"] * 3, vocab_size=265).save(tmp_path / "base")
-    code, _, err = run(capsys, "extend", base, corpus, "--new-tokens", 6, "--out", tmp_path / "ext", "--quiet")
+    code, _, err = run(capsys, "extend", base, corpus, "--new-tokens", 6, "--out", tmp_path / "ext", "--quiet",
+                       "--held-out", 0)
     assert code == 0, err
     assert BPEModel.load(tmp_path / "ext").vocab_size == 271
     assert run(capsys, "verify", tmp_path / "ext", "--corpus", corpus)[0] == 0
@@ -321,6 +322,35 @@ def test_cli_extend_verify_counts_and_errors(tmp_path: Path, capsys: pytest.Capt
         assert code == 2 and err.startswith("hf-bpe: error:") and message in err and "Traceback" not in err, err
     code, _, err = run(capsys, "extend", base, corpus, "--new-tokens", 1, "--vocab-size", 300, "--out", tmp_path / "e6")
     assert code == 2 and "not allowed with" in err
+
+
+def test_cli_extend_holds_out_reports_and_verify_cuts_the_same_way(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    corpus, check = tmp_path / "corpus.txt", tmp_path / "check.txt"
+    corpus.write_text("".join(f"東京 東京都 京都 {i}\n東京都庁 京都府 {i % 7}\n" for i in range(300)), encoding="utf-8")
+    check.write_text("the cat sat on the mat\n" * 5, encoding="utf-8")
+    base = quiet_train(["the cat sat on the mat"] * 3, vocab_size=265).save(tmp_path / "base")
+    code, out, err = run(capsys, "extend", base, corpus, "--new-tokens", 20, "--out", tmp_path / "ext", "--quiet",
+                         "--held-out", "0.1", "--check", check)
+    assert code == 0, err
+    # The report: printed (stdout) and in the folder; held out = the documents HeldOutSplit picks, not trained on.
+    report = json.loads((tmp_path / "ext" / "extension_report.json").read_text(encoding="utf-8"))
+    split = hf_bpe.HeldOutSplit.of_corpus([corpus], fraction=0.1)
+    trained_on = list(split)
+    assert report["held_out"]["texts"] == len(split.held_out) > 0 and report["new_tokens"] == 20
+    assert report["check"]["texts"] == 5 and "held-out text:" in out and "check text:" in out
+    direct = hf_bpe.extend(base, trained_on, new_tokens=20, show_progress=False)
+    assert direct.merges == BPEModel.load(tmp_path / "ext").merges
+    # verify cuts the corpus as the manifest records, then re-extends byte for byte.
+    assert run(capsys, "verify", tmp_path / "ext", "--corpus", corpus)[0] == 0
+    # Without a held-out part the report says so; --held-out out of range is refused.
+    code, out, err = run(capsys, "extend", base, corpus, "--new-tokens", 5, "--out", tmp_path / "e0", "--quiet",
+                         "--held-out", 0)
+    assert code == 0 and "held-out text: no text" in out, err
+    for value in ("1", "-0.1"):
+        code, _, err = run(capsys, "extend", base, corpus, "--new-tokens", 5, "--out", tmp_path / "e1", "--held-out",
+                           value)
+        assert code == 2 and "--held-out must be in [0, 1)" in err and not (tmp_path / "e1").exists()
 
 
 def test_cli_extend_sentencepiece_base(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

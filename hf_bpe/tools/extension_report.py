@@ -6,8 +6,8 @@ the same JSON. Tokens per byte counts the tokens of each text encoded alone, wit
 text counts as ordinary text), over the texts' UTF-8 bytes; SentencePiece models encode as ``sentencepiece`` does
 (normalization, dummy prefix, no BOS/EOS).
 
-:class:`HeldOutSplit` cuts a corpus into training and held-out texts while it streams, with the rule of ``hf-bpe
-compare`` (:func:`hf_bpe.tools.compare.split.is_heldout`: each document by its index, stable everywhere).
+:class:`HeldOutSplit` (:mod:`hf_bpe.training.held_out`) cuts a corpus into training and held-out texts while it
+streams, with the rule of ``hf-bpe compare`` (each document by its index, stable everywhere).
 
 >>> import hf_bpe
 >>> corpus = ["low lower lowest newer wider"] * 8
@@ -27,13 +27,13 @@ first new tokens (byte-level: UTF-8, other bytes as \\xNN):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..formats.sentencepiece_model import SentencePieceModel
 from ..integrations.embeddings import as_tokenizer_model, base_splits, token_text
-from .compare.split import is_heldout
+from ..training.held_out import HeldOutSplit
 
 __all__ = ["ExtensionReport", "HeldOutSplit", "NewToken", "TokensPerByte", "extension_report"]
 
@@ -70,7 +70,9 @@ class TokensPerByte:
                 "extended_tokens_per_byte": self.extended_per_byte, "relative_change": self.relative_change}
 
     def render(self, name: str) -> str:
-        """One line: ``name: N texts, B bytes: x -> y tokens per byte (+z%)``."""
+        """One line: ``name: N texts, B bytes: x -> y tokens per byte (+z%)`` (``name: no text`` for none)."""
+        if not self.bytes:
+            return f"{name}: no text"
         return (f"{name}: {self.texts:,} texts, {self.bytes:,} bytes: {self.base_per_byte:.4f} -> "
                 f"{self.extended_per_byte:.4f} tokens per byte ({self.relative_change:+.2%})")
 
@@ -202,44 +204,3 @@ def _measure(texts: Iterable[str], count_base: Any, count_extended: Any, what: s
     if batch:
         flush()
     return TokensPerByte(texts=n_texts, bytes=n_bytes, base_tokens=base_tokens, extended_tokens=extended_tokens)
-
-
-@dataclass
-class HeldOutSplit:
-    """A corpus cut into training and held-out texts as it streams: iterating yields the training texts and
-    collects the held-out ones in :attr:`held_out` (refilled on each pass).
-
-    Document ``i`` (0-based, in the order the texts come) is held out when
-    ``is_heldout(i, fraction=fraction, seed=seed)``: stable across machines and runs, independent of the other
-    documents, the rule ``hf-bpe compare`` uses.
-
-    Args:
-        texts: the corpus as texts (e.g. ``hf_bpe.training.corpus.iter_texts(paths)``); iterated once per pass.
-        fraction: the share of documents held out, in [0, 1).
-        seed: picks which documents.
-
-    >>> split = HeldOutSplit([f"text {i}" for i in range(20)], fraction=0.25)
-    >>> len(list(split)), split.held_out
-    (16, ['text 1', 'text 4', 'text 5', 'text 18'])
-    """
-
-    texts: Iterable[str]
-    fraction: float = 0.01
-    seed: int = 0
-    held_out: list[str] = field(default_factory=list, init=False)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.fraction, bool) or not isinstance(self.fraction, int | float) or \
-                not 0 <= self.fraction < 1:
-            raise ValueError(f"fraction must be a number in [0, 1) (the share of documents held out), "
-                             f"got {self.fraction!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise TypeError(f"seed must be an int, got {self.seed!r}")
-
-    def __iter__(self) -> Iterator[str]:
-        self.held_out.clear()
-        for index, text in enumerate(self.texts):
-            if is_heldout(index, fraction=self.fraction, seed=self.seed):
-                self.held_out.append(text)
-            else:
-                yield text

@@ -33,6 +33,7 @@ from ..formats.manifest import (
 )
 from ..training.bpe_trainer import train
 from ..training.corpus import iter_texts
+from ..training.held_out import HeldOutSplit
 
 __all__ = ["VerifyReport", "first_difference", "verify"]
 
@@ -186,6 +187,16 @@ def verify(
         )
     recorded_corpus = manifest.get("corpus")
     options = manifest.get("options")
+    held_out = options.get("held_out") if isinstance(options, dict) else None
+    if isinstance(held_out, dict):  # extended on the training part of a split: cut the corpus given the same way
+        try:
+            corpus = HeldOutSplit.of_corpus(corpus, text_column=text_column, fraction=held_out.get("fraction"),
+                                            seed=held_out.get("seed"))
+        except (TypeError, ValueError) as exc:
+            problems.append(f"options: the manifest's held_out {held_out!r:.80} cannot be replayed: {exc}")
+            return VerifyReport(False, tuple(problems), tuple(checked), tuple(notes))
+        checked.append(f"corpus: cut as when extended ({held_out.get('fraction')!r} held out, seed "
+                       f"{held_out.get('seed')!r}); the held-out documents are left out")
     if not isinstance(recorded_corpus, dict) or recorded_corpus.get("order") not in ORDERS:
         problems.append("corpus: the manifest records no corpus fingerprint, so the corpus cannot be checked")
     else:

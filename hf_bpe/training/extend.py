@@ -48,6 +48,7 @@ from ..model.bpe import BPEModel
 from ..core.pretokenize import Pretokenizer
 from .bpe_trainer import check_options, train
 from .counts import WordCounts, choose_workers, corpus_chars_hint
+from .held_out import HeldOutSplit
 from .progress import progress_bar
 
 __all__ = ["extend_model", "extend_from_counts", "resolve_size", "seed_keys"]
@@ -128,7 +129,8 @@ def extend_model(
     Args:
         base: the model to extend.
         corpus, vocab_size, new_tokens, min_frequency, max_token_length, show_progress, text_column, workers: as
-            :func:`hf_bpe.extend` (exactly one of ``vocab_size`` and ``new_tokens``).
+            :func:`hf_bpe.extend` (exactly one of ``vocab_size`` and ``new_tokens``). A :class:`HeldOutSplit` corpus
+            trains on its training documents and records its fraction and seed in the manifest.
         base_record: what the manifest records of the base (``hf_bpe.extend`` gives its path and sha256s).
 
     Returns:
@@ -146,8 +148,10 @@ def extend_model(
     counts = WordCounts.from_corpus(corpus, pattern=base.pattern, add_prefix_space=base.add_prefix_space,
                                     text_column=text_column, workers=workers, corpus_order="sequence",
                                     show_progress=show_progress)
-    return _extend_counts(base, counts, size, min_frequency, max_token_length, show_progress,
-                          {"text_column": text_column}, base_record)
+    recorded: dict[str, Any] = {"text_column": text_column}
+    if isinstance(corpus, HeldOutSplit):  # verify cuts the corpus it is given the same way before re-extending
+        recorded["held_out"] = {"fraction": corpus.fraction, "seed": corpus.seed}
+    return _extend_counts(base, counts, size, min_frequency, max_token_length, show_progress, recorded, base_record)
 
 
 def extend_from_counts(

@@ -14,29 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Split", "Subset", "is_heldout", "read_split", "split_corpus"]
+from ...training.held_out import is_heldout, splitmix64
 
 _MASK64 = 2**64 - 1
 
-
-def splitmix64(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
-
-
-def is_heldout(index: int, *, fraction: float, seed: int = 0) -> bool:
-    """Say whether document ``index`` (0-based, over the whole corpus) belongs to the held-out split.
-
-    The choice is ``splitmix64(splitmix64(seed) ^ index) < fraction * 2**64``: stable across machines and Python
-    versions, streaming (it needs only the index), and independent of every other document.
-
-    >>> sum(is_heldout(i, fraction=0.1, seed=1) for i in range(10_000))
-    997
-    """
-    return splitmix64(splitmix64(seed & _MASK64) ^ index) < int(fraction * 2**64)
-
+__all__ = ["Split", "Subset", "is_heldout", "read_split", "split_corpus"]
 
 @dataclass
 class Subset:
