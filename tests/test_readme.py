@@ -108,6 +108,8 @@ def skip_reason(block: Block) -> str | None:
         return "the block reads ../shared/data, which is absent (set HF_BPE_SHARED_DATA to its path)"
     if "--spark" in block.text or "hf_bpe.spark" in block.text:
         return _spark_missing()
+    if "import torch" in block.text and importlib.util.find_spec("torch") is None:
+        return "the block uses PyTorch, which is not installed (pip install torch)"
     return None
 
 
