@@ -26,6 +26,10 @@ from hf_bpe.core._text_ref cimport TextRef, hfbpe_text_ref
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
 
 # The C++ lives in csrc/ (one job per header); these declarations are what Cython calls.
+cdef extern from "csrc/release_memory.hpp" namespace "hfbpe":
+    void release_free_memory() nogil
+
+
 cdef extern from "csrc/trainer.hpp":
     cdef cppclass Trainer "hfbpe::Trainer":
         vector[string] keys
@@ -249,6 +253,9 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         return vocab, merges
     finally:
         del trainer
+        # The pair map, heap and word lists just freed stay resident otherwise, under the model built next.
+        with nogil:
+            release_free_memory()
 
 
 def _rebuild_word_encoder(merges, byte_ids, cache_size, whole_words):
