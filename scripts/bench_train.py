@@ -429,14 +429,19 @@ def _parse_peers(text: str, parser: argparse.ArgumentParser) -> list[str]:
     return peers
 
 
-def _parse_scale(text: str, parser: argparse.ArgumentParser) -> list[int]:
+def _parse_numbers(text: str, parser: argparse.ArgumentParser, number: type, what: str) -> list[Any]:
+    """The comma list ``text`` of positive ``number``s, or a usage error saying ``what`` was expected."""
     try:
-        scales = [int(s) for s in text.split(",") if s.strip()]
+        values = [number(s) for s in text.split(",") if s.strip()]
     except ValueError:
-        scales = []
-    if not scales or any(k < 1 for k in scales):
-        parser.error(f"--scale must be a comma list of positive integers such as 1,2,4, got {text!r}")
-    return scales
+        values = []
+    if not values or any(v <= 0 for v in values):
+        parser.error(f"{what}, got {text!r}")
+    return values
+
+
+def _parse_scale(text: str, parser: argparse.ArgumentParser) -> list[int]:
+    return _parse_numbers(text, parser, int, "--scale must be a comma list of positive integers such as 1,2,4")
 
 
 def _main_table(results: list[PeerRuns], size_mb: float, markdown: bool) -> str:
@@ -563,13 +568,7 @@ def _report(args: argparse.Namespace, peers: Sequence[str], scales: Sequence[int
 
 
 def _parse_prefix_mb(text: str, parser: argparse.ArgumentParser) -> list[float]:
-    try:
-        sizes = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        sizes = []
-    if not sizes or any(mb <= 0 for mb in sizes):
-        parser.error(f"--prefix-mb must be a comma list of sizes in MB such as 1,10, got {text!r}")
-    return sizes
+    return _parse_numbers(text, parser, float, "--prefix-mb must be a comma list of sizes in MB such as 1,10")
 
 
 def _prefix_file(files: Sequence[str], mb: float, work: Path) -> str:
