@@ -271,7 +271,7 @@ def _build_model(
     # BPEModel builds its own: the two sets side by side were ~5 MB of the peak at 32,000 merges.
     merges.clear()
     return BPEModel(regular, saved, special_tokens=special_ids, pattern=pattern, add_prefix_space=add_prefix_space,
-                    provenance=provenance, roles=roles)
+                    provenance=provenance, roles=roles, _trained=True)
 
 
 ROLE_OPTIONS = ("bos_token", "eos_token", "unk_token", "pad_token")
