@@ -176,7 +176,7 @@ cdef bint _add_checked_words(Trainer* trainer, list words, list counts, bint bit
 
 
 def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(), max_token_length=None,
-                 count_bits=64, progress=None):
+                 count_bits=64, progress=None, consume=False):
     """Learn byte-level BPE merges exactly as ``tokenizers``' ``BpeTrainer``; see ``hf_bpe.core._reference``.
 
     Args:
@@ -189,6 +189,8 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         count_bits: 64 for exact counts, 32 to emulate tokenizers' wrapping ``i32`` pair counts.
         progress: called with the number of merges done since its last call, every 1000 merges and once at
             the end (with the rest, possibly 0).
+        consume: empty ``words`` and ``counts`` (lists) once they are copied, before the merge loop: a caller that
+            made them for this call alone does not hold them (~80 bytes a word) under the loop.
 
     Returns:
         ``(vocab, merges)`` as ``hf_bpe.core._reference.train_merges``.
@@ -229,6 +231,10 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
                 if count_bits == 32:
                     count = (count + 2**31) % 2**32 - 2**31
                 trainer.add_word(<const unsigned char*>PyBytes_AS_STRING(word), PyBytes_GET_SIZE(word), count)
+
+        if consume:
+            words.clear()
+            counts.clear()
 
         # 3. Count pairs, then merge in chunks without the GIL, reporting progress between chunks.
         with nogil:

@@ -200,6 +200,7 @@ def _train_counts(
             special_tokens=specials,
             max_token_length=max_token_length,
             progress=bar.update,
+            consume=True,  # our own lists: emptied once copied, not held under the merge loop
         )
     del words, word_counts
 
