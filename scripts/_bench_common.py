@@ -175,15 +175,20 @@ class ChildResult:
         tree_rss_mb: the largest sum of resident sets of the child and all its descendants seen by sampling /proc
             every 50 ms (counts worker processes together; shared copy-on-write pages count once per process).
         log_tail: the last lines of the child's stdout+stderr, for error messages.
+        wall_seconds: the child's whole life, spawn to exit (interpreter start and imports included).
+        cpu_seconds: the child's user + system CPU time from ``wait4`` (its threads and waited-for children
+            included): the work done, less sensitive to a loaded machine than wall time.
     """
 
     def __init__(self, status: int, payload: dict[str, Any], peak_rss_mb: float, tree_rss_mb: float | None,
-                 log_tail: str) -> None:
+                 log_tail: str, wall_seconds: float | None = None, cpu_seconds: float | None = None) -> None:
         self.status = status
         self.payload = payload
         self.peak_rss_mb = peak_rss_mb
         self.tree_rss_mb = tree_rss_mb
         self.log_tail = log_tail
+        self.wall_seconds = wall_seconds
+        self.cpu_seconds = cpu_seconds
 
 
 def _rss_kb(pid: int) -> int:
@@ -238,6 +243,7 @@ def run_child(argv: Sequence[str], result_file: Path, log_file: Path, *,
         raise OSError("the training benchmark needs os.wait4 and os.posix_spawn (Linux or macOS)")
     result_file.unlink(missing_ok=True)
     log_fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    started = time.perf_counter()
     try:
         actions = [
             (os.POSIX_SPAWN_DUP2, log_fd, 1),
@@ -256,6 +262,7 @@ def run_child(argv: Sequence[str], result_file: Path, log_file: Path, *,
         sampler.start()
     try:
         _, status, usage = os.wait4(pid, 0)
+        wall = time.perf_counter() - started
     finally:
         stop.set()
         if sampler is not None:
@@ -272,6 +279,8 @@ def run_child(argv: Sequence[str], result_file: Path, log_file: Path, *,
         peak_rss_mb=usage.ru_maxrss / divisor,
         tree_rss_mb=peak[0] / 1024 if sampler is not None else None,
         log_tail="\n".join(lines[-8:]),
+        wall_seconds=wall,
+        cpu_seconds=usage.ru_utime + usage.ru_stime,
     )
 
 

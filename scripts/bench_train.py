@@ -3,7 +3,7 @@
 Usage::
 
     python scripts/bench_train.py [--corpus PATH ...] [--vocab-size 32000] [--repeat 3] [--peers all|a,b]
-                                  [--scale 1,2,4] [--markdown]
+                                  [--scale 1,2,4] [--prefix-mb 1,10] [--markdown]
 
 Peers: ``hf_bpe``, ``tokenizers`` (BpeTrainer, ByteLevel, initial alphabet, ``train(files)``), ``sentencepiece``
 (BPE, byte fallback), ``rustbpe``, ``bpeasy``, ``gigabpe`` (``train_bpe(files)``, ByteLevel), and the opt-in
@@ -24,6 +24,9 @@ SentencePiece counts its own specials and byte pieces in ``vocab_size``, which i
 The same run checks that hf_bpe's and gigabpe's merges equal `tokenizers`' (``merges identical: yes/no``), splits
 hf_bpe's time into counting pre-tokens and the merge loop, and with ``--scale 1,2,4`` trains hf_bpe and
 `tokenizers` (and gigabpe when it runs) on the corpus concatenated k times to show that time per MB stays flat.
+``--prefix-mb 1,10`` gives one table per prefix of the corpus instead (the small sizes, where interpreter start,
+imports and fixed-size buffers weigh): its ``process s``, ``process CPU s`` and ``peak RSS MB`` columns are each
+child's whole life, as ``hf-bpe train`` or a script that trains is.
 """
 
 from __future__ import annotations
@@ -267,9 +270,26 @@ TRAINERS = {
 }
 
 
+def _own_peak_mb() -> float | None:
+    """This process's peak resident set (VmHWM), or None where /proc is absent.
+
+    Unlike ``wait4``'s ``ru_maxrss`` seen by the parent, it is this child's own: a process started by posix_spawn
+    starts with the parent's high-water mark, which hid every small peer's peak behind the parent's.
+    """
+    try:
+        with open("/proc/self/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def _child_main(spec_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text())
     result = TRAINERS[spec["peer"]](spec)
+    result["hwm_mb"] = _own_peak_mb()
     Path(spec["result"]).write_text(json.dumps(result))
     return 0
 
@@ -284,6 +304,8 @@ class PeerRuns:
         self.peer = peer
         self.seconds: list[float] = []
         self.peak_rss: list[float] = []
+        self.process_seconds: list[float] = []
+        self.cpu_seconds: list[float] = []
         self.tree_rss: list[float] = []
         self.splits: list[dict[str, float]] = []
         self.vocab: int | None = None
@@ -305,6 +327,17 @@ def _distinct_bytes(files: Sequence[str]) -> int:
                 for value in set(block.translate(None, bytes(i for i in range(256) if seen[i]))):
                     seen[value] = 1
     return sum(seen)
+
+
+def _child_env() -> dict[str, str]:
+    """The children's environment: this one, but free to cache bytecode, as an installed package has it.
+
+    With PYTHONDONTWRITEBYTECODE set (and no __pycache__ yet), every child compiled each imported module from source
+    again: about a quarter of the instructions of a 1 MB hf_bpe run, a cost no pip-installed package pays.
+    """
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, work: Path, *,
@@ -330,20 +363,25 @@ def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, wor
             [sys.executable, os.fspath(Path(__file__).resolve()), "--child", os.fspath(spec_path)],
             run_dir / "result.json",
             run_dir / "log.txt",
+            env=_child_env(),
         )
         if child.status != 0 or "seconds" not in child.payload:
             runs.error = f"failed (exit status {child.status}): {child.log_tail.strip()[-600:]}"
             return runs
         payload = child.payload
         runs.seconds.append(payload["seconds"])
-        runs.peak_rss.append(child.peak_rss_mb)
+        # The child's own VmHWM when it could read it (ru_maxrss starts at the parent's peak: see _own_peak_mb).
+        runs.peak_rss.append(payload.get("hwm_mb") or child.peak_rss_mb)
+        if child.wall_seconds is not None and child.cpu_seconds is not None:
+            runs.process_seconds.append(child.wall_seconds)
+            runs.cpu_seconds.append(child.cpu_seconds)
         if child.tree_rss_mb is not None:
             runs.tree_rss.append(child.tree_rss_mb)
         if "split" in payload:
             runs.splits.append(payload["split"])
         runs.vocab = payload.get("vocab")
         runs.merges = payload.get("merges", runs.merges)
-        print(f"  {peer} run {index + 1}/{repeat}: {payload['seconds']:.2f} s, peak RSS {child.peak_rss_mb:.0f} MB",
+        print(f"  {peer} run {index + 1}/{repeat}: {payload['seconds']:.2f} s, peak RSS {runs.peak_rss[-1]:.0f} MB",
               file=sys.stderr, flush=True)
     return runs
 
@@ -391,19 +429,25 @@ def _parse_peers(text: str, parser: argparse.ArgumentParser) -> list[str]:
     return peers
 
 
-def _parse_scale(text: str, parser: argparse.ArgumentParser) -> list[int]:
+def _parse_numbers(text: str, parser: argparse.ArgumentParser, number: type, what: str) -> list[Any]:
+    """The comma list ``text`` of positive ``number``s, or a usage error saying ``what`` was expected."""
     try:
-        scales = [int(s) for s in text.split(",") if s.strip()]
+        values = [number(s) for s in text.split(",") if s.strip()]
     except ValueError:
-        scales = []
-    if not scales or any(k < 1 for k in scales):
-        parser.error(f"--scale must be a comma list of positive integers such as 1,2,4, got {text!r}")
-    return scales
+        values = []
+    if not values or any(v <= 0 for v in values):
+        parser.error(f"{what}, got {text!r}")
+    return values
+
+
+def _parse_scale(text: str, parser: argparse.ArgumentParser) -> list[int]:
+    return _parse_numbers(text, parser, int, "--scale must be a comma list of positive integers such as 1,2,4")
 
 
 def _main_table(results: list[PeerRuns], size_mb: float, markdown: bool) -> str:
     base = next((r.median_seconds for r in results if r.peer == "hf_bpe" and r.seconds), None)
-    header = ["peer", "median wall s", "MB/s", "peak RSS MB", "tree RSS MB", "vocab", "ratio to hf_bpe"]
+    header = ["peer", "median wall s", "MB/s", "process s", "process CPU s", "peak RSS MB", "tree RSS MB", "vocab",
+              "ratio to hf_bpe"]
     rows = []
     for r in results:
         if r.error:
@@ -413,6 +457,8 @@ def _main_table(results: list[PeerRuns], size_mb: float, markdown: bool) -> str:
             r.peer,
             fmt(m),
             fmt(size_mb / m if m else None),
+            fmt(median(r.process_seconds) if r.process_seconds else None),
+            fmt(median(r.cpu_seconds) if r.cpu_seconds else None),
             fmt(max(r.peak_rss) if r.peak_rss else None, 0),
             fmt(max(r.tree_rss) if r.tree_rss else None, 0),
             str(r.vocab) if r.vocab is not None else "n/a",
@@ -473,35 +519,11 @@ def _scale_section(files: Sequence[str], scales: Sequence[int], peers: Sequence[
     return format_table(header, rows, markdown=args.markdown)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the training benchmark and print its tables."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", nargs="+", metavar="PATH", help="text file(s); default: the embedded default")
-    parser.add_argument("--vocab-size", type=int, default=32000)
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per peer (median reported)")
-    parser.add_argument("--peers", default="all",
-                        help=f"comma list of {','.join(PEERS)}; 'all' stands for {','.join(DEFAULT_PEERS)}")
-    parser.add_argument("--scale", default=None, metavar="K,K,...",
-                        help="also train hf_bpe, tokenizers and gigabpe on the corpus concatenated K times, e.g. 1,2,4")
-    parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
-    parser.add_argument("--recipes", default=None, metavar="NAMES",
-                        help="also time these named recipes ('all' or a comma list) against the implementations "
-                        "they reproduce, on the first --corpus file (default english_combined); bench_recipes.py")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.child:
-        return _child_main(args.child)
-    if args.repeat < 1:
-        parser.error(f"--repeat must be >= 1, got {args.repeat}")
-    if args.vocab_size < 257:
-        parser.error(f"--vocab-size must be > 256 (the byte alphabet), got {args.vocab_size}")
-    peers = _parse_peers(args.peers, parser)
-    scales = _parse_scale(args.scale, parser) if args.scale else []
-
-    files, description = _corpus_files(args.corpus)
+def _report(args: argparse.Namespace, peers: Sequence[str], scales: Sequence[int], files: list[str],
+            description: str) -> list[str]:
+    """Run every peer on ``files`` and return the lines of the table and its notes (and the scaling section)."""
     size_mb = sum(Path(f).stat().st_size for f in files) / 1e6
-    out = [f"# BPE training benchmark (vocab_size={args.vocab_size}, repeat={args.repeat}, median of runs)", ""]
-    out += [f"- {line}" if args.markdown else line for line in machine_lines([PEERS[p][1] for p in peers])]
+    out: list[str] = []
     out.append(f"{'- ' if args.markdown else ''}corpus: {description}; {len(files)} file(s), {size_mb:.2f} MB")
     out.append("")
 
@@ -533,13 +555,79 @@ def main(argv: Sequence[str] | None = None) -> int:
                        f"{_merges_identical(by_peer.get('gigabpe'), by_peer.get('tokenizers'))} (its vocabulary "
                        "has no 256-byte initial alphabet: only the bytes the corpus holds, plus the same merges)")
         out.append(f"{'- ' if args.markdown else ''}ratio = peer time / hf_bpe time (> 1: hf_bpe is faster); "
-                   "peak RSS = largest single process (wait4 ru_maxrss); tree RSS = largest sampled sum over the "
+                   "median wall s = training alone; process s / process CPU s = the child's whole life, interpreter "
+                   "start and imports included (wall / user+system CPU); peak RSS = the child's own high-water mark "
+                   "(VmHWM; wait4's ru_maxrss where /proc is absent); tree RSS = largest sampled sum over the "
                    "process and its workers")
         if scales:
             scale_peers = [p for p in ("hf_bpe", "tokenizers", "gigabpe") if p in by_peer]
             out += ["", f"## Scaling: corpus concatenated k times ({', '.join(scale_peers)})", ""]
             out.append(_scale_section(files, scales, scale_peers, args, work / "scale") if scale_peers
                        else "n/a: needs hf_bpe or tokenizers")
+    return out
+
+
+def _parse_prefix_mb(text: str, parser: argparse.ArgumentParser) -> list[float]:
+    return _parse_numbers(text, parser, float, "--prefix-mb must be a comma list of sizes in MB such as 1,10")
+
+
+def _prefix_file(files: Sequence[str], mb: float, work: Path) -> str:
+    """Write the first ``mb`` MB of the files, end to end, cut after the last line end within them, to ``work``."""
+    limit = int(mb * 1e6)
+    parts: list[bytes] = []
+    size = 0
+    for name in files:
+        with open(name, "rb") as handle:
+            parts.append(handle.read(limit - size))
+        size += len(parts[-1])
+        if size >= limit:
+            break
+    blob = b"".join(parts)
+    cut = blob.rfind(b"\n", 0, limit) + 1 if len(blob) >= limit else len(blob)
+    path = work / f"prefix_{mb:g}MB.txt"
+    path.write_bytes(blob[:cut] if cut else blob[:limit])
+    return os.fspath(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the training benchmark and print its tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", nargs="+", metavar="PATH", help="text file(s); default: the embedded default")
+    parser.add_argument("--vocab-size", type=int, default=32000)
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per peer (median reported)")
+    parser.add_argument("--peers", default="all",
+                        help=f"comma list of {','.join(PEERS)}; 'all' stands for {','.join(DEFAULT_PEERS)}")
+    parser.add_argument("--scale", default=None, metavar="K,K,...",
+                        help="also train hf_bpe, tokenizers and gigabpe on the corpus concatenated K times, e.g. 1,2,4")
+    parser.add_argument("--prefix-mb", default=None, metavar="MB,MB,...",
+                        help="instead of the whole corpus, one table per prefix of it of about this many MB (cut at "
+                        "a line end), e.g. 1,10: the small sizes, where start-up and fixed costs weigh")
+    parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    parser.add_argument("--recipes", default=None, metavar="NAMES",
+                        help="also time these named recipes ('all' or a comma list) against the implementations "
+                        "they reproduce, on the first --corpus file (default english_combined); bench_recipes.py")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return _child_main(args.child)
+    if args.repeat < 1:
+        parser.error(f"--repeat must be >= 1, got {args.repeat}")
+    if args.vocab_size < 257:
+        parser.error(f"--vocab-size must be > 256 (the byte alphabet), got {args.vocab_size}")
+    peers = _parse_peers(args.peers, parser)
+    scales = _parse_scale(args.scale, parser) if args.scale else []
+
+    files, description = _corpus_files(args.corpus)
+    out = [f"# BPE training benchmark (vocab_size={args.vocab_size}, repeat={args.repeat}, median of runs)", ""]
+    out += [f"- {line}" if args.markdown else line for line in machine_lines([PEERS[p][1] for p in peers])]
+    if args.prefix_mb:
+        with tempfile.TemporaryDirectory(prefix="bench_train_prefix_") as tmp:
+            for mb in _parse_prefix_mb(args.prefix_mb, parser):
+                prefix = _prefix_file(files, mb, Path(tmp))
+                out += ["", f"## First {mb:g} MB of the corpus", ""]
+                out += _report(args, peers, scales, [prefix], f"the first {mb:g} MB of {description}, cut at a line end")
+    else:
+        out += _report(args, peers, scales, files, description)
     out += ["", f"{'- ' if args.markdown else ''}load average (1/5/15 min) at end: {load_average()}"]
     print("\n".join(out))
     if args.recipes:

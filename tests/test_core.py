@@ -354,3 +354,12 @@ def test_core_equals_tokenizers_on_english(shared_data, tmp_path) -> None:
     lines = file_lines(path)[::50]
     expected = [token for encoding in tokenizer.encode_batch(lines) for token in encoding.ids]
     assert encoder.encode_words([w.encode() for line in lines for w in GPT2_PATTERN.findall(line)]) == expected
+
+
+def test_train_merges_consume_empties_the_given_lists_and_changes_nothing():
+    # consume=True (hf_bpe.train's own lists): emptied before the merge loop, the result as without it.
+    words, counts = [b"low", b"lower", b"newest", b"widest", b" low"], [5, 2, 6, 3, 4]
+    expected = _core.train_merges(list(words), list(counts), vocab_size=275)
+    given_words, given_counts = list(words), list(counts)
+    assert _core.train_merges(given_words, given_counts, vocab_size=275, consume=True) == expected
+    assert given_words == [] and given_counts == []

@@ -417,3 +417,30 @@ def test_manifest_determinism_row_order(tmp_path):
     second = _train_folder(tmp_path / "b", list(reversed(rows)))
     for name in ("vocab.json", "merges.txt", "tokenizer.json"):
         assert (first / name).read_bytes() == (second / name).read_bytes()
+
+
+def test_versions_read_as_importlib_metadata_reads_them(tmp_path, monkeypatch):
+    # The fast lookup of the dependencies' versions (no `email` import) gives what importlib.metadata gives: for the
+    # installed ones, and for a directory put first on sys.path that holds a stale and an odd dist-info.
+    from importlib import metadata
+
+    from hf_bpe.formats import manifest
+
+    installed = manifest.versions()
+    assert all(installed[name] == metadata.version(name) for name in manifest.DEPENDENCIES)
+    site = tmp_path / "site"
+    (site / "Regex-9.9.dist-info").mkdir(parents=True)
+    (site / "Regex-9.9.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: regex\nVersion:  9.9.post1 \n\n")
+    (site / "tokenizers-1.0.egg-info").mkdir()
+    (site / "tokenizers-1.0.egg-info" / "PKG-INFO").write_text("Name: tokenizers\r\nversion: 1.0\r\n\r\nVersion: 2\n")
+    (site / "datasets-0.1.dist-info").mkdir()  # no metadata file: importlib.metadata has the last word
+    monkeypatch.syspath_prepend(os.fspath(site))
+    metadata.FastPath.__new__.cache_clear()  # importlib.metadata caches directory listings
+    fresh = manifest.versions()
+    for name in manifest.DEPENDENCIES:
+        try:
+            expected = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            expected = None
+        assert fresh[name] == expected, name
+    assert fresh["regex"] == "9.9.post1 " and fresh["tokenizers"] == "1.0"

@@ -316,3 +316,22 @@ def test_trainer_special_token_spelling_a_byte_or_merge_equals_tokenizers(tmp_pa
         assert hf(text)["input_ids"] == fast(text)["input_ids"] == expected
         assert loaded.decode(expected) == text
         assert hf.decode(expected, skip_special_tokens=True) == fast.decode(expected, skip_special_tokens=True)
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), vocab_size=st.integers(260, 600), specials=st.sampled_from([(), ("<s>", "!")]))
+def test_trained_model_encodes_as_the_model_built_from_its_vocab_and_merges(seed, vocab_size, specials):
+    # A trained model builds its word encoder at the first encode (BPEModel(_trained=True)); a model given the same
+    # vocab and merges builds it at once: the two encode and pickle alike.
+    import pickle
+
+    texts = mixed_corpus(seed, lines=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a small corpus may run out of pairs
+        model = train(texts, vocab_size=vocab_size, special_tokens=list(specials), show_progress=False)
+    rebuilt = hf_bpe.BPEModel(dict(model.vocab), model.merges, special_tokens=dict(model.special_tokens))
+    texts = [*texts, "<s>a!b"]
+    expected = rebuilt.encode_batch(texts, allowed_special="all")
+    assert pickle.loads(pickle.dumps(model)).encode_batch(texts, allowed_special="all") == expected
+    assert model.encode_batch(texts, allowed_special="all") == expected
+    assert model == rebuilt

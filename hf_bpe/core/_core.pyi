@@ -14,6 +14,7 @@ def train_merges(
     max_token_length: int | None = None,
     count_bits: int = 64,
     progress: Callable[[int], None] | None = None,
+    consume: bool = False,
 ) -> tuple[list[bytes], list[tuple[int, int, int]]]: ...
 
 def last_document_end(raw: object, separator: bytes) -> int: ...

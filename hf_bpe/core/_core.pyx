@@ -28,6 +28,10 @@ from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_t
 from hf_bpe.core._reference_continue import prepare_continuation
 
 # The C++ lives in csrc/ (one job per header); these declarations are what Cython calls.
+cdef extern from "csrc/release_memory.hpp" namespace "hfbpe":
+    void release_free_memory() nogil
+
+
 cdef extern from "csrc/trainer.hpp":
     cdef cppclass Trainer "hfbpe::Trainer":
         vector[string] keys
@@ -234,7 +238,7 @@ cdef int64_t _run_trainer(Trainer* trainer, progress) except -1:
 
 
 def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(), max_token_length=None,
-                 count_bits=64, progress=None):
+                 count_bits=64, progress=None, consume=False):
     """Learn byte-level BPE merges exactly as ``tokenizers``' ``BpeTrainer``; see ``hf_bpe.core._reference``.
 
     Args:
@@ -247,6 +251,8 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         count_bits: 64 for exact counts, 32 to emulate tokenizers' wrapping ``i32`` pair counts.
         progress: called with the number of merges done since its last call, every 1000 merges and once at
             the end (with the rest, possibly 0).
+        consume: empty ``words`` and ``counts`` (lists) once they are copied, before the merge loop: a caller that
+            made them for this call alone does not hold them (~80 bytes a word) under the loop.
 
     Returns:
         ``(vocab, merges)`` as ``hf_bpe.core._reference.train_merges``.
@@ -288,6 +294,10 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
                     count = (count + 2**31) % 2**32 - 2**31
                 trainer.add_word(<const unsigned char*>PyBytes_AS_STRING(word), PyBytes_GET_SIZE(word), count)
 
+        if consume:
+            words.clear()
+            counts.clear()
+
         # 3. Count pairs, then merge in chunks without the GIL, reporting progress between chunks.
         with nogil:
             trainer.init()
@@ -303,6 +313,9 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         return vocab, merges
     finally:
         del trainer
+        # The pair map, heap and word lists just freed stay resident otherwise, under the model built next.
+        with nogil:
+            release_free_memory()
 
 
 cdef Trainer* _seeded_trainer(setup, vocab_size, min_frequency, vector[char]* valid) except NULL:

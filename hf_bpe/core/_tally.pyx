@@ -42,6 +42,10 @@ cdef extern from "csrc/sha256.hpp" namespace "hfbpe":
     void add_256(uint8_t* acc, const uint8_t* x) nogil
 
 
+cdef extern from "csrc/release_memory.hpp":
+    void _release_free_memory "hfbpe::release_free_memory"() nogil
+
+
 cdef extern from "csrc/parallel_count.hpp":
     ctypedef int (*HfbpeScanFn "hfbpe::ScanFn")(const TextRef*, int, HfbpePieceCounter*, string*) noexcept nogil
     cppclass CountJob "hfbpe::CountJob":
@@ -385,6 +389,18 @@ cdef inline void _append_framed(string& out, const char* data, Py_ssize_t n):
         head[k] = <char>((size >> (8 * k)) & 0xFF)
     out.append(head, 8)
     out.append(data, n)
+
+
+def release_free_memory():
+    """Give the pages of freed C memory back to the system (glibc's ``malloc_trim(0)``; elsewhere nothing).
+
+    Called between the phases of training, so that what counting freed does not stay resident under the merge
+    loop (csrc/release_memory.hpp).
+
+    >>> release_free_memory()
+    """
+    with nogil:
+        _release_free_memory()
 
 
 def frame_utf8(list texts):

@@ -18,7 +18,6 @@ FileExistsError: ...vocab.json... pass force=True (CLI: --force) to replace them
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import secrets
@@ -478,6 +477,8 @@ def _swap_in(target: Path, payload: dict[str, bytes], *, force: bool) -> Path:
 
 def _exchange(new: Path, target: Path) -> None:
     """Swap two folders atomically (Linux renameat2); else move ``target`` aside and ``new`` into its place."""
+    import ctypes  # here: only replacing a folder needs it, and it costs every write ~5 ms to import
+
     renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) if os.name == "posix" else None
     if renameat2 is not None:
         if renameat2(_AT_FDCWD, os.fsencode(new), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE) == 0:

@@ -17,6 +17,7 @@ rank, lowest first, leftmost among equals.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -103,7 +104,11 @@ class BPEModel(TokenArrays):
         missing_bytes: Literal["refuse", "allow"] = "refuse",
         unk_token: str | None = None,
         fuse_unk: bool = False,
+        _trained: bool = False,
     ) -> None:
+        # `_trained` (hf_bpe's trainer only): the merges come from a merge loop with this vocab, consistent by
+        # construction, so resolving them to ids and building the encoder wait for the first encode (_encoder):
+        # ~60 ms of a 32,000-merge training run that only saves the files.
         # 1. Validate the vocabulary and the specials, and build the id -> bytes table.
         if not isinstance(vocab, Mapping):
             raise TypeError(f"vocab must be a mapping of bytes to int ids, got {type(vocab).__name__}")
@@ -150,7 +155,7 @@ class BPEModel(TokenArrays):
 
         # 2. Resolve merges into (left_id, right_id, new_id) triples in rank order.
         merges = tuple(merges)
-        triples = merge_triples(vocab, merges)
+        triples = None if _trained and not missing else merge_triples(vocab, merges)
         self._merges = merges
 
         # 3. The compiled pieces: pre-tokenizer, word encoder, special-token splitter.
@@ -161,9 +166,8 @@ class BPEModel(TokenArrays):
         self._pretokenizer = Pretokenizer(pattern, add_prefix_space=add_prefix_space)
         self._pattern = pattern
         self._ignore_merges = ignore_merges
-        # An absent UTF-8-impossible byte maps to an id no vocabulary has, so a misuse would fail loudly on decode.
-        byte_ids = [vocab.get(bytes([b]), _NO_ID) for b in range(256)]
-        self._encoder = _core.WordEncoder(triples, byte_ids, whole_words=self._vocab if ignore_merges else None)
+        if triples is not None:
+            self._encoder = self._word_encoder(triples)
         self._unk = (unk_token, fuse_unk)
         self._missing = bytes(missing)
         if missing:  # tokenizers' BPE: a byte without a token is dropped, or becomes the unk token
@@ -176,6 +180,17 @@ class BPEModel(TokenArrays):
         self._provenance: Mapping[str, object] = MappingProxyType(dict(provenance or {}))
         self._packed: tuple[bytes, ...] | None = None  # see __reduce__
         self._roles = MappingProxyType(check_roles(roles, specials))
+
+    def _word_encoder(self, triples: list[tuple[int, int, int]]) -> _core.WordEncoder:
+        # An absent UTF-8-impossible byte maps to an id no vocabulary has, so a misuse would fail loudly on decode.
+        byte_ids = [self._vocab.get(bytes([b]), _NO_ID) for b in range(256)]
+        return _core.WordEncoder(triples, byte_ids, whole_words=self._vocab if self._ignore_merges else None)
+
+    @functools.cached_property
+    def _encoder(self) -> _core.WordEncoder:
+        # Only a model made with `_trained` gets here (every other one sets the attribute in __init__): its encoder,
+        # built at the first encode, then kept in the instance dict like the others'.
+        return self._word_encoder(merge_triples(self._vocab, self._merges))
 
     # -- properties ---------------------------------------------------------------------------------------------
 

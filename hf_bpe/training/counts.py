@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import multiprocessing
 import os
 import sys
 import threading
@@ -37,6 +36,7 @@ from typing import Any, Literal
 from .._version import __version__
 from ..core.fragment import CUTTABLE_PATTERNS, Fragment
 from ..core.interrupts import interrupts_held
+from ..core._tally import release_free_memory
 from ..core.pretokenize import Pretokenizer, usable_cpus
 from ..errors import InputError
 from ..formats.manifest import ORDERS, CorpusFingerprint, combine_fingerprints
@@ -484,14 +484,21 @@ def count_words(
                 else:
                     count_texts(batch, threads)
             tally.finish()
-            return tally.into(counts), documents, characters
+            tally.into(counts)
+            # The threads' counters and the text blocks are freed: give their pages back before the merge loop.
+            del tally
+            release_free_memory()
+            return counts, documents, characters
         if line_blocks:
             raise ValueError("line blocks need a named pattern's compiled counter, not a custom regex")
         if workers <= 1:
             for batch in batches:
                 pretokenizer.count(batch, counts)
             return counts, documents, characters
-        # Forked workers inherit the compiled scanner's tables; imap keeps at most a few batches in flight.
+        # Forked workers inherit the compiled scanner's tables; imap keeps at most a few batches in flight. Imported
+        # here: only a custom regex counts in processes (the module costs the named patterns ~1 MB and ~10 ms).
+        import multiprocessing
+
         context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         with _interrupt_safe_pool(context, workers) as pool:
             for partial in pool.imap_unordered(_count_batch, ((pretokenizer, b) for b in batches), chunksize=1):
