@@ -1,10 +1,10 @@
 """A byte-level BPE model: vocabulary, merge ranks, pre-tokenizer and special tokens, with encode and decode.
 
 The model is what a trainer produces and what files load into. It knows nothing of `transformers`; the
-``HFBPETokenizer`` wraps it. Encoding follows `tokenizers`' BPE model exactly: special tokens are split out
-first (leftmost, longest), every remaining non-empty piece is pre-tokenized (with ``add_prefix_space``, a
-``" "`` is prepended to each such piece that does not start with one), and each pre-token is merged by merge
-rank, lowest first, leftmost among equals.
+``HFBPETokenizer`` wraps it. Encoding follows `tokenizers`' BPE model exactly: special tokens are split out first
+(leftmost, longest), every remaining non-empty piece is pre-tokenized (with ``add_prefix_space``, a ``" "`` is
+prepended to each such piece that does not start with one), and each pre-token is merged by merge rank, lowest
+first, leftmost among equals.
 
 >>> vocab = {bytes([b]): i for i, b in enumerate(range(256))}
 >>> vocab[b"ab"] = 256
@@ -106,9 +106,8 @@ class BPEModel(TokenArrays):
         fuse_unk: bool = False,
         _trained: bool = False,
     ) -> None:
-        # `_trained` (hf_bpe's trainer only): the merges come from a merge loop with this vocab, consistent by
-        # construction, so resolving them to ids and building the encoder wait for the first encode (_encoder):
-        # ~60 ms of a 32,000-merge training run that only saves the files.
+        # `_trained` (the trainer's merges, consistent with vocab by construction): the encoder waits for the first
+        # encode (_encoder), ~60 ms of a 32,000-merge run that only saves the files.
         # 1. Validate the vocabulary and the specials, and build the id -> bytes table.
         if not isinstance(vocab, Mapping):
             raise TypeError(f"vocab must be a mapping of bytes to int ids, got {type(vocab).__name__}")
@@ -183,13 +182,12 @@ class BPEModel(TokenArrays):
 
     def _word_encoder(self, triples: list[tuple[int, int, int]]) -> _core.WordEncoder:
         # An absent UTF-8-impossible byte maps to an id no vocabulary has, so a misuse would fail loudly on decode.
-        byte_ids = [self._vocab.get(bytes([b]), _NO_ID) for b in range(256)]
-        return _core.WordEncoder(triples, byte_ids, whole_words=self._vocab if self._ignore_merges else None)
+        return _core.WordEncoder(triples, [self._vocab.get(bytes([b]), _NO_ID) for b in range(256)],
+                                 whole_words=self._vocab if self._ignore_merges else None)
 
     @functools.cached_property
     def _encoder(self) -> _core.WordEncoder:
-        # Only a model made with `_trained` gets here (every other one sets the attribute in __init__): its encoder,
-        # built at the first encode, then kept in the instance dict like the others'.
+        # Only a `_trained` model gets here (the others set it in __init__); then kept in the instance dict.
         return self._word_encoder(merge_triples(self._vocab, self._merges))
 
     # -- properties ---------------------------------------------------------------------------------------------
@@ -233,6 +231,11 @@ class BPEModel(TokenArrays):
     def ignore_merges(self) -> bool:
         """Whether a pre-token found in the vocabulary is one token without merging (Llama 3)."""
         return self._ignore_merges
+
+    @property
+    def word_encoder(self) -> _core.WordEncoder | PartialBytesEncoder:
+        """The compiled word encoder behind :meth:`encode_word`, for bulk calls into the core (extending)."""
+        return self._encoder
 
     @property
     def vocab_size(self) -> int:
@@ -345,11 +348,6 @@ class BPEModel(TokenArrays):
         [104, 105]
         """
         return self._encoder.encode_word(word)
-
-    @property
-    def word_encoder(self) -> _core.WordEncoder | PartialBytesEncoder:
-        """The compiled word encoder behind :meth:`encode_word`, for bulk calls into the core (extending)."""
-        return self._encoder
 
     def encode_word_spans(self, word: bytes) -> list[tuple[int, int, int]]:
         """Encode one pre-token and give each token's byte span in it: ``(id, start, end)``.
@@ -557,23 +555,14 @@ class BPEModel(TokenArrays):
             "vocab.json": gpt2.render_vocab_json(layout),
             "merges.txt": gpt2.render_merges_txt(lefts, rights),
             "tokenizer.json": tokenizer_json.render_tokenizer_json(
-                layout,
-                lefts,
-                rights,
-                special_tokens=self._specials,
+                layout, lefts, rights, special_tokens=self._specials,
                 split_regex=None if pattern_regex is None else tokenizer_json.check_pattern(pattern_regex),
-                add_prefix_space=self.add_prefix_space,
-                ignore_merges=self._ignore_merges,
-                unk_token=self._unk[0],
-                fuse_unk=self._unk[1],
+                add_prefix_space=self.add_prefix_space, ignore_merges=self._ignore_merges,
+                unk_token=self._unk[0], fuse_unk=self._unk[1],
             ),
             **hf_config.tokenizer_config_files(
-                special_tokens=self._specials,
-                pattern=self._pattern,
-                add_prefix_space=self.add_prefix_space,
-                ignore_merges=self._ignore_merges,
-                roles=self._roles,
-                tokenizer_class=tokenizer_class,
+                special_tokens=self._specials, pattern=self._pattern, add_prefix_space=self.add_prefix_space,
+                ignore_merges=self._ignore_merges, roles=self._roles, tokenizer_class=tokenizer_class,
             ),
         }
         # The manifest covers every other file; a trained model also records its options and corpus fingerprint.
