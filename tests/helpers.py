@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,39 @@ def fast_fields(ours: object, fast: object) -> dict:
     if transformers_major() < 5 and "token_type_ids" not in ours and "token_type_ids" in fields:  # type: ignore[operator]
         del fields["token_type_ids"]
     return fields
+
+
+def chi2_isf(p: float, dof: int) -> float:
+    """Return x with P(X > x) = p for X chi-square with ``dof`` degrees of freedom (scipy's ``chi2.isf``, without
+    scipy): bisection on the regularized upper incomplete gamma function Q(dof/2, x/2)."""
+    a = dof / 2
+
+    def upper(x: float) -> float:  # Q(a, x): series for P below a + 1, Lentz's continued fraction above
+        log_front = -x + a * math.log(x) - math.lgamma(a)
+        if x < a + 1:
+            term = total = 1.0 / a
+            n = a
+            while abs(term) > abs(total) * 1e-17:
+                n += 1
+                term *= x / n
+                total += term
+            return 1.0 - total * math.exp(log_front)
+        b, c, d = x + 1.0 - a, 1e300, 1.0 / (x + 1.0 - a)
+        h = d
+        for i in range(1, 100_000):
+            an = -i * (i - a)
+            b += 2.0
+            d = an * d + b
+            d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
+            c = b + an / c
+            c = c if abs(c) > 1e-300 else 1e-300
+            h *= d * c
+            if abs(d * c - 1.0) < 1e-15:
+                break
+        return math.exp(log_front) * h
+
+    low, high = 1e-9, 10.0 * dof + 1000.0
+    for _ in range(200):  # Q decreases in x: halve the interval that holds p
+        middle = (low + high) / 2
+        low, high = (middle, high) if upper(middle / 2) > p else (low, middle)
+    return (low + high) / 2

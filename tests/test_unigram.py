@@ -21,11 +21,11 @@ import pytest
 import sentencepiece as spm
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import chi2
 
 from hf_bpe.formats.sentencepiece_model import (CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, Piece,
                                                 SentencePieceModel, _fields)
 from hf_bpe.model.unigram import UnigramModel
+from helpers import chi2_isf
 
 pytestmark = pytest.mark.crossval
 
@@ -230,7 +230,7 @@ def _all_paths(ours: UnigramModel, text: str) -> dict[tuple[int, ...], float]:
 def _chi_square_ok(counts: dict, probabilities: dict, draws: int) -> None:
     assert set(counts) <= set(probabilities), set(counts) - set(probabilities)
     statistic = sum((counts.get(k, 0) - draws * p) ** 2 / (draws * p) for k, p in probabilities.items())
-    bound = chi2.isf(1e-9, len(probabilities) - 1)
+    bound = chi2_isf(1e-9, len(probabilities) - 1)
     assert statistic < bound, (statistic, bound)
 
 
