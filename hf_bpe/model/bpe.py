@@ -56,6 +56,11 @@ _Special = Literal["all"] | AbstractSet[str]
 _NOT_IN_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
 # Larger than any id tokenizers or hf_bpe gives (2**31 - 1 is the core's limit).
 _NO_ID = 2**31 - 1
+
+
+def _decline(text: object, num_threads: object, surrogates: object) -> None:
+    """Stand in for ``ShortTextEncoder.encode`` where there is none: every text takes the full path."""
+    return None
 _Disallowed = Literal["all"] | Collection[str]
 
 
@@ -169,6 +174,9 @@ class BPEModel(TokenArrays):
         if missing:  # tokenizers' BPE: a byte without a token is dropped, or becomes the unk token
             self._encoder = PartialBytesEncoder(self._encoder, self._missing, unk_id, fuse_unk,
                                                  self._vocab if ignore_merges else None)
+        # encode_ordinary's compiled first try (a named pattern, every byte a token), else one that always declines.
+        short = None if missing else self._pretokenizer.short_text_encoder(self._encoder, single_text.LONG_TEXT_CHARS)
+        self._encode_short = _decline if short is None else short.encode
         self._special_regex_cache: dict[frozenset[str], regex.Pattern[str]] = {}
         # Given by a trainer: the options and corpus fingerprint that save() writes to the manifest.
         if provenance is not None and not isinstance(provenance, Mapping):
@@ -321,7 +329,10 @@ class BPEModel(TokenArrays):
         >>> BPEModel.bytes_only().encode_ordinary("hi")
         [104, 105]
         """
-        return single_text.encode_ordinary(self, text, num_threads, surrogates)
+        # One compiled call for a short str with default options (the per-text loop's cost was mostly the Python
+        # frames on the way); None sends anything else (checks, errors, surrogates, long texts) the full way.
+        ids = self._encode_short(text, num_threads, surrogates)
+        return single_text.encode_ordinary(self, text, num_threads, surrogates) if ids is None else ids
 
     def encode_word(self, word: bytes) -> list[int]:
         """Encode one pre-token, given as its UTF-8 bytes, with the merges (no pre-tokenization).
