@@ -331,7 +331,8 @@ class BPEModel(TokenArrays):
         """
         # One compiled call for a short str with default options (the per-text loop's cost was mostly the Python
         # frames on the way); None sends anything else (checks, errors, surrogates, long texts) the full way.
-        ids = self._encode_short(text, num_threads, surrogates)
+        short = self._encode_short  # a plain attribute load: `self._encode_short(...)` is a method lookup each call
+        ids = short(text, num_threads, surrogates)
         return single_text.encode_ordinary(self, text, num_threads, surrogates) if ids is None else ids
 
     def encode_word(self, word: bytes) -> list[int]:
