@@ -20,10 +20,10 @@ from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport Py_INCREF
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.unicode cimport PyUnicode_DecodeUTF8, PyUnicode_READ_CHAR
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES
 
-from hf_bpe.core._text_ref cimport PyUnicode_1BYTE_KIND, TextRef, hfbpe_text_ref
+from hf_bpe.core._text_ref cimport PyUnicode_1BYTE_KIND, PyUnicode_GET_LENGTH, TextRef, hfbpe_text_ref
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
 from hf_bpe.core._reference_continue import prepare_continuation
 
@@ -78,6 +78,10 @@ cdef extern from "csrc/encoder.hpp":
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object o)
+    ctypedef struct PyObject
+    ctypedef struct PyListObject:
+        PyObject** ob_item
+    void _incref "Py_INCREF"(PyObject* o)
 
 
 cdef extern from "csrc/parallel_encode.hpp":
@@ -121,6 +125,9 @@ cdef Py_ssize_t _THREAD_MIN_CHARS = 1 << 16
 # encode_text keeps its scratch buffers between calls for texts up to this many characters.
 cdef Py_ssize_t _SCRATCH_KEEP = 1 << 16
 cdef const char* _PIECES_CAPSULE = b"hf_bpe.core._scanner.pieces"
+# ShortTextEncoder's surrogate modes (interned, as the callers' literals: an identity test finds them).
+cdef str _REPLACE = "replace"
+cdef str _STRICT = "strict"
 
 
 def last_document_end(const unsigned char[::1] raw not None, bytes separator not None):
@@ -568,11 +575,14 @@ cdef list _slice_to_list(const vector[int32_t]& ids, size_t start, size_t end, l
     if ints is None:
         return [ids[i] for i in range(start, end)]
     cdef list out = PyList_New(end - start)
-    cdef object item
+    # Raw item pointers: one reference added per id, none taken and dropped (a per-text loop makes ~7 per line).
+    cdef PyObject** table = (<PyListObject*>ints).ob_item
+    cdef PyObject** items = (<PyListObject*>out).ob_item
+    cdef PyObject* item
     for i in range(start, end):
-        item = ints[ids[i]]
-        Py_INCREF(item)  # PyList_SET_ITEM steals a reference
-        PyList_SET_ITEM(out, i - start, item)
+        item = table[ids[i]]
+        _incref(item)  # the new list owns it
+        items[i - start] = item
     return out
 
 
@@ -894,6 +904,32 @@ cdef class WordEncoder:
             raise MemoryError("encoding ran out of memory")
         return arrays
 
+    cdef list _encode_whole(self, str text, PiecesFn split, int pid):
+        """Scan and encode one text holding the GIL in the kept scratch: its ids, or None if it has no UTF-8."""
+        cdef TextRef whole
+        cdef vector[int32_t] out
+        cdef size_t start = 0, stop
+        cdef list flat
+        self._build_pieces()
+        hfbpe_text_ref(text, &whole)
+        if split(&whole, pid, &self._utf8, &self._ends) < 0:
+            return None
+        out.swap(self._out)  # a local while Python objects are made (a finalizer could call this encoder)
+        out.clear()
+        for stop in self._ends:
+            self._encoder.encode(self._utf8.data() + start, stop - start, out)
+            start = stop
+        flat = _to_list(out, self._ints)
+        # Ints only, no cycle: untracked as _emit_lists does (a per-text loop's collections cost ~30 % of its
+        # instructions, counted with callgrind).
+        PyObject_GC_UnTrack(flat)
+        if whole.length > _SCRATCH_KEEP:  # do not hold a long text's buffers for good
+            self._utf8 = string()
+            self._ends = vector[size_t]()
+        else:
+            out.swap(self._out)
+        return flat
+
     def encode_text(self, str text not None, pieces not None, int pid, bounds=None, int threads=1):
         """Split one text with the scanner and encode it: its ids (the single-text hot path, no object per piece).
 
@@ -913,8 +949,6 @@ cdef class WordEncoder:
         """
         cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
         cdef TextRef whole
-        cdef vector[int32_t] out
-        cdef size_t start = 0, stop
         cdef Py_ssize_t i, j, k, n, at, prev = 0, failed_at = -1
         cdef vector[TextRef] refs
         cdef list parts, part, flat
@@ -922,24 +956,14 @@ cdef class WordEncoder:
         cdef int status
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads!r}")
-        self._build_pieces()
-        hfbpe_text_ref(text, &whole)
         if bounds is None:
-            if split(&whole, pid, &self._utf8, &self._ends) < 0:
+            flat = self._encode_whole(text, split, pid)
+            if flat is None:
                 text.encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
                 raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
-            out.swap(self._out)  # a local while Python objects are made (a finalizer could call this encoder)
-            out.clear()
-            for stop in self._ends:
-                self._encoder.encode(self._utf8.data() + start, stop - start, out)
-                start = stop
-            if whole.length > _SCRATCH_KEEP:  # do not hold a long text's buffers for good
-                self._utf8 = string()
-                self._ends = vector[size_t]()
-                return _to_list(out, self._ints)
-            flat = _to_list(out, self._ints)
-            out.swap(self._out)
             return flat
+        self._build_pieces()
+        hfbpe_text_ref(text, &whole)
         n = len(bounds) - 1
         if n < 1 or bounds[0] != 0 or bounds[n] != whole.length:
             raise ValueError(f"bounds must run from 0 to len(text) = {whole.length}, got {bounds!r:.80}")
@@ -975,6 +999,7 @@ cdef class WordEncoder:
                 Py_INCREF(item)  # PyList_SET_ITEM steals a reference
                 PyList_SET_ITEM(flat, k, item)
                 k += 1
+        PyObject_GC_UnTrack(flat)
         return flat
 
 
@@ -1049,3 +1074,56 @@ def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, 
         return _run_seeded(trainer, setup, progress)
     finally:
         del trainer
+
+
+cdef class ShortTextEncoder:
+    """One model's single-text hot path: a short str with default options, scanned and encoded in one call.
+
+    ``BPEModel.encode_ordinary`` calls :meth:`encode` first and takes its full Python path when it returns None, so
+    that every check, error message, surrogate repair and the cutting of long texts stay in one place
+    (``model/single_text.py``); this only skips the Python frames between the caller and the compiled code.
+
+    Args:
+        encoder: the model's word encoder.
+        pid: the scanner id of the model's named pattern (a value of ``hf_bpe.core._scanner.SCANNERS``).
+        add_prefix_space: prepend a space to a text that does not start with one (``Pretokenizer._prefixed``).
+        long_chars: texts of this many characters or more are left to the caller (it cuts them for threads).
+
+    >>> from hf_bpe.core._scanner import SCANNERS
+    >>> short = ShortTextEncoder(WordEncoder([], range(256)), SCANNERS["gpt2"], False, 1 << 18)
+    >>> short.encode("hi", None, "replace"), short.encode(b"hi", None, "replace"), short.encode("hi", 2, "replace")
+    ([104, 105], None, None)
+    """
+
+    cdef WordEncoder _words
+    cdef PiecesFn _split  # the scanner's splitter, taken from its capsule by the first call (it builds the tables)
+    cdef int _pid
+    cdef bint _prefix
+    cdef Py_ssize_t _long
+
+    def __init__(self, WordEncoder encoder not None, int pid, bint add_prefix_space, Py_ssize_t long_chars):
+        self._words, self._pid, self._prefix, self._long = encoder, pid, add_prefix_space, long_chars
+
+    def encode(self, text, num_threads, surrogates):
+        """Return the ids of ``text``, or None when the caller must take its full path.
+
+        None when: ``text`` is not exactly a str, ``num_threads`` is not None, ``surrogates`` is not ``"replace"``
+        or ``"strict"`` (the caller checks and names it), the text is ``long_chars`` or longer, or it holds a
+        surrogate (no UTF-8 form: the caller raises or repairs it). Otherwise the ids are those of
+        ``Pretokenizer.encode_text``.
+        """
+        cdef Py_ssize_t n
+        if type(text) is not str or num_threads is not None:
+            return None
+        if surrogates is not _REPLACE and surrogates is not _STRICT and not (
+                type(surrogates) is str and (surrogates == _REPLACE or surrogates == _STRICT)):
+            return None
+        n = PyUnicode_GET_LENGTH(text)
+        if n >= self._long:
+            return None
+        if self._prefix and n and PyUnicode_READ_CHAR(text, 0) != 32:
+            text = " " + text
+        if self._split == NULL:
+            from hf_bpe.core._scanner import pieces_function
+            self._split = <PiecesFn>PyCapsule_GetPointer(pieces_function(), _PIECES_CAPSULE)
+        return self._words._encode_whole(<str>text, self._split, self._pid)

@@ -21,7 +21,7 @@ from typing import Any
 
 import regex
 
-from . import _scanner, _tally
+from . import _core, _scanner, _tally
 from .fragment import CUTTABLE_PATTERNS, next_safe_cut
 from .patterns import ALIASES, PATTERNS, to_oniguruma
 
@@ -295,6 +295,21 @@ class Pretokenizer:
         if self._add_prefix_space:
             return [self._prefixed(t) if isinstance(t, str) else t for t in texts]
         return texts
+
+    def short_text_encoder(self, encoder: Any, long_chars: int) -> Any:
+        """Return the compiled single-text call of ``encoder`` for this pattern, or None for a custom regex.
+
+        Its ``encode(text, num_threads, surrogates)`` returns ``self.encode_text(text, encoder)`` for a str shorter
+        than ``long_chars`` with default options, and None for anything its caller must check or cut
+        (``hf_bpe.core._core.ShortTextEncoder``).
+
+        >>> from hf_bpe.core._core import WordEncoder
+        >>> Pretokenizer("gpt2").short_text_encoder(WordEncoder([], range(256)), 100).encode("hi", None, "strict")
+        [104, 105]
+        """
+        if self._scanner_id < 0:
+            return None
+        return _core.ShortTextEncoder(encoder, self._scanner_id, self._add_prefix_space, long_chars)
 
     def encode_text(self, text: str, encoder: Any, *, threads: int = 1, part_chars: int = 0) -> list[int]:
         """Split and encode one text: a named pattern in one compiled call (no object per piece).

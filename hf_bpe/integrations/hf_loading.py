@@ -24,7 +24,8 @@ from transformers.tokenization_utils_base import AddedToken
 from transformers.utils import logging
 
 from ..formats import folder, gpt2, hf_config, manifest, tokenizer_json
-from ..model.bpe import BPEModel, regular_tokens
+from ..model.bpe import BPEModel
+from ..model.vocab_checks import regular_tokens
 
 __all__ = ["GPT2_DEFAULT_ROLES", "as_added_token", "check_pretrained_folder", "folder_training_record",
            "load_model", "named_specials"]

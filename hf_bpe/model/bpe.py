@@ -18,9 +18,7 @@ first, leftmost among equals.
 from __future__ import annotations
 
 import functools
-import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import AbstractSet, Literal
 
@@ -34,8 +32,9 @@ from .packing import pack, packed_digest, unpack
 from .partial_bytes import PartialBytesEncoder
 from .tiktoken_compat import (Surrogates, check_surrogates, encode_repairing, offsets_of, repair_each,
                               repair_surrogates, resolve_allowed, resolve_disallowed)
+from .bpe_files import ModelFiles
 from .token_arrays import TokenArrays, check_batch
-from .vocab_checks import merge_triples, regular_tokens, tokens_by_id
+from .vocab_checks import merge_triples, tokens_by_id
 from ..core.specials import check_special_ids, special_tokens_regex
 from ..formats.hf_config import check_roles
 from ..errors import DisallowedSpecialTokenError
@@ -57,10 +56,15 @@ _Special = Literal["all"] | AbstractSet[str]
 _NOT_IN_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
 # Larger than any id tokenizers or hf_bpe gives (2**31 - 1 is the core's limit).
 _NO_ID = 2**31 - 1
+
 _Disallowed = Literal["all"] | Collection[str]
 
 
-class BPEModel(TokenArrays):
+def _decline(text: object, num_threads: object, surrogates: object) -> None:
+    """Stand in for ``ShortTextEncoder.encode`` where there is none: every text takes the full path."""
+
+
+class BPEModel(TokenArrays, ModelFiles):
     """Byte-level BPE: tokens as bytes, merges by rank, a pre-tokenizer, special tokens.
 
     Args:
@@ -172,6 +176,8 @@ class BPEModel(TokenArrays):
         if missing:  # tokenizers' BPE: a byte without a token is dropped, or becomes the unk token
             self._encoder = PartialBytesEncoder(self._encoder, self._missing, unk_id, fuse_unk,
                                                  self._vocab if ignore_merges else None)
+        if triples is not None:  # else built with the encoder, at the first encode (_encode_short)
+            self._encode_short = self._short_encoder()
         self._special_regex_cache: dict[frozenset[str], regex.Pattern[str]] = {}
         # Given by a trainer: the options and corpus fingerprint that save() writes to the manifest.
         if provenance is not None and not isinstance(provenance, Mapping):
@@ -189,6 +195,16 @@ class BPEModel(TokenArrays):
     def _encoder(self) -> _core.WordEncoder:
         # Only a `_trained` model gets here (the others set it in __init__); then kept in the instance dict.
         return self._word_encoder(merge_triples(self._vocab, self._merges))
+
+    @functools.cached_property
+    def _encode_short(self) -> Callable[[object, object, object], list[int] | None]:
+        return self._short_encoder()  # as _encoder
+
+    def _short_encoder(self) -> Callable[[object, object, object], list[int] | None]:
+        # encode_ordinary's compiled first try (a named pattern, every byte a token), else one that always declines.
+        short = None if self._missing else self._pretokenizer.short_text_encoder(self._encoder,
+                                                                                 single_text.LONG_TEXT_CHARS)
+        return _decline if short is None else short.encode
 
     # -- properties ---------------------------------------------------------------------------------------------
 
@@ -339,7 +355,11 @@ class BPEModel(TokenArrays):
         >>> BPEModel.bytes_only().encode_ordinary("hi")
         [104, 105]
         """
-        return single_text.encode_ordinary(self, text, num_threads, surrogates)
+        # One compiled call for a short str with default options (the per-text loop's cost was mostly the Python
+        # frames on the way); None sends anything else (checks, errors, surrogates, long texts) the full way.
+        short = self._encode_short  # a plain attribute load: `self._encode_short(...)` is a method lookup each call
+        ids = short(text, num_threads, surrogates)
+        return single_text.encode_ordinary(self, text, num_threads, surrogates) if ids is None else ids
 
     def encode_word(self, word: bytes) -> list[int]:
         """Encode one pre-token, given as its UTF-8 bytes, with the merges (no pre-tokenization).
@@ -533,150 +553,6 @@ class BPEModel(TokenArrays):
         256
         """
         return cls({bytes([b]): b for b in range(256)}, [], special_tokens=special_tokens, pattern=pattern)
-
-    def files(self, *, tokenizer_class: str = "HFBPETokenizer") -> dict[str, str]:
-        """Render every file :meth:`save` writes, as texts, without writing anything.
-
-        ``vocab.json``, ``merges.txt`` and ``tokenizer.json`` (byte-identical to what `tokenizers` writes), the
-        transformers config files, and the manifest that lists them all. ``tokenizer_class`` is as in :meth:`save`.
-
-        >>> sorted(BPEModel.bytes_only().files())  # doctest: +NORMALIZE_WHITESPACE
-        ['hf_bpe_manifest.json', 'merges.txt', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json',
-         'vocab.json']
-        """
-        from ..formats import gpt2, hf_config, manifest, tokenizer_json
-
-        tokens = {i: t for t, i in self._vocab.items()}
-        # Checked and laid out once for the three files (what the dump_* functions each do alone).
-        layout = gpt2.lay_out_vocab(tokens, self._specials)
-        lefts, rights = gpt2.merge_parts(self._merges)
-        pattern_regex = None if self._pretokenizer.name == "gpt2" else self._pretokenizer.regex
-        files = {
-            "vocab.json": gpt2.render_vocab_json(layout),
-            "merges.txt": gpt2.render_merges_txt(lefts, rights),
-            "tokenizer.json": tokenizer_json.render_tokenizer_json(
-                layout, lefts, rights, special_tokens=self._specials,
-                split_regex=None if pattern_regex is None else tokenizer_json.check_pattern(pattern_regex),
-                add_prefix_space=self.add_prefix_space, ignore_merges=self._ignore_merges,
-                unk_token=self._unk[0], fuse_unk=self._unk[1],
-            ),
-            **hf_config.tokenizer_config_files(
-                special_tokens=self._specials, pattern=self._pattern, add_prefix_space=self.add_prefix_space,
-                ignore_merges=self._ignore_merges, roles=self._roles, tokenizer_class=tokenizer_class,
-            ),
-        }
-        # The manifest covers every other file; a trained model also records its options and corpus fingerprint.
-        provenance = self._provenance
-        files[manifest.MANIFEST_NAME] = manifest.dump_manifest(
-            manifest.build_manifest(files, options=provenance.get("options", {}), corpus=provenance.get("corpus"))
-        )
-        return files
-
-    def save(self, directory: str | os.PathLike[str], *, force: bool = False,
-             tokenizer_class: str = "HFBPETokenizer") -> Path:
-        """Write ``vocab.json``, ``merges.txt``, ``tokenizer.json`` and the transformers config files, atomically.
-
-        Args:
-            directory: the output folder; created if absent.
-            force: replace hf_bpe's files if they already exist there (other files are never touched).
-            tokenizer_class: what ``tokenizer_config.json`` names for ``AutoTokenizer``: ``"HFBPETokenizer"``, or
-                ``"PreTrainedTokenizerFast"`` for a folder shared with people who do not have hf_bpe (under
-                transformers 4.x, ``AutoTokenizer`` refuses a class it does not know).
-
-        Returns:
-            The folder's path.
-
-        Raises:
-            FileExistsError: when an output file exists and ``force`` is false.
-            ValueError: for another ``tokenizer_class``.
-        """
-        from ..formats import atomic
-
-        return atomic.replace_folder(directory, self.files(tokenizer_class=tokenizer_class), force=force)
-
-    @classmethod
-    def from_files(
-        cls,
-        vocab_file: str | os.PathLike[str],
-        merges_file: str | os.PathLike[str],
-        *,
-        special_tokens: Sequence[str] | Mapping[str, int] = (),
-        special_if_present: Collection[str] = (),
-        pattern: str = "gpt2",
-        add_prefix_space: bool = False,
-        ignore_merges: bool = False,
-        missing_bytes: Literal["refuse", "allow"] = "refuse",
-    ) -> BPEModel:
-        """Load a GPT-2 format vocabulary (``vocab.json``/``encoder.json`` + ``merges.txt``/``vocab.bpe``).
-
-        Entries of the vocabulary that are not spelled in the byte-level alphabet (e.g. ``"<|im start|>"``) and
-        the names in ``special_tokens`` become special tokens; a special lives only in :attr:`special_tokens`,
-        not also in :attr:`vocab`, unless it spells a byte or a part of a merge (then it is both, with one id).
-
-        Args:
-            vocab_file: the JSON vocabulary.
-            merges_file: the merges, one ``"a b"`` per line.
-            special_tokens: names of vocabulary entries that are special, or a mapping of names to ids (for
-                specials that the vocabulary file does not list).
-            special_if_present: names that are special when the vocabulary has them and skipped otherwise (a
-                transformers config may name tokens added later, which live outside the file).
-            pattern: see :class:`BPEModel`.
-            add_prefix_space: see :class:`BPEModel`.
-            ignore_merges: see :class:`BPEModel`.
-            missing_bytes: see :class:`BPEModel`.
-        """
-        from ..formats import folder, gpt2
-
-        if isinstance(special_tokens, str):
-            raise TypeError(
-                f"special_tokens must be a sequence of str, got one str {special_tokens!r}; use [{special_tokens!r}]"
-            )
-        tokens, others = gpt2.load_vocab_json(vocab_file)
-        merges = gpt2.load_merges_txt(merges_file, vocab=tokens)
-        specials = dict(others)
-        if isinstance(special_tokens, Mapping):
-            specials.update(special_tokens)
-        else:
-            for name in special_tokens:
-                idx = others.get(name, tokens.get(name.encode("utf-8")))
-                if idx is None:
-                    raise ValueError(
-                        f"special token {name!r} is not in {os.fspath(vocab_file)!r}; add it to the vocab first"
-                    )
-                specials[name] = idx
-        for name in special_if_present:
-            idx = others.get(name, tokens.get(name.encode("utf-8")))
-            if idx is not None:
-                specials[name] = idx
-        folder.check_merges_present(merges_file, merges, tokens, specials)
-        return cls(regular_tokens(tokens, merges, specials), merges, special_tokens=specials, pattern=pattern,
-                   add_prefix_space=add_prefix_space, ignore_merges=ignore_merges, missing_bytes=missing_bytes)
-
-    @classmethod
-    def load(cls, directory: str | os.PathLike[str], *,
-             missing_bytes: Literal["refuse", "allow"] = "refuse") -> BPEModel:
-        """Load a tokenizer folder: one written by :meth:`save`, GPT-2 files, or a ``tokenizer.json`` alone.
-
-        ``tokenizer_config.json``, when present, gives the pattern, ``add_prefix_space``, ``ignore_merges`` and
-        the special tokens (``added_tokens_decoder``); what it does not say comes from a ``tokenizer.json`` in the
-        folder (GPT-2's own folder declares ``<|endoftext|>`` only there). See :mod:`hf_bpe.formats.folder`.
-        ``missing_bytes="allow"`` loads a vocabulary without some byte tokens, as `tokenizers` does.
-
-        Raises:
-            FileNotFoundError: when the folder does not exist or holds no tokenizer (the message says what is
-                missing).
-            ValueError: naming the file when one is malformed.
-        """
-        from ..formats import folder
-
-        contents = folder.read_folder(directory)
-        try:
-            return cls(regular_tokens(contents.tokens, contents.merges, contents.specials), contents.merges,
-                       special_tokens=contents.specials, roles=contents.roles, missing_bytes=missing_bytes,
-                       **contents.options)
-        except (TypeError, ValueError) as exc:
-            kind = ValueError if isinstance(exc, UnicodeError) else type(exc)  # UnicodeError's take 5 arguments
-            raise kind(f"{os.fspath(directory)!r}: {exc}") from None
 
 
 def _unpack(packed: tuple[bytes, ...], specials, pattern, add_prefix_space, ignore_merges, roles,

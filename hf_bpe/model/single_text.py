@@ -47,6 +47,8 @@ def encode_ordinary(model: Any, text: str, num_threads: int | None, surrogates: 
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, got {type(text).__name__}: {text!r:.80}")
+    if type(text) is not str:
+        text = str.__str__(text)  # a str subclass: its characters (the compiled calls take an exact str)
     if num_threads is not None:
         check_threads(num_threads)
     if surrogates != "replace":

@@ -46,7 +46,8 @@ from ..formats import atomic
 from ..formats import tokenizer_json
 from ..formats import tiktoken as tiktoken_format
 from ..formats import folder, gpt2
-from ..model.bpe import BPEModel, regular_tokens
+from ..model.bpe import BPEModel
+from ..model.vocab_checks import regular_tokens
 from ..core.specials import check_special_ids
 from ..core.patterns import PATTERNS
 from ..core.pretokenize import Pretokenizer
