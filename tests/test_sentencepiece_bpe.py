@@ -296,9 +296,9 @@ def test_sentencepiece_bpe_every_spm_train_option_is_classified_and_no_effect_on
     capsys.readouterr()
     # The others are refused with their reason, not the generic list.
     for argv, message in ((["--spm", "pretokenization_delimiter=|"], "it changes the words"),
-                          (["--spm", "model_type=unigram"], "this trainer trains BPE"),
+                          (["--spm", "model_type=char"], "hf_bpe trains BPE"),
                           (["--spm", "vocab_size=50"], "give it as --vocab-size"),
-                          (["--spm", "seed_sentencepieces_file=x"], "unigram only"),
+                          (["--spm", "seed_sentencepieces_file=x"], "a seed file is not read"),
                           (["--spm", "input_format=tsv"], "TSV input"),
                           (["--spm", "enable_differential_privacy=true"], "random noise")):
         assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--out", str(tmp_path / "p"),
