@@ -17,6 +17,7 @@ from hf_bpe.cli import main
 from hf_bpe.formats.sentencepiece_model import SentencePieceModel
 from hf_bpe.training.unigram_lattice import _heap_pop, _heap_push
 from hf_bpe.training.unigram_reference import train_unigram_reference
+from hf_bpe.training.unigram_trainer import train_unigram
 from hf_bpe.training.unigram_seed import lcp_array, suffix_array
 
 pytestmark = pytest.mark.crossval
@@ -35,7 +36,8 @@ def _triples(model: SentencePieceModel) -> list[tuple[str, str, int]]:
 
 
 def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceModel:
-    """hf_bpe's unigram trainer equals spm_train, or both refuse the input."""
+    """hf_bpe's unigram trainer (the compiled loops, through the public API) equals spm_train, or both refuse the
+    input."""
     try:
         theirs = _triples(_spm(lines, vocab_size, **options))
     except RuntimeError as exc:  # e.g. vocab_size above what the corpus gives, with hard_vocab_limit
@@ -130,9 +132,9 @@ def test_unigram_generated_corpora_equal_spm_train(lines, vocab_size, threads, o
             train_unigram_reference(lines, vocab_size=vocab_size, num_threads=threads, hard_vocab_limit=False,
                                     **options)
         return
-    ours = train_unigram_reference(lines, vocab_size=vocab_size, num_threads=threads, hard_vocab_limit=False,
-                                   **options)
-    assert _triples(ours) == theirs
+    for train in (train_unigram_reference, train_unigram):  # the reference and the compiled loops
+        ours = train(lines, vocab_size=vocab_size, num_threads=threads, hard_vocab_limit=False, **options)
+        assert _triples(ours) == theirs, train.__name__
 
 
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -144,8 +146,8 @@ def test_unigram_repeated_words_equal_spm_train(words, vocab_size, threads):
         theirs = _triples(_spm(words, vocab_size, num_threads=threads, hard_vocab_limit=False))
     except RuntimeError:
         return
-    assert _triples(train_unigram_reference(words, vocab_size=vocab_size, num_threads=threads,
-                                            hard_vocab_limit=False)) == theirs
+    for train in (train_unigram_reference, train_unigram):
+        assert _triples(train(words, vocab_size=vocab_size, num_threads=threads, hard_vocab_limit=False)) == theirs
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
@@ -204,3 +206,17 @@ def test_cli_trains_unigram_equal_to_spm_train(tmp_path, capsys):
     reference = spm.SentencePieceProcessor(model_proto=expected.getvalue())
     assert processor.encode(lines, out_type=str) == reference.encode(lines, out_type=str)
     assert "unigram" in capsys.readouterr().err
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("threads", [1, 16])
+def test_unigram_compiled_loops_equal_the_reference(english, threads):
+    """The compiled loops and the pure-Python ones give the same model, whatever the real threads."""
+    from hf_bpe.training.unigram_reference import run_unigram
+    from hf_bpe.training.unigram_trainer import CompiledLoops
+
+    expected = _triples(train_unigram_reference(english, vocab_size=300, num_threads=threads))
+    for workers in (1, 2, 3):
+        model = run_unigram(english, 300, {"num_threads": threads},
+                            lambda texts, n, w=workers: CompiledLoops(texts, n, w))
+        assert _triples(model) == expected, workers

@@ -100,11 +100,9 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
     from ..core._sentencepiece import SentencePieceCorpus
 
     if options.get("model_type", "bpe") == "unigram":
-        # The pure-Python reference (exact; slow on large corpora until the compiled core lands).
-        from .unigram_reference import train_unigram_reference
+        from .unigram_trainer import train_unigram
 
-        model = train_unigram_reference(sentences_of(corpus, text_column=text_column), vocab_size=vocab_size,
-                                        **options)
+        model = train_unigram(sentences_of(corpus, text_column=text_column), vocab_size=vocab_size, **options)
         if progress is not None:
             progress(len(model.pieces))
         return model

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -39,7 +39,7 @@ from .sentencepiece_options import typed
 from .unigram_lattice import Lattice, TrainerModel, digamma, f32
 from .unigram_seed import seed_pieces
 
-__all__ = ["UNIGRAM_DEFAULTS", "check_unigram_options", "train_unigram_reference"]
+__all__ = ["ReferenceLoops", "UNIGRAM_DEFAULTS", "check_unigram_options", "run_unigram", "train_unigram_reference"]
 
 # spm_train's options that shape a unigram model beyond the BPE ones, with their defaults.
 UNIGRAM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
@@ -71,26 +71,91 @@ def check_unigram_options(vocab_size: Any, options: Mapping[str, Any]) -> tuple[
     return opts, meta, spec
 
 
-def _e_step(model: TrainerModel, sentences: Sequence[Sequence[Any]], threads: int) -> list[float]:
-    """RunEStep: expected counts per piece, float32, summed per thread and then across threads in order."""
-    import numpy as np
+class ReferenceLoops:
+    """The hot loops in pure Python over ``texts`` (``[text, count]``) split among ``threads`` as spm_train splits
+    them; ``hf_bpe.training.unigram_trainer`` has the compiled ones, with the same methods and results."""
 
-    size = len(model.pieces)
-    total = np.zeros(size, dtype=np.float32)
-    for n in range(min(threads, len(sentences))):
-        expected = array("f", bytes(4 * size))
-        for i in range(n, len(sentences), threads):
-            text, count = sentences[i]
-            Lattice(text, model).marginal(f32(count), expected)
-        total += np.frombuffer(expected, dtype=np.float32)  # float32 adds, thread 0 first (0 + x is x)
-    return total.tolist()
+    def __init__(self, texts: Sequence[Sequence[Any]], threads: int) -> None:
+        self.texts, self.threads = texts, threads
+
+    @staticmethod
+    def model(pieces: Sequence[tuple[str, float]]) -> TrainerModel:
+        return TrainerModel(pieces)
+
+    def e_step(self, model: TrainerModel) -> list[float]:
+        """RunEStep: expected counts per piece, float32, summed per thread and then across threads in order."""
+        import numpy as np
+
+        size, texts, threads = len(model.pieces), self.texts, self.threads
+        total = np.zeros(size, dtype=np.float32)
+        for n in range(min(threads, len(texts))):
+            expected = array("f", bytes(4 * size))
+            for i in range(n, len(texts), threads):
+                text, count = texts[i]
+                Lattice(text, model).marginal(f32(count), expected)
+            total += np.frombuffer(expected, dtype=np.float32)  # float32 adds, thread 0 first (0 + x is x)
+        return total.tolist()
+
+    def viterbi_counts(self, model: TrainerModel) -> list[float]:
+        """Each piece's count on the Viterbi paths, float32, per thread and then across threads in order."""
+        import numpy as np
+
+        size, texts, threads = len(model.pieces), self.texts, self.threads
+        freq = np.zeros(size, dtype=np.float32)
+        for n in range(min(threads, len(texts))):
+            counts = array("f", bytes(4 * size))
+            for i in range(n, len(texts), threads):
+                text, count = texts[i]
+                lattice = Lattice(text, model)
+                weight = f32(count)
+                for node in lattice.viterbi()[0]:
+                    index = lattice.ids[node]
+                    if index >= 0:
+                        counts[index] = counts[index] + weight
+            freq += np.frombuffer(counts, dtype=np.float32)
+        return freq.tolist()
+
+    @staticmethod
+    def alternatives(model: TrainerModel) -> tuple[list[bool], list[list[int]]]:
+        """Each piece's best and second-best segmentations: whether it is kept (its best segmentation is itself,
+        or it has only one) and the ids of its second-best one."""
+        size = len(model.pieces)
+        always_keep = [True] * size
+        alternatives: list[list[int]] = [[] for _ in range(size)]
+        for i, (piece, _) in enumerate(model.pieces):
+            lattice = Lattice(piece, model)
+            nbests = lattice.nbest2()
+            if len(nbests) == 1:
+                continue
+            if len(nbests[0]) >= 2:
+                always_keep[i] = False
+            elif len(nbests[0]) == 1:
+                alternatives[i] = [lattice.ids[node] for node in nbests[1]]
+        return always_keep, alternatives
+
+    @staticmethod
+    def reachable(model: TrainerModel) -> list[bool]:
+        """PruneUnreachableSentencePieces' test: whether Viterbi can choose each piece over its other
+        segmentations."""
+        out = []
+        for i, (piece, score) in enumerate(model.pieces):
+            lattice = Lattice(piece, model)
+            node = next((node for node in lattice.begin[0]
+                         if lattice.ids[node] == i and lattice.lengths[node] == lattice.size), None)
+            if node is None:
+                out.append(False)
+                continue
+            lattice.scores[node] = -math.inf
+            path, alternative, _ = lattice.viterbi()
+            out.append(not (path and alternative > score))
+        return out
 
 
-def _m_step(model: TrainerModel, expected: Sequence[float]) -> list[tuple[str, float]]:
+def _m_step(pieces: Sequence[tuple[str, float]], expected: Sequence[float]) -> list[tuple[str, float]]:
     """RunMStep: drop pieces of expected count < 0.5; score the others digamma(count) - digamma(sum)."""
     kept: list[tuple[str, float]] = []
     total = 0.0
-    for (piece, _), freq in zip(model.pieces, expected, strict=True):
+    for (piece, _), freq in zip(pieces, expected, strict=True):
         if freq < 0.5:
             continue
         kept.append((piece, freq))
@@ -99,45 +164,16 @@ def _m_step(model: TrainerModel, expected: Sequence[float]) -> list[tuple[str, f
     return [(piece, f32(digamma(freq) - log_total)) for piece, freq in kept]
 
 
-def _prune(model: TrainerModel, sentences: Sequence[Sequence[Any]], threads: int, desired: int,
-           shrinking_factor: float) -> list[tuple[str, float]]:
-    """PruneSentencePieces."""
-    import numpy as np
-
-    pieces = model.pieces
+def _prune(pieces: Sequence[tuple[str, float]], always_keep: Sequence[bool], alternatives: Sequence[list[int]],
+           freqs: Sequence[float], desired: int, shrinking_factor: float) -> list[tuple[str, float]]:
+    """PruneSentencePieces' last phase: keep the pieces without alternatives, then those whose replacement by
+    their second-best segmentation loses the most likelihood, up to max(desired, shrinking_factor * size)."""
     size = len(pieces)
-    # 1. Each piece's own best and second-best segmentations.
-    always_keep = [True] * size
-    alternatives: list[list[int]] = [[] for _ in range(size)]
-    for i, (piece, _) in enumerate(pieces):
-        lattice = Lattice(piece, model)
-        nbests = lattice.nbest2()
-        if len(nbests) == 1:
-            continue
-        if len(nbests[0]) >= 2:
-            always_keep[i] = False
-        elif len(nbests[0]) == 1:
-            alternatives[i] = [lattice.ids[node] for node in nbests[1]]
-    # 2. Viterbi counts over the sentences, per thread, then added in thread order.
-    freq = np.zeros(size, dtype=np.float32)
-    for n in range(min(threads, len(sentences))):
-        counts = array("f", bytes(4 * size))
-        for i in range(n, len(sentences), threads):
-            text, count = sentences[i]
-            lattice = Lattice(text, model)
-            weight = f32(count)
-            for node in lattice.viterbi()[0]:
-                index = lattice.ids[node]
-                if index >= 0:
-                    counts[index] = counts[index] + weight
-        freq += np.frombuffer(counts, dtype=np.float32)
-    freqs = freq.tolist()
     total = 0.0
     for value in freqs:  # std::accumulate with a double 0.0
         total += value
     total = f32(total)
     log_total = f32(math.log(total))
-    # 3. The loss of each piece that has an alternative.
     kept: list[tuple[str, float]] = []
     candidates: list[tuple[int, float]] = []
     for i in range(size):
@@ -161,38 +197,22 @@ def _prune(model: TrainerModel, sentences: Sequence[Sequence[Any]], threads: int
     return kept
 
 
-def _prune_unreachable(model: TrainerModel) -> list[tuple[str, float]]:
-    """PruneUnreachableSentencePieces: drop a piece whose other segmentations outscore it."""
-    kept: list[tuple[str, float]] = []
-    for i, (piece, score) in enumerate(model.pieces):
-        lattice = Lattice(piece, model)
-        node = next((node for node in lattice.begin[0]
-                     if lattice.ids[node] == i and lattice.lengths[node] == lattice.size), None)
-        if node is None:
-            continue
-        lattice.scores[node] = -math.inf
-        path, alternative, _ = lattice.viterbi()
-        if path and alternative > score:
-            continue
-        kept.append((piece, score))
-    return kept
-
-
-def _finalize(model: TrainerModel, required: Mapping[str, int], room: int) -> list[tuple[str, float]]:
+def _finalize(pieces: Sequence[tuple[str, float]], required: Mapping[str, int], room: int) -> list[tuple[str, float]]:
     """FinalizeSentencePieces: the required characters, then the best pieces up to ``room``; by score, then
     piece."""
-    scores = dict(model.pieces)
+    scores = dict(pieces)
+    min_score = min(scores.values(), default=3.4028234663852886e38)  # the model's min_score (FLT_MAX when empty)
     final: dict[str, float] = {}
     penalty = 0.0
     for c, _ in sorted(required.items(), key=lambda kv: (-kv[1], kv[0])):
         if c in scores:
             final[c] = scores[c]
         else:  # missing required characters: after the worst piece, more frequent ones first
-            final[c] = f32(model.min_score + penalty)
+            final[c] = f32(min_score + penalty)
             penalty = f32(penalty + f32(0.0001))
     if room <= 0:
         return []
-    for piece, score in sorted(model.pieces, key=lambda p: (-p[1], p[0])):
+    for piece, score in sorted(pieces, key=lambda p: (-p[1], p[0])):
         if piece in final:
             continue
         if len(final) == room:
@@ -219,11 +239,18 @@ def train_unigram_reference(corpus: Iterable[str], *, vocab_size: int, **options
         TypeError, ValueError: bad options, an empty corpus, too small a ``vocab_size``, or too large a one with
             ``hard_vocab_limit``.
     """
+    return run_unigram(corpus, vocab_size, options, ReferenceLoops)
+
+
+def run_unigram(corpus: Iterable[str], vocab_size: int, options: Mapping[str, Any],
+                loops: Callable[[Sequence[Sequence[Any]], int], Any]) -> SentencePieceModel:
+    """The training driver, with the hot loops given: ``loops(texts, num_threads)`` returns an object with the
+    methods of :class:`ReferenceLoops` (the reference's, or the compiled ones)."""
     # 1. Options, meta pieces, normalizer; the sentences.
     opts, meta, spec = check_unigram_options(vocab_size, options)
     sentences, required = load_sentences(corpus, opts, meta, spec, vocab_size)
     # 2. Seeds, then the words.
-    model = TrainerModel(seed_pieces(sentences, opts, vocab_size=vocab_size))
+    pieces = seed_pieces(sentences, opts, vocab_size=vocab_size)
     if opts["split_by_whitespace"]:
         words: dict[str, int] = {}
         for text, count in sentences:
@@ -231,14 +258,18 @@ def train_unigram_reference(corpus: Iterable[str], *, vocab_size: int, **options
                 words[word] = words.get(word, 0) + count
         sentences = [[w, n] for w, n in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))]
     # 3. EM and pruning rounds.
-    threads, desired = opts["num_threads"], int(vocab_size * 1.1)
+    run = loops(sentences, opts["num_threads"])
+    desired = int(vocab_size * 1.1)
     while True:
         for _ in range(opts["num_sub_iterations"]):
-            model = TrainerModel(_m_step(model, _e_step(model, sentences, threads)))
-        model = TrainerModel(_prune(model, sentences, threads, desired, opts["shrinking_factor"]))
-        if len(model.pieces) <= desired:
+            pieces = _m_step(pieces, run.e_step(run.model(pieces)))
+        model = run.model(pieces)
+        always_keep, alternatives = run.alternatives(model)
+        pieces = _prune(pieces, always_keep, alternatives, run.viterbi_counts(model), desired,
+                        opts["shrinking_factor"])
+        if len(pieces) <= desired:
             break
     # 4. Unreachable pieces; 5. the final pieces, serialized.
-    model = TrainerModel(_prune_unreachable(model))
-    final = _finalize(model, required, vocab_size - len(meta))
+    pieces = [p for p, keep in zip(pieces, run.reachable(run.model(pieces)), strict=True) if keep]
+    final = _finalize(pieces, required, vocab_size - len(meta))
     return serialize_pieces(final, meta, vocab_size, opts, spec, model_type=1)
