@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import sentencepiece as spm
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import hf_bpe
@@ -18,6 +18,7 @@ from hf_bpe.formats.sentencepiece_model import SentencePieceModel
 from hf_bpe.training.unigram_lattice import _heap_pop, _heap_push
 from hf_bpe.training.unigram_reference import train_unigram_reference
 from hf_bpe.training.unigram_trainer import train_unigram
+from hf_bpe.training import unigram_seed
 from hf_bpe.training.unigram_seed import lcp_array, suffix_array
 
 pytestmark = pytest.mark.crossval
@@ -217,6 +218,30 @@ def test_unigram_compiled_loops_equal_the_reference(english, threads):
 
     expected = _triples(train_unigram_reference(english, vocab_size=300, num_threads=threads))
     for workers in (1, 2, 3):
-        model = run_unigram(english, 300, {"num_threads": threads},
-                            lambda texts, n, w=workers: CompiledLoops(texts, n, w))
-        assert _triples(model) == expected, workers
+        class Loops(CompiledLoops):
+            def __init__(self, texts, n, w=workers):
+                super().__init__(texts, n, w)
+
+        assert _triples(run_unigram(english, 300, {"num_threads": threads}, Loops)) == expected, workers
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.lists(_ALPHABET, max_size=12).map("".join), min_size=1, max_size=25),
+       chunk=st.integers(1, 80), keep=st.integers(1, 12), options=st.sampled_from(
+           [{}, {"split_by_whitespace": False}, {"max_sentencepiece_length": 2}, {"split_digits": True},
+            {"allow_whitespace_only_pieces": True}, {"split_by_unicode_script": False, "split_by_number": False}]))
+def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
+    """Small chunks and a small table: several chunks add into one table, which keeps its best entries."""
+    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+
+    opts = {**SPM_DEFAULTS, **options, "seed_sentencepiece_size": keep}
+    sentences = [[text.replace(" ", "\u2581"), 1 + len(text) % 2] for text in lines if text]
+    assume(sentences)  # LoadSentences leaves at least one
+    saved = unigram_seed.CHUNK_BYTES
+    unigram_seed.CHUNK_BYTES = chunk
+    try:
+        expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
+        assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
+                                        candidates=unigram_seed.compiled_candidates) == expected
+    finally:
+        unigram_seed.CHUNK_BYTES = saved

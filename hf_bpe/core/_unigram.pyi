@@ -3,7 +3,8 @@ hf_bpe.training.unigram_reference."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 class UnigramCorpus:
     def __init__(self, texts: Iterable[tuple[str, int]]) -> None: ...
@@ -16,3 +17,6 @@ class UnigramModel:
     def viterbi_counts(self, corpus: UnigramCorpus, threads: int, workers: int) -> list[float]: ...
     def alternatives(self) -> tuple[list[bool], list[list[int]]]: ...
     def reachable(self) -> list[bool]: ...
+
+def seed_candidates(chunks: Iterable[bytes], char_info: Mapping[str, tuple[int, bool, bool]], opts: Mapping[str, Any],
+                    keep: int) -> list[tuple[str, float]]: ...

@@ -9,6 +9,10 @@ and finalization, so only the loops differ.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint32_t
+from libcpp cimport bool as cbool
+from libcpp.pair cimport pair
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 cdef extern from "Python.h":
@@ -30,6 +34,20 @@ cdef extern from "csrc/unigram_lattice.hpp" namespace "hfbpe_unigram":
     vector[float] viterbi_counts(const Model&, const Corpus&, int, int) except + nogil
     void alternatives(const Model&, vector[char]&, vector[vector[int32_t]]&) except + nogil
     vector[char] reachable(const Model&) except + nogil
+
+cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
+    cdef struct SeedCharInfo:
+        int32_t script
+        cbool decimal, forbidden
+
+    cdef struct SeedOptions:
+        int64_t max_piece_length
+        cbool split_by_whitespace, split_by_number, split_by_unicode_script, split_digits, allow_ws_only
+
+    cdef cppclass SeedCounter:
+        SeedCounter(unordered_map[uint32_t, SeedCharInfo], SeedOptions, size_t) except +
+        void add_chunk(const string&) except + nogil
+        vector[pair[string, float]] best() except + nogil
 
 
 cdef vector[uint32_t] _code_points(str text):
@@ -103,3 +121,36 @@ cdef class UnigramModel:
         with nogil:
             out = reachable(self.model)
         return [bool(k) for k in out]
+
+
+def seed_candidates(chunks, char_info, opts, Py_ssize_t keep):
+    """The seed step's strings (phases 2-4 of ``hf_bpe.training.unigram_seed``): the best ``keep`` byte strings of
+    the ``chunks`` (bytes of NUL-terminated sentences) with their float32 scores, best first, as (str, float).
+
+    ``char_info``: ``{character: (script code, decimal, forbidden)}`` for every character of the chunks
+    (``hf_bpe.training.sentencepiece_bpe.char_info``); ``opts``: the checked options."""
+    cdef unordered_map[uint32_t, SeedCharInfo] info
+    cdef SeedCharInfo one
+    for c, (script, decimal, forbidden) in char_info.items():
+        one.script, one.decimal, one.forbidden = script, decimal, forbidden
+        info[ord(c)] = one
+    cdef SeedOptions options
+    options.max_piece_length = opts["max_sentencepiece_length"]
+    options.split_by_whitespace = opts["split_by_whitespace"]
+    options.split_by_number = opts["split_by_number"]
+    options.split_by_unicode_script = opts["split_by_unicode_script"]
+    options.split_digits = opts["split_digits"]
+    options.allow_ws_only = opts["allow_whitespace_only_pieces"]
+    cdef SeedCounter* counter = new SeedCounter(info, options, keep)
+    cdef string chunk
+    cdef vector[pair[string, float]] best
+    try:
+        for data in chunks:
+            chunk = data
+            with nogil:
+                counter.add_chunk(chunk)
+        with nogil:
+            best = counter.best()
+    finally:
+        del counter
+    return [(p.first.decode("utf-8"), p.second) for p in best]

@@ -602,16 +602,18 @@ class LongSentences:
 
 
 def load_sentences(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int, tuple[str, int]],
-                   spec: dict[str, Any], vocab_size: int) -> tuple[list[list[Any]], dict[str, int]]:
+                   spec: dict[str, Any], vocab_size: int,
+                   normalizer_class: Any = SentencePieceNormalizer) -> tuple[list[list[Any]], dict[str, int]]:
     """LoadSentences (trainer_interface.cc), shared by the BPE and unigram references: the sentences as
     ``[normalized text, count]`` in spm_train's order (meta pieces replaced by the boundary character, characters
     outside ``character_coverage`` by the unknown character ``▅``) and the required characters with their counts.
+    ``normalizer_class``: the pure-Python normalizer (the spec) or the compiled one, which gives the same texts.
 
     Raises:
         TypeError: a corpus item is not str.
         ValueError: an empty corpus, or required characters and meta pieces over ``vocab_size``.
     """
-    normalizer = SentencePieceNormalizer(spec)
+    normalizer = normalizer_class(spec)
     meta_matcher = _meta_matcher(piece for piece, _ in meta.values())
     # 2. Sentences (LoadSentences): raw filters, then normalization; an empty result is swapped with the last
     #    sentence (the order matters without split_by_whitespace).

@@ -33,11 +33,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from ..core.sentencepiece_normalize import SentencePieceNormalizer
 from ..formats.sentencepiece_model import SentencePieceModel
 from .sentencepiece_bpe import load_sentences, prepare_training, serialize_pieces, split_words
 from .sentencepiece_options import typed
 from .unigram_lattice import Lattice, TrainerModel, digamma, f32
-from .unigram_seed import seed_pieces
+from .unigram_seed import reference_candidates, seed_pieces
 
 __all__ = ["ReferenceLoops", "UNIGRAM_DEFAULTS", "check_unigram_options", "run_unigram", "train_unigram_reference"]
 
@@ -74,6 +75,9 @@ def check_unigram_options(vocab_size: Any, options: Mapping[str, Any]) -> tuple[
 class ReferenceLoops:
     """The hot loops in pure Python over ``texts`` (``[text, count]``) split among ``threads`` as spm_train splits
     them; ``hf_bpe.training.unigram_trainer`` has the compiled ones, with the same methods and results."""
+
+    normalizer = SentencePieceNormalizer
+    candidates = staticmethod(reference_candidates)
 
     def __init__(self, texts: Sequence[Sequence[Any]], threads: int) -> None:
         self.texts, self.threads = texts, threads
@@ -245,12 +249,13 @@ def train_unigram_reference(corpus: Iterable[str], *, vocab_size: int, **options
 def run_unigram(corpus: Iterable[str], vocab_size: int, options: Mapping[str, Any],
                 loops: Callable[[Sequence[Sequence[Any]], int], Any]) -> SentencePieceModel:
     """The training driver, with the hot loops given: ``loops(texts, num_threads)`` returns an object with the
-    methods of :class:`ReferenceLoops` (the reference's, or the compiled ones)."""
+    methods of :class:`ReferenceLoops` (the reference's, or the compiled ones); ``loops.normalizer`` is the
+    normalizer class the sentences are loaded with, ``loops.candidates`` the seed step's string finder."""
     # 1. Options, meta pieces, normalizer; the sentences.
     opts, meta, spec = check_unigram_options(vocab_size, options)
-    sentences, required = load_sentences(corpus, opts, meta, spec, vocab_size)
+    sentences, required = load_sentences(corpus, opts, meta, spec, vocab_size, loops.normalizer)
     # 2. Seeds, then the words.
-    pieces = seed_pieces(sentences, opts, vocab_size=vocab_size)
+    pieces = seed_pieces(sentences, opts, vocab_size=vocab_size, candidates=loops.candidates)
     if opts["split_by_whitespace"]:
         words: dict[str, int] = {}
         for text, count in sentences:

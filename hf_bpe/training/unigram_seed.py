@@ -27,13 +27,14 @@ sentencepiece 0.2.3 finds its seeds on **bytes**, not characters (its 0.2.0 foun
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .sentencepiece_bpe import UNK_CHAR, BOUNDARY, valid_piece
+from .sentencepiece_bpe import BOUNDARY, UNK_CHAR, char_info, valid_piece
 from .unigram_lattice import f32
 
-__all__ = ["CHUNK_BYTES", "lcp_array", "seed_pieces", "suffix_array"]
+__all__ = ["CHUNK_BYTES", "compiled_candidates", "lcp_array", "reference_candidates", "seed_pieces", "suffix_array"]
 
 CHUNK_BYTES = 500 * 1024 * 1024  # sentencepiece 0.2.3's kMaxChunkBytes
 
@@ -159,8 +160,31 @@ def _order(item: tuple[bytes, float]) -> tuple[float, int, bytes]:
     return -item[1], -len(item[0]), item[0]
 
 
-def seed_pieces(sentences: Sequence[Sequence[Any]], opts: Mapping[str, Any], *,
-                vocab_size: int) -> list[tuple[str, float]]:
+def reference_candidates(chunks: Iterable[bytes], chars: Iterable[str], opts: Mapping[str, Any],
+                         keep: int) -> list[tuple[str, float]]:
+    """Phases 2-4 in Python: the best ``keep`` strings of the chunks with their float32 scores, best first
+    (``chars``, the characters of the chunks, is for the compiled version: :func:`compiled_candidates`)."""
+    counts: dict[bytes, int] = {}
+    for chunk in chunks:
+        _intervals(chunk, counts, opts)
+        if len(counts) > 2 * 8 * keep:  # BoundedPriorityQueue::MaybeGc: the best 8 * keep stay
+            best = sorted(((p, _score(p, n)) for p, n in counts.items()), key=_order)[: 8 * keep]
+            counts = {p: counts[p] for p, _ in best}
+    scored = sorted(((p, _score(p, n)) for p, n in counts.items() if n >= 2), key=_order)[:keep]
+    return [(p.decode("utf-8"), score) for p, score in scored]
+
+
+def compiled_candidates(chunks: Iterable[bytes], chars: Iterable[str], opts: Mapping[str, Any],
+                        keep: int) -> list[tuple[str, float]]:
+    """:func:`reference_candidates` on the compiled core (``csrc/unigram_seed.hpp``), with the same results."""
+    from ..core._unigram import seed_candidates
+
+    info = {c: char_info(c) for c in {*chars, UNK_CHAR, BOUNDARY}}
+    return seed_candidates(chunks, info, opts, keep)
+
+
+def seed_pieces(sentences: Sequence[Sequence[Any]], opts: Mapping[str, Any], *, vocab_size: int,
+                candidates: Callable[..., list[tuple[str, float]]] = reference_candidates) -> list[tuple[str, float]]:
     """Return the seed pieces with their float32 log-probability scores, in sentencepiece's order.
 
     Args:
@@ -168,23 +192,21 @@ def seed_pieces(sentences: Sequence[Sequence[Any]], opts: Mapping[str, Any], *,
         opts: the checked options (``max_sentencepiece_length``, the ``split_*`` flags,
             ``allow_whitespace_only_pieces``, ``seed_sentencepiece_size``).
         vocab_size: the target vocabulary size (for ``seed_sentencepiece_size=0``).
+        candidates: :func:`reference_candidates` or :func:`compiled_candidates`.
     """
     # Every character but the unknown and boundary ones, by count (then smaller UTF-8, i.e. smaller code point).
-    chars: dict[str, int] = {}
+    chars: Counter[str] = Counter()
     for text, count in sentences:
-        for c in text:
-            if c != UNK_CHAR and c != BOUNDARY:
-                chars[c] = chars.get(c, 0) + count
+        if count == 1:
+            chars.update(text)
+        else:
+            for c in text:
+                chars[c] += count
+    chars.pop(UNK_CHAR, None)
+    chars.pop(BOUNDARY, None)
     seeds = [(c, f32(n)) for c, n in sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))]
     keep = opts["seed_sentencepiece_size"] or max(100000, vocab_size * 8)
-    counts: dict[bytes, int] = {}
-    for chunk in _chunks(sentences):
-        _intervals(chunk, counts, opts)
-        if len(counts) > 2 * 8 * keep:  # BoundedPriorityQueue::MaybeGc: the best 8 * keep stay
-            best = sorted(((p, _score(p, n)) for p, n in counts.items()), key=_order)[: 8 * keep]
-            counts = {p: counts[p] for p, _ in best}
-    scored = sorted(((p, _score(p, n)) for p, n in counts.items() if n >= 2), key=_order)[:keep]
-    seeds += [(p.decode("utf-8"), score) for p, score in scored]
+    seeds += candidates(_chunks(sentences), chars, opts, keep)
     # ToLogProb, in double.
     total = 0.0
     for _, score in seeds:

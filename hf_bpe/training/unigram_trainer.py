@@ -4,9 +4,9 @@
 The driver is the reference's (:func:`hf_bpe.training.unigram_reference.run_unigram`: options, sentences, seeds,
 M-step, pruning arithmetic, finalization); the hot loops run in ``hf_bpe.core._unigram`` (C++ in
 ``csrc/unigram_lattice.hpp``): the E-step, the Viterbi counts, the second-best segmentations and the unreachable
-pieces, on up to ``workers`` real threads. ``num_threads`` keeps spm_train's meaning (how the float sums are split
-and ordered), whatever the number of real threads. The seed step is still the reference's (numpy suffix array,
-Python LCP walk): the next part of the compiled core.
+pieces, on up to ``workers`` real threads, and the seed step's suffix array, LCP walk and candidate table
+(``csrc/unigram_seed.hpp``); sentences are normalized by the compiled normalizer. ``num_threads`` keeps spm_train's
+meaning (how the float sums are split and ordered), whatever the number of real threads.
 
 ``tests/test_unigram_trainer.py`` holds this module equal to the reference and both equal to ``sentencepiece``.
 """
@@ -19,12 +19,16 @@ from typing import Any
 
 from ..formats.sentencepiece_model import SentencePieceModel
 from .unigram_reference import run_unigram
+from .unigram_seed import compiled_candidates
 
 __all__ = ["CompiledLoops", "train_unigram"]
 
 
 class CompiledLoops:
     """:class:`~hf_bpe.training.unigram_reference.ReferenceLoops`' methods on the compiled core."""
+
+    from ..core._sentencepiece import SentencePieceNormalizer as normalizer  # compiled, the same texts
+    candidates = staticmethod(compiled_candidates)
 
     def __init__(self, texts: Sequence[Sequence[Any]], threads: int, workers: int | None = None) -> None:
         from ..core._unigram import UnigramCorpus
