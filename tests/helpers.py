@@ -52,3 +52,9 @@ def fast_fields(ours: object, fast: object) -> dict:
     if transformers_major() < 5 and "token_type_ids" not in ours and "token_type_ids" in fields:  # type: ignore[operator]
         del fields["token_type_ids"]
     return fields
+
+
+def corpus_lines(path: Path, size: int) -> list[str]:
+    """The whole lines of the first ``size`` bytes of a corpus file (a character cut at the end is dropped)."""
+    text = path.read_bytes()[:size].decode("utf-8", "ignore")
+    return text[: text.rfind("\n")].split("\n")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import struct
-from pathlib import Path
 
 import pytest
 import sentencepiece as spm
@@ -20,6 +19,7 @@ from hf_bpe.training.unigram_reference import train_unigram_reference
 from hf_bpe.training.unigram_trainer import train_unigram
 from hf_bpe.training import unigram_seed
 from hf_bpe.training.unigram_seed import lcp_array, suffix_array
+from helpers import corpus_lines
 
 pytestmark = pytest.mark.crossval
 
@@ -53,25 +53,20 @@ def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceM
     return ours
 
 
-def _lines(path: Path, size: int) -> list[str]:
-    text = path.read_bytes()[:size].decode("utf-8", "ignore")
-    return text[: text.rfind("\n")].split("\n")
-
-
 @pytest.fixture(scope="module")
 def english(shared_data) -> list[str]:
-    return _lines(shared_data / "corpora" / "en" / "english_combined.txt", 12_000)
+    return corpus_lines(shared_data / "corpora" / "en" / "english_combined.txt", 12_000)
 
 
 @pytest.fixture(scope="module")
 def chinese(shared_data) -> list[str]:
-    return _lines(sorted((shared_data / "corpora" / "zh").glob("*.txt"))[0], 10_000)
+    return corpus_lines(sorted((shared_data / "corpora" / "zh").glob("*.txt"))[0], 10_000)
 
 
 @pytest.fixture(scope="module")
 def multilingual(shared_data) -> list[str]:
     files = sorted((shared_data / "corpora" / "multi").rglob("*.txt"))[:15]
-    return [line for path in files for line in _lines(path, 1_000)]
+    return [line for path in files for line in corpus_lines(path, 1_000)]
 
 
 @pytest.mark.shared_data

@@ -35,17 +35,18 @@ cdef extern from "csrc/unigram_lattice.hpp" namespace "hfbpe_unigram":
     void alternatives(const Model&, vector[char]&, vector[vector[int32_t]]&) except + nogil
     vector[char] reachable(const Model&) except + nogil
 
-cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
-    cdef struct SeedCharInfo:
+cdef extern from "csrc/sp_piece_check.hpp" namespace "hfbpe_sp":
+    cdef struct CharInfo:
         int32_t script
         cbool decimal, forbidden
 
-    cdef struct SeedOptions:
+    cdef struct Options:
         int64_t max_piece_length
         cbool split_by_whitespace, split_by_number, split_by_unicode_script, split_digits, allow_ws_only
 
+cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
     cdef cppclass SeedCounter:
-        SeedCounter(unordered_map[uint32_t, SeedCharInfo], SeedOptions, size_t) except +
+        SeedCounter(unordered_map[uint32_t, CharInfo], Options, size_t) except +
         void add_chunk(const string&) except + nogil
         vector[pair[string, float]] best() except + nogil
 
@@ -129,12 +130,12 @@ def seed_candidates(chunks, char_info, opts, Py_ssize_t keep):
 
     ``char_info``: ``{character: (script code, decimal, forbidden)}`` for every character of the chunks
     (``hf_bpe.training.sentencepiece_bpe.char_info``); ``opts``: the checked options."""
-    cdef unordered_map[uint32_t, SeedCharInfo] info
-    cdef SeedCharInfo one
+    cdef unordered_map[uint32_t, CharInfo] info
+    cdef CharInfo one
     for c, (script, decimal, forbidden) in char_info.items():
         one.script, one.decimal, one.forbidden = script, decimal, forbidden
         info[ord(c)] = one
-    cdef SeedOptions options
+    cdef Options options
     options.max_piece_length = opts["max_sentencepiece_length"]
     options.split_by_whitespace = opts["split_by_whitespace"]
     options.split_by_number = opts["split_by_number"]

@@ -86,38 +86,35 @@ class ReferenceLoops:
     def model(pieces: Sequence[tuple[str, float]]) -> TrainerModel:
         return TrainerModel(pieces)
 
-    def e_step(self, model: TrainerModel) -> list[float]:
-        """RunEStep: expected counts per piece, float32, summed per thread and then across threads in order."""
+    def _thread_sums(self, size: int, add: Callable[[str, float, array], None]) -> list[float]:
+        """Each thread n calls add(text, float32 count, its float32 sums) for the texts i ≡ n (mod threads); the
+        threads' sums are then added in thread order (float32 adds; 0 + x is x)."""
         import numpy as np
 
-        size, texts, threads = len(model.pieces), self.texts, self.threads
+        texts, threads = self.texts, self.threads
         total = np.zeros(size, dtype=np.float32)
         for n in range(min(threads, len(texts))):
-            expected = array("f", bytes(4 * size))
+            sums = array("f", bytes(4 * size))
             for i in range(n, len(texts), threads):
-                text, count = texts[i]
-                Lattice(text, model).marginal(f32(count), expected)
-            total += np.frombuffer(expected, dtype=np.float32)  # float32 adds, thread 0 first (0 + x is x)
+                add(texts[i][0], f32(texts[i][1]), sums)
+            total += np.frombuffer(sums, dtype=np.float32)
         return total.tolist()
 
-    def viterbi_counts(self, model: TrainerModel) -> list[float]:
-        """Each piece's count on the Viterbi paths, float32, per thread and then across threads in order."""
-        import numpy as np
+    def e_step(self, model: TrainerModel) -> list[float]:
+        """RunEStep: expected counts per piece (PopulateMarginal), summed per thread."""
+        return self._thread_sums(len(model.pieces), lambda text, count, sums: Lattice(text, model).marginal(
+            count, sums))
 
-        size, texts, threads = len(model.pieces), self.texts, self.threads
-        freq = np.zeros(size, dtype=np.float32)
-        for n in range(min(threads, len(texts))):
-            counts = array("f", bytes(4 * size))
-            for i in range(n, len(texts), threads):
-                text, count = texts[i]
-                lattice = Lattice(text, model)
-                weight = f32(count)
-                for node in lattice.viterbi()[0]:
-                    index = lattice.ids[node]
-                    if index >= 0:
-                        counts[index] = counts[index] + weight
-            freq += np.frombuffer(counts, dtype=np.float32)
-        return freq.tolist()
+    def viterbi_counts(self, model: TrainerModel) -> list[float]:
+        """Each piece's count on the Viterbi paths, summed per thread."""
+        def add(text: str, count: float, sums: array) -> None:
+            lattice = Lattice(text, model)
+            for node in lattice.viterbi()[0]:
+                index = lattice.ids[node]
+                if index >= 0:
+                    sums[index] = sums[index] + count
+
+        return self._thread_sums(len(model.pieces), add)
 
     @staticmethod
     def alternatives(model: TrainerModel) -> tuple[list[bool], list[list[int]]]:

@@ -13,21 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "sp_piece_check.hpp"
+
 namespace hfbpe_unigram {
 
-constexpr int32_t kSeedAnyScript = -1, kSeedInherited = -2;
-constexpr uint32_t kSeedWs = 0x2581;
-
-// What IsValidSentencePiece needs to know about a character (as hf_bpe.training.sentencepiece_bpe.char_info).
-struct SeedCharInfo {
-    int32_t script;  // kSeedInherited takes the previous character's script; Hiragana/Katakana already Han
-    bool decimal, forbidden;
-};
-
-struct SeedOptions {
-    int64_t max_piece_length;
-    bool split_by_whitespace, split_by_number, split_by_unicode_script, split_digits, allow_ws_only;
-};
+using hfbpe_sp::CharInfo;
+using hfbpe_sp::Options;
 
 // The suffix array of s[0..n): a shorter suffix before the longer ones it begins.
 inline std::vector<int32_t> suffix_array(const uint8_t* s, int32_t n) {
@@ -82,7 +73,7 @@ inline std::vector<int32_t> lcp_array(const uint8_t* s, int32_t n, const std::ve
 
 class SeedCounter {
   public:
-    SeedCounter(std::unordered_map<uint32_t, SeedCharInfo> info, SeedOptions options, size_t keep)
+    SeedCounter(std::unordered_map<uint32_t, CharInfo> info, Options options, size_t keep)
         : info_(std::move(info)), opt_(options), keep_(keep) {}
 
     // Phases 2-3 for one chunk (sentences, each NUL-terminated), then BoundedPriorityQueue::MaybeGc.
@@ -124,8 +115,8 @@ class SeedCounter {
         const std::string* key;
         float score;
     };
-    std::unordered_map<uint32_t, SeedCharInfo> info_;
-    SeedOptions opt_;
+    std::unordered_map<uint32_t, CharInfo> info_;
+    Options opt_;
     size_t keep_;
     std::unordered_map<std::string, uint64_t> counts_;
     std::unordered_map<std::string, bool> valid_;
@@ -180,31 +171,11 @@ class SeedCounter {
         }
         const size_t n = chars_.size();
         if (n <= 1 || (int64_t)n > opt_.max_piece_length) return false;
-        bool all_ws = true;
-        for (uint32_t c : chars_) all_ws = all_ws && c == kSeedWs;
-        int32_t previous = kSeedAnyScript;
-        for (size_t pos = 0; pos < n; ++pos) {
-            const uint32_t c = chars_[pos];
+        auto info = [&](uint32_t c) -> const CharInfo* {
             auto found = info_.find(c);
-            if (found == info_.end() || found->second.forbidden) return false;
-            if (c == kSeedWs) {
-                if (!opt_.allow_ws_only || !all_ws) {
-                    if ((opt_.split_by_whitespace && pos > 0) ||
-                        (!opt_.split_by_whitespace && pos > 0 && pos == n - 1))
-                        return false;
-                }
-                continue;
-            }
-            const SeedCharInfo& ci = found->second;
-            int32_t script = ci.script == kSeedInherited ? previous : ci.script;
-            if (!opt_.split_by_number && ci.decimal) script = kSeedAnyScript;
-            if (opt_.split_digits && ci.decimal && n > 1) return false;
-            if (opt_.split_by_unicode_script && script != kSeedAnyScript && previous != kSeedAnyScript &&
-                previous != script)
-                return false;
-            previous = script;
-        }
-        return true;
+            return found == info_.end() ? nullptr : &found->second;
+        };
+        return hfbpe_sp::is_valid_piece(n, [&](size_t i) { return chars_[i]; }, info, opt_);
     }
 };
 
