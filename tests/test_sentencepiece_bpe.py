@@ -14,7 +14,7 @@ import hf_bpe
 from hf_bpe.cli import main
 from hf_bpe.formats.sentencepiece_model import SentencePieceModel
 from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
-from helpers import corpus_lines
+from helpers import corpus_sample
 
 pytestmark = pytest.mark.crossval
 
@@ -44,18 +44,17 @@ def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceM
 
 @pytest.fixture(scope="module")
 def english(shared_data) -> list[str]:
-    return corpus_lines(shared_data / "corpora" / "en" / "english_combined.txt", 300_000)
+    return corpus_sample(shared_data, "en", 300_000)
 
 
 @pytest.fixture(scope="module")
 def chinese(shared_data) -> list[str]:
-    return corpus_lines(sorted((shared_data / "corpora" / "zh").glob("*.txt"))[0], 200_000)
+    return corpus_sample(shared_data, "zh", 200_000)
 
 
 @pytest.fixture(scope="module")
 def multilingual(shared_data) -> list[str]:
-    files = sorted((shared_data / "corpora" / "multi").rglob("*.txt"))[:15]
-    return [line for path in files for line in corpus_lines(path, 30_000)]
+    return corpus_sample(shared_data, "multi", 30_000)
 
 
 _OPTIONS = [

@@ -19,7 +19,7 @@ from hf_bpe.training.unigram_reference import train_unigram_reference
 from hf_bpe.training.unigram_trainer import train_unigram
 from hf_bpe.training import unigram_seed
 from hf_bpe.training.unigram_seed import lcp_array, suffix_array
-from helpers import corpus_lines
+from helpers import corpus_sample
 
 pytestmark = pytest.mark.crossval
 
@@ -55,18 +55,17 @@ def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceM
 
 @pytest.fixture(scope="module")
 def english(shared_data) -> list[str]:
-    return corpus_lines(shared_data / "corpora" / "en" / "english_combined.txt", 12_000)
+    return corpus_sample(shared_data, "en", 12_000)
 
 
 @pytest.fixture(scope="module")
 def chinese(shared_data) -> list[str]:
-    return corpus_lines(sorted((shared_data / "corpora" / "zh").glob("*.txt"))[0], 10_000)
+    return corpus_sample(shared_data, "zh", 10_000)
 
 
 @pytest.fixture(scope="module")
 def multilingual(shared_data) -> list[str]:
-    files = sorted((shared_data / "corpora" / "multi").rglob("*.txt"))[:15]
-    return [line for path in files for line in corpus_lines(path, 1_000)]
+    return corpus_sample(shared_data, "multi", 1_000)
 
 
 @pytest.mark.shared_data

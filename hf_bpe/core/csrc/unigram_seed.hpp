@@ -104,9 +104,11 @@ class SeedCounter {
         std::vector<Item> items;
         for (const auto& kv : counts_)
             if (kv.second >= 2) items.push_back({&kv.first, score(kv.first, kv.second)});
-        std::sort(items.begin(), items.end(), better);
+        const size_t keep = std::min(items.size(), keep_);
+        std::nth_element(items.begin(), items.begin() + keep, items.end(), better);  // a strict total order
+        std::sort(items.begin(), items.begin() + keep, better);
         std::vector<std::pair<std::string, float>> out;
-        for (size_t i = 0; i < std::min(items.size(), keep_); ++i) out.emplace_back(*items[i].key, items[i].score);
+        for (size_t i = 0; i < keep; ++i) out.emplace_back(*items[i].key, items[i].score);
         return out;
     }
 
@@ -119,7 +121,6 @@ class SeedCounter {
     Options opt_;
     size_t keep_;
     std::unordered_map<std::string, uint64_t> counts_;
-    std::unordered_map<std::string, bool> valid_;
     std::vector<uint32_t> chars_;
 
     static bool better(const Item& a, const Item& b) {
@@ -152,25 +153,23 @@ class SeedCounter {
         while (size > 0 && s[offset + size - 1] == 0) --size;  // trailing NULs cut off
         for (int32_t i = 0; i < size; ++i)
             if (s[offset + i] == 0) return;
-        std::string piece(reinterpret_cast<const char*>(s + offset), size);
-        auto found = valid_.find(piece);
-        if (found == valid_.end()) found = valid_.emplace(piece, valid(piece)).first;
-        if (found->second) counts_[piece] += freq;
+        if (valid(s + offset, (size_t)size)) counts_[std::string(reinterpret_cast<const char*>(s + offset), size)] += freq;
     }
 
     // The characters' count in (1, max_piece_length] and IsValidSentencePiece.
-    bool valid(const std::string& piece) {
+    bool valid(const uint8_t* piece, size_t size) {
+        size_t n = 0;
+        for (size_t i = 0; i < size; ++i) n += (piece[i] & 0xC0) != 0x80;
+        if (n <= 1 || (int64_t)n > opt_.max_piece_length) return false;
         chars_.clear();
-        for (size_t i = 0; i < piece.size();) {
-            const unsigned char c = piece[i];
+        for (size_t i = 0; i < size;) {
+            const uint8_t c = piece[i];
             const size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
             uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-            for (size_t k = 1; k < len && i + k < piece.size(); ++k) cp = cp << 6 | (piece[i + k] & 0x3F);
+            for (size_t k = 1; k < len && i + k < size; ++k) cp = cp << 6 | (piece[i + k] & 0x3F);
             chars_.push_back(cp);
             i += len;
         }
-        const size_t n = chars_.size();
-        if (n <= 1 || (int64_t)n > opt_.max_piece_length) return false;
         auto info = [&](uint32_t c) -> const CharInfo* {
             auto found = info_.find(c);
             return found == info_.end() ? nullptr : &found->second;
