@@ -239,3 +239,13 @@ def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
                                         candidates=unigram_seed.compiled_candidates) == expected
     finally:
         unigram_seed.CHUNK_BYTES = saved
+
+
+@pytest.mark.shared_data
+def test_num_threads_changes_the_model_as_in_spm_train(english):
+    """spm_train's float sums depend on num_threads (here 160 of 300 pieces differ, in score bits or order, between
+    1 and 16 threads): the thread-count tests above compare models that really differ."""
+    one = hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram", num_threads=1)
+    sixteen = hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram", num_threads=16)
+    assert _triples(one) != _triples(sixteen)
+    assert _triples(sixteen) == _triples(hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram"))
