@@ -15,11 +15,7 @@ from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
-cdef extern from "Python.h":
-    int PyUnicode_KIND(object)
-    void* PyUnicode_DATA(object)
-    Py_ssize_t PyUnicode_GET_LENGTH(object)
-    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
+from hf_bpe.core._code_points cimport code_points
 
 cdef extern from "csrc/unigram_lattice.hpp" namespace "hfbpe_unigram":
     cdef cppclass Corpus:
@@ -51,17 +47,6 @@ cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
         vector[pair[string, float]] best() except + nogil
 
 
-cdef vector[uint32_t] _code_points(str text):
-    cdef vector[uint32_t] out
-    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
-    cdef int kind = PyUnicode_KIND(text)
-    cdef void* data = PyUnicode_DATA(text)
-    out.reserve(n)
-    for i in range(n):
-        out.push_back(PyUnicode_READ(kind, data, i))
-    return out
-
-
 cdef class UnigramCorpus:
     """Texts (sentences or words) with their counts, in training order."""
 
@@ -70,7 +55,7 @@ cdef class UnigramCorpus:
     def __init__(self, texts):
         cdef vector[uint32_t] chars
         for text, count in texts:
-            chars = _code_points(text)
+            chars = code_points(text)
             self.corpus.add(chars.data(), chars.size(), count)
 
     def __len__(self):
@@ -86,7 +71,7 @@ cdef class UnigramModel:
         cdef vector[vector[uint32_t]] texts
         cdef vector[float] scores
         for piece, score in pieces:
-            texts.push_back(_code_points(piece))
+            texts.push_back(code_points(piece))
             scores.push_back(score)
         self.model.set(texts, scores)
 
