@@ -15,6 +15,8 @@ from libcpp.vector cimport vector
 from libcpp.string cimport string
 from cpython.exc cimport PyErr_CheckSignals
 
+from hf_bpe.core._code_points cimport code_points
+
 cdef extern from "Python.h":
     int PyUnicode_KIND(object)
     void* PyUnicode_DATA(object)
@@ -73,17 +75,6 @@ cdef extern from "csrc/sp_trainer.hpp" namespace "hfbpe_sp":
 _CHUNK = 512
 
 
-cdef vector[uint32_t] _code_points(str text):
-    cdef vector[uint32_t] out
-    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
-    cdef int kind = PyUnicode_KIND(text)
-    cdef void* data = PyUnicode_DATA(text)
-    out.reserve(n)
-    for i in range(n):
-        out.push_back(PyUnicode_READ(kind, data, i))
-    return out
-
-
 cdef str _text(const vector[uint32_t]& cps):
     return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, cps.data(), cps.size())
 
@@ -129,7 +120,7 @@ cdef class SentencePieceCorpus:
                   bint allow_whitespace_only_pieces, meta_pieces, Py_ssize_t max_sentence_length):
         cdef vector[vector[uint32_t]] meta
         for piece in meta_pieces:
-            meta.push_back(_code_points(piece))
+            meta.push_back(code_points(piece))
         self.max_bytes = max_sentence_length
         self.corpus = new Corpus(charsmap, remove_extra_whitespaces, add_dummy_prefix, allow_whitespace_only_pieces,
                                  meta)
