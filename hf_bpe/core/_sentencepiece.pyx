@@ -217,7 +217,7 @@ cdef class SentencePieceCorpus:
                 index = atom_ids.get(atom)
                 if index is None:
                     index = atom_ids[atom] = len(atom_ids)
-                    seed.atoms.push_back(_code_points(atom))
+                    seed.atoms.push_back(code_points(atom))
                     seed.mergeable.push_back(atom in mergeable)
                 seed.rows.push_back(index)
                 total += len(atom)
@@ -226,7 +226,7 @@ cdef class SentencePieceCorpus:
             seed.start.push_back(seed.rows.size())
             seed.counts.push_back(words.counts[w])
         for piece in known:
-            seed.known.push_back(_code_points(piece))
+            seed.known.push_back(code_points(piece))
         del texts, segmented, atom_ids
         cdef Trainer* trainer
         with nogil:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import functools
 import heapq
 import struct
-import warnings
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping
 from types import MappingProxyType
@@ -41,7 +40,7 @@ import regex
 from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel
 from ..core.sentencepiece_normalize import SentencePieceNormalizer
 from .sentencepiece_normalizer import SPACE
-from .sentencepiece_options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, typed
+from .sentencepiece_options import EMPTY_CORPUS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences, typed
 
 __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
            "check_spm_options", "load_sentences", "parse_spm_options", "prepare_training", "select_required",
@@ -570,58 +569,6 @@ def serialize_pieces(final: list[tuple[str, float]], meta: Mapping[int, tuple[st
         "treat_whitespace_as_suffix", "byte_fallback", "unk_id", "bos_id", "eos_id", "pad_id", "unk_piece",
         "bos_piece", "eos_piece", "pad_piece", "unk_surface", *_RECORDED)}}
     return SentencePieceModel(tuple(pieces), trainer, spec)
-
-
-EMPTY_CORPUS = "the corpus holds no text to train on (every sentence was empty after normalization)"
-_MAX_SENTENCE_LENGTH = 1073741824  # spm_train's upper bound for max_sentence_length
-
-
-class LongSentences:
-    """Count the sentences spm_train skips for being longer than ``max_sentence_length`` UTF-8 bytes, so that the
-    skip is said (spm_train logs "Skipped N too long sentences"); items pass through unchanged.
-
-    >>> long = LongSentences(10)
-    >>> list(long.watch(["short", "x" * 11, "é" * 6])), long.count, long.longest
-    (['short', 'xxxxxxxxxxx', 'éééééé'], 2, 12)
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.count = 0
-        self.longest = 0
-
-    def watch(self, texts: Iterable[Any]) -> Iterable[Any]:
-        """Yield ``texts`` as they are, counting the too long ones (only texts of more than limit/4 characters
-        are measured: a character is at most 4 bytes)."""
-        limit = self.limit
-        for text in texts:
-            if isinstance(text, str) and len(text) * 4 > limit:
-                size = len(text.encode("utf-8", "surrogatepass"))
-                if size > limit:
-                    self.count += 1
-                    self.longest = max(self.longest, size)
-            yield text
-
-    def _fix(self) -> str:
-        wanted = min(self.longest, _MAX_SENTENCE_LENGTH)
-        return f"pass max_sentence_length={wanted} to keep them (CLI: --spm max_sentence_length={wanted})"
-
-    def check(self, left: int) -> None:
-        """Warn that sentences were skipped; raise the empty-corpus error, naming the option, when none is left.
-
-        Raises:
-            ValueError: ``left`` is 0.
-        """
-        if not self.count:
-            if not left:
-                raise ValueError(EMPTY_CORPUS)
-            return
-        said = (f"{self.count} sentence(s) longer than max_sentence_length={self.limit} UTF-8 bytes (the longest: "
-                f"{self.longest}) were skipped, as spm_train skips them")
-        if not left:
-            raise ValueError(f"the corpus holds no text to train on: {said}, and the others were empty after "
-                             f"normalization; {self._fix()}")
-        warnings.warn(f"{said}; {self._fix()}", UserWarning, stacklevel=3)
 
 
 def load_sentences(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int, tuple[str, int]],

@@ -4,6 +4,7 @@ one value only, which are refused, and why.
 sentencepiece 0.2.3's options are the fields of its ``TrainerSpec`` and ``NormalizerSpec`` plus ``spm_train``'s own
 flags (``random_seed``, ``minloglevel``). The ones that shape a BPE model are reproduced and checked in
 :data:`hf_bpe.training.sentencepiece_bpe.SPM_DEFAULTS`; every other one is in exactly one table here.
+:class:`LongSentences` says what ``max_sentence_length`` left out, as spm_train logs it.
 
 >>> sorted(set(SPM_NO_EFFECT) & set(SPM_ONLY)), sorted(set(SPM_ONLY) & set(SPM_REFUSED))
 ([], [])
@@ -11,11 +12,12 @@ flags (``random_seed``, ``minloglevel``). The ones that shape a BPE model are re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["SPM_NO_EFFECT", "SPM_ONLY", "SPM_REFUSED", "typed"]
+__all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_NO_EFFECT", "SPM_ONLY", "SPM_REFUSED", "typed"]
 
 # The other spm_train options (sentencepiece 0.2.3's TrainerSpec and NormalizerSpec fields, and spm_train's own
 # flags). Accepted, type-checked and not used: options that cannot change a BPE model (each checked against the
@@ -74,3 +76,55 @@ def typed(name: str, default: Any, value: Any) -> Any:
     elif not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise TypeError(f"{name} must be {kind.__name__}, got {type(value).__name__} {value!r}")
     return value
+
+
+EMPTY_CORPUS = "the corpus holds no text to train on (every sentence was empty after normalization)"
+_MAX_SENTENCE_LENGTH = 1073741824  # spm_train's upper bound for max_sentence_length
+
+
+class LongSentences:
+    """Count the sentences spm_train skips for being longer than ``max_sentence_length`` UTF-8 bytes, so that the
+    skip is said (spm_train logs "Skipped N too long sentences"); items pass through unchanged.
+
+    >>> long = LongSentences(10)
+    >>> list(long.watch(["short", "x" * 11, "é" * 6])), long.count, long.longest
+    (['short', 'xxxxxxxxxxx', 'éééééé'], 2, 12)
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+        self.longest = 0
+
+    def watch(self, texts: Iterable[Any]) -> Iterable[Any]:
+        """Yield ``texts`` as they are, counting the too long ones (only texts of more than limit/4 characters
+        are measured: a character is at most 4 bytes)."""
+        limit = self.limit
+        for text in texts:
+            if isinstance(text, str) and len(text) * 4 > limit:
+                size = len(text.encode("utf-8", "surrogatepass"))
+                if size > limit:
+                    self.count += 1
+                    self.longest = max(self.longest, size)
+            yield text
+
+    def _fix(self) -> str:
+        wanted = min(self.longest, _MAX_SENTENCE_LENGTH)
+        return f"pass max_sentence_length={wanted} to keep them (CLI: --spm max_sentence_length={wanted})"
+
+    def check(self, left: int) -> None:
+        """Warn that sentences were skipped; raise the empty-corpus error, naming the option, when none is left.
+
+        Raises:
+            ValueError: ``left`` is 0.
+        """
+        if not self.count:
+            if not left:
+                raise ValueError(EMPTY_CORPUS)
+            return
+        said = (f"{self.count} sentence(s) longer than max_sentence_length={self.limit} UTF-8 bytes (the longest: "
+                f"{self.longest}) were skipped, as spm_train skips them")
+        if not left:
+            raise ValueError(f"the corpus holds no text to train on: {said}, and the others were empty after "
+                             f"normalization; {self._fix()}")
+        warnings.warn(f"{said}; {self._fix()}", UserWarning, stacklevel=3)
