@@ -311,15 +311,8 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
                                     **options)
     for warning in caught:  # e.g. sentences skipped for max_sentence_length
         log(f"warning: {warning.message}")
-    if model.model_type == "unigram":  # its tokenizer.json comes with the unigram conversion (issue 24, point 3)
-        from .formats import atomic
-
-        folder = atomic.replace_folder(out, {"tokenizer.model": model.to_bytes()}, force=args.force)
-        log(f"wrote a SentencePiece unigram model of {len(model.pieces)} pieces to {os.fspath(folder)} "
-            "(tokenizer.model only)")
-        return 0
     folder = save_sentencepiece(model, out, force=args.force)
-    log(f"wrote a SentencePiece BPE model of {len(model.pieces)} pieces to {os.fspath(folder)}")
+    log(f"wrote a SentencePiece {model.model_type} model of {len(model.pieces)} pieces to {os.fspath(folder)}")
     if note := missing_tokenizer_json(folder):
         log(note)
     return 0
