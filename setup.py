@@ -13,6 +13,9 @@ extensions = [
     Extension("hf_bpe.core._spelling", ["hf_bpe/core/_spelling.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
     Extension("hf_bpe.core._sentencepiece", ["hf_bpe/core/_sentencepiece.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
     Extension("hf_bpe.core._unigram_encode", ["hf_bpe/core/_unigram_encode.pyx"], language="c++", extra_compile_args=_FLAGS + ["-std=c++17"]),
+    # Float32 sums bit for bit as sentencepiece's: no fused multiply-add (spec: hf_bpe/training/unigram_lattice.py).
+    Extension("hf_bpe.core._unigram", ["hf_bpe/core/_unigram.pyx"], language="c++",
+              extra_compile_args=_FLAGS + ["-std=c++17", "-ffp-contract=off", "-pthread"], extra_link_args=["-pthread"]),
 ]
 
 setup(

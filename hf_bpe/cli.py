@@ -96,7 +96,8 @@ def _build_parser() -> argparse.ArgumentParser:
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.add_argument("--algorithm", choices=("bpe", "sentencepiece"), default="bpe",
                        help="bpe: byte-level BPE equal to tokenizers (default); sentencepiece: BPE equal to "
-                            "spm_train --model_type=bpe (tokenizer.model + exact tokenizer.json)")
+                            "spm_train --model_type=bpe (tokenizer.model + exact tokenizer.json), or unigram "
+                            "equal to spm_train --model_type=unigram with --spm model_type=unigram")
     train.add_argument("--spm", action="append", default=[], metavar="KEY=VALUE",
                        help="with --algorithm sentencepiece: an spm_train option by its own name, e.g. "
                             "character_coverage=1.0, byte_fallback=true, user_defined_symbols=<a>,<b>")
@@ -309,6 +310,13 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
                                     **options)
     for warning in caught:  # e.g. sentences skipped for max_sentence_length
         log(f"warning: {warning.message}")
+    if model.model_type == "unigram":  # its tokenizer.json comes with the unigram conversion (issue 24, point 3)
+        from .formats import atomic
+
+        folder = atomic.replace_folder(out, {"tokenizer.model": model.to_bytes()}, force=args.force)
+        log(f"wrote a SentencePiece unigram model of {len(model.pieces)} pieces to {os.fspath(folder)} "
+            "(tokenizer.model only)")
+        return 0
     folder = save_sentencepiece(model, out, force=args.force)
     log(f"wrote a SentencePiece BPE model of {len(model.pieces)} pieces to {os.fspath(folder)}")
     if note := missing_tokenizer_json(folder):

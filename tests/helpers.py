@@ -52,3 +52,18 @@ def fast_fields(ours: object, fast: object) -> dict:
     if transformers_major() < 5 and "token_type_ids" not in ours and "token_type_ids" in fields:  # type: ignore[operator]
         del fields["token_type_ids"]
     return fields
+
+
+def corpus_lines(path: Path, size: int) -> list[str]:
+    """The whole lines of the first ``size`` bytes of a corpus file (a character cut at the end is dropped)."""
+    text = path.read_bytes()[:size].decode("utf-8", "ignore")
+    return text[: text.rfind("\n")].split("\n")
+
+
+def corpus_sample(shared_data: Path, corpus: str, size: int) -> list[str]:
+    """Lines of a ../shared/data corpus: ``en`` (the first ``size`` bytes), ``zh`` (of its first file) or ``multi``
+    (``size`` bytes of each of its first 15 files)."""
+    folder = shared_data / "corpora" / corpus
+    if corpus == "multi":
+        return [line for path in sorted(folder.rglob("*.txt"))[:15] for line in corpus_lines(path, size)]
+    return corpus_lines(sorted(folder.glob("*.txt"))[0], size)

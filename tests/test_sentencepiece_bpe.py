@@ -14,6 +14,7 @@ import hf_bpe
 from hf_bpe.cli import main
 from hf_bpe.formats.sentencepiece_model import SentencePieceModel
 from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
+from helpers import corpus_sample
 
 pytestmark = pytest.mark.crossval
 
@@ -41,25 +42,19 @@ def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceM
     return ours
 
 
-def _lines(path: Path, size: int) -> list[str]:
-    text = path.read_bytes()[:size].decode("utf-8", "ignore")
-    return text[: text.rfind("\n")].split("\n")
-
-
 @pytest.fixture(scope="module")
 def english(shared_data) -> list[str]:
-    return _lines(shared_data / "corpora" / "en" / "english_combined.txt", 300_000)
+    return corpus_sample(shared_data, "en", 300_000)
 
 
 @pytest.fixture(scope="module")
 def chinese(shared_data) -> list[str]:
-    return _lines(sorted((shared_data / "corpora" / "zh").glob("*.txt"))[0], 200_000)
+    return corpus_sample(shared_data, "zh", 200_000)
 
 
 @pytest.fixture(scope="module")
 def multilingual(shared_data) -> list[str]:
-    files = sorted((shared_data / "corpora" / "multi").rglob("*.txt"))[:15]
-    return [line for path in files for line in _lines(path, 30_000)]
+    return corpus_sample(shared_data, "multi", 30_000)
 
 
 _OPTIONS = [
@@ -296,9 +291,9 @@ def test_sentencepiece_bpe_every_spm_train_option_is_classified_and_no_effect_on
     capsys.readouterr()
     # The others are refused with their reason, not the generic list.
     for argv, message in ((["--spm", "pretokenization_delimiter=|"], "it changes the words"),
-                          (["--spm", "model_type=unigram"], "this trainer trains BPE"),
+                          (["--spm", "model_type=char"], "hf_bpe trains BPE"),
                           (["--spm", "vocab_size=50"], "give it as --vocab-size"),
-                          (["--spm", "seed_sentencepieces_file=x"], "unigram only"),
+                          (["--spm", "seed_sentencepieces_file=x"], "a seed file is not read"),
                           (["--spm", "input_format=tsv"], "TSV input"),
                           (["--spm", "enable_differential_privacy=true"], "random noise")):
         assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--out", str(tmp_path / "p"),

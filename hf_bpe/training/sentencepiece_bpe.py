@@ -44,8 +44,8 @@ from .sentencepiece_normalizer import SPACE
 from .sentencepiece_options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, typed
 
 __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
-           "check_spm_options", "parse_spm_options", "prepare_training", "select_required",
-           "train_sentencepiece_reference"]
+           "check_spm_options", "load_sentences", "parse_spm_options", "prepare_training", "select_required",
+           "serialize_pieces", "split_words", "train_sentencepiece_reference", "valid_piece"]
 
 # spm_train's options this trainer reproduces, with spm_train's defaults.
 SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
@@ -124,7 +124,8 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"unknown SentencePiece option(s) {unknown!r}; known: {sorted(_known_options())}")
     for name, (values, why) in SPM_ONLY.items():
         if name in options and typed(name, values[0], options[name]) not in values:
-            raise ValueError(f"{name}={options[name]!r} is not supported ({name}={values[0]!r} only): {why}")
+            accepted = " or ".join(f"{name}={v!r}" for v in values)
+            raise ValueError(f"{name}={options[name]!r} is not supported ({accepted} only): {why}")
     for name in set(options) & set(SPM_NO_EFFECT):  # checked like spm_train, then not used: no effect on BPE
         typed(name, SPM_NO_EFFECT[name][0], options[name])
     merged = dict(SPM_DEFAULTS, **{k: v for k, v in options.items() if k in SPM_DEFAULTS})
@@ -197,6 +198,39 @@ def _f32(value: float) -> float:
     return struct.unpack("<f", struct.pack("<f", value))[0]
 
 
+def valid_piece(piece: str, options: Mapping[str, Any]) -> bool:
+    """IsValidSentencePiece: whether ``piece`` may be a piece under the checked ``options`` (length, '▁' only as a
+    prefix, one Unicode script, digits alone with ``split_digits``, no unknown/boundary/NUL/space character)."""
+    if not piece or len(piece) > options["max_sentencepiece_length"]:
+        return False
+    any_type = None
+    previous: str | None = any_type
+    all_ws = all(c == WS for c in piece)
+    for pos, c in enumerate(piece):
+        if c in (UNK_CHAR, "\x00", BOUNDARY, " "):
+            return False
+        if c == WS:
+            if not options["allow_whitespace_only_pieces"] or not all_ws:
+                if (options["split_by_whitespace"] and pos > 0) or (
+                        not options["split_by_whitespace"] and pos > 0 and pos == len(piece) - 1):
+                    return False
+            continue
+        script: str | None = _script(c)
+        if script in ("Hiragana", "Katakana") or c == "\u30fc":
+            script = "Han"
+        elif script == "Inherited":
+            script = previous
+        if not options["split_by_number"] and _is_decimal(c):
+            script = any_type
+        if options["split_digits"] and _is_decimal(c) and len(piece) > 1:
+            return False
+        if (options["split_by_unicode_script"] and script is not any_type and previous is not any_type
+                and previous != script):
+            return False
+        previous = script
+    return True
+
+
 class _Symbol:
     __slots__ = ("key", "chars", "left", "right", "is_unk", "freq", "positions", "active", "pending", "stale")
 
@@ -257,36 +291,7 @@ class _Trainer:
         self.flush()
 
     def valid(self, piece: str) -> bool:
-        """IsValidSentencePiece."""
-        options = self.options
-        if not piece or len(piece) > options["max_sentencepiece_length"]:
-            return False
-        any_type = None
-        previous: str | None = any_type
-        all_ws = all(c == WS for c in piece)
-        for pos, c in enumerate(piece):
-            if c in (UNK_CHAR, "\x00", BOUNDARY, " "):
-                return False
-            if c == WS:
-                if not options["allow_whitespace_only_pieces"] or not all_ws:
-                    if (options["split_by_whitespace"] and pos > 0) or (
-                            not options["split_by_whitespace"] and pos > 0 and pos == len(piece) - 1):
-                        return False
-                continue
-            script: str | None = _script(c)
-            if script in ("Hiragana", "Katakana") or c == "\u30fc":
-                script = "Han"
-            elif script == "Inherited":
-                script = previous
-            if not options["split_by_number"] and _is_decimal(c):
-                script = any_type
-            if options["split_digits"] and _is_decimal(c) and len(piece) > 1:
-                return False
-            if (options["split_by_unicode_script"] and script is not any_type and previous is not any_type
-                    and previous != script):
-                return False
-            previous = script
-        return True
+        return valid_piece(piece, self.options)
 
     def char_symbol(self, c: str) -> _Symbol:
         symbol = self.cache.get(ord(c))
@@ -456,7 +461,7 @@ _WORDS = regex.compile(f"{WS}[^{WS}]*|[^{WS}]+")
 _WORDS_WS_RUNS = regex.compile(f"{WS}+[^{WS}]*|[^{WS}]+")
 
 
-def _split_words(text: str, allow_ws_only: bool) -> list[str]:
+def split_words(text: str, allow_ws_only: bool) -> list[str]:
     """SplitIntoWords (whitespace as prefix): a word starts at the text's start and at each '▁' (at each run of
     '▁' with ``allow_whitespace_only_pieces``)."""
     return (_WORDS_WS_RUNS if allow_ws_only else _WORDS).findall(text)
@@ -537,19 +542,31 @@ def assemble_model(merged: list[str], required: Mapping[str, int], meta: Mapping
         ValueError: fewer pieces than ``vocab_size`` with ``hard_vocab_limit``.
     """
     final = merged + sorted(required, key=lambda c: (-required[c], c))
+    return serialize_pieces([(piece, -float(index)) for index, piece in enumerate(final)], meta, vocab_size, opts,
+                            spec, model_type=2)
+
+
+def serialize_pieces(final: list[tuple[str, float]], meta: Mapping[int, tuple[str, int]], vocab_size: int,
+                     opts: Mapping[str, Any], spec: dict[str, Any], *, model_type: int) -> SentencePieceModel:
+    """Serialize (trainer_interface.cc): meta pieces at their ids (score 0), the scored pieces in order in the
+    other ids, up to ``vocab_size``; ``model_type`` as the proto's enum (1 unigram, 2 bpe).
+
+    Raises:
+        ValueError: fewer pieces than ``vocab_size`` with ``hard_vocab_limit``.
+    """
     pieces: list[Piece] = []
-    rest = iter(enumerate(final))
+    rest = iter(final)
     for index in range(vocab_size):
         if index in meta:
             pieces.append(Piece(meta[index][0], 0.0, meta[index][1]))
             continue
         found = next(rest, None)
         if found is not None:
-            pieces.append(Piece(found[1], -float(found[0]), NORMAL))
+            pieces.append(Piece(found[0], found[1], NORMAL))
     if len(pieces) != vocab_size and opts["hard_vocab_limit"]:
         raise ValueError(f"vocab_size {vocab_size} is too high for this corpus: it makes at most {len(pieces)} "
                          "pieces; set vocab_size to at most that, or hard_vocab_limit=False")
-    trainer = {"model_type": 2, "vocab_size": len(pieces), **{k: opts[k] for k in (
+    trainer = {"model_type": model_type, "vocab_size": len(pieces), **{k: opts[k] for k in (
         "treat_whitespace_as_suffix", "byte_fallback", "unk_id", "bos_id", "eos_id", "pad_id", "unk_piece",
         "bos_piece", "eos_piece", "pad_piece", "unk_surface", *_RECORDED)}}
     return SentencePieceModel(tuple(pieces), trainer, spec)
@@ -607,24 +624,19 @@ class LongSentences:
         warnings.warn(f"{said}; {self._fix()}", UserWarning, stacklevel=3)
 
 
-def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **options: Any) -> SentencePieceModel:
-    """Train SentencePiece BPE on ``corpus`` (one sentence per str) as ``spm_train --model_type=bpe`` does.
-
-    Args:
-        corpus: the sentences (lines without their newline).
-        vocab_size: the number of pieces, meta pieces included (SentencePiece's ``vocab_size``).
-        options: spm_train's options by their own names (:data:`SPM_DEFAULTS`).
-
-    Returns:
-        The model (pieces with scores and types, trainer and normalizer specs).
+def load_sentences(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int, tuple[str, int]],
+                   spec: dict[str, Any], vocab_size: int,
+                   normalizer_class: Any = SentencePieceNormalizer) -> tuple[list[list[Any]], dict[str, int]]:
+    """LoadSentences (trainer_interface.cc), shared by the BPE and unigram references: the sentences as
+    ``[normalized text, count]`` in spm_train's order (meta pieces replaced by the boundary character, characters
+    outside ``character_coverage`` by the unknown character ``▅``) and the required characters with their counts.
+    ``normalizer_class``: the pure-Python normalizer (the spec) or the compiled one, which gives the same texts.
 
     Raises:
-        ValueError: bad options, an empty corpus, or a vocab_size below the meta pieces plus the required
-            characters (naming both numbers), or above what the corpus can make with ``hard_vocab_limit``.
+        TypeError: a corpus item is not str.
+        ValueError: an empty corpus, or required characters and meta pieces over ``vocab_size``.
     """
-    # 1. Options, meta pieces and the normalizer.
-    opts, meta, spec = prepare_training(vocab_size, options)
-    normalizer = SentencePieceNormalizer(spec)
+    normalizer = normalizer_class(spec)
     meta_matcher = _meta_matcher(piece for piece, _ in meta.values())
     # 2. Sentences (LoadSentences): raw filters, then normalization; an empty result is swapped with the last
     #    sentence (the order matters without split_by_whitespace).
@@ -657,11 +669,36 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
     unknown = {ord(c): UNK_CHAR for c in [*opts["required_chars"], *seen, "\x00", " "] if c not in required}
     for sentence in sentences:
         sentence[0] = sentence[0].translate(unknown)
+    return sentences, required
+
+
+def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **options: Any) -> SentencePieceModel:
+    """Train SentencePiece BPE on ``corpus`` (one sentence per str) as ``spm_train --model_type=bpe`` does.
+
+    Args:
+        corpus: the sentences (lines without their newline).
+        vocab_size: the number of pieces, meta pieces included (SentencePiece's ``vocab_size``).
+        options: spm_train's options by their own names (:data:`SPM_DEFAULTS`).
+
+    Returns:
+        The model (pieces with scores and types, trainer and normalizer specs).
+
+    Raises:
+        ValueError: bad options, an empty corpus, or a vocab_size below the meta pieces plus the required
+            characters (naming both numbers), or above what the corpus can make with ``hard_vocab_limit``.
+    """
+    # 1. Options, meta pieces and the normalizer.
+    if options.get("model_type", "bpe") != "bpe":
+        raise ValueError(f"model_type={options['model_type']!r}: this reference trains BPE; for unigram use "
+                         "hf_bpe.training.unigram_reference.train_unigram_reference")
+    opts, meta, spec = prepare_training(vocab_size, options)
+    # 2-3. Sentences, normalized, with the characters outside the coverage made unknown.
+    sentences, required = load_sentences(corpus, opts, meta, spec, vocab_size)
     # 4. Words (SplitSentencesByWhitespace), most frequent first, then the merge loop.
     if opts["split_by_whitespace"]:
         tokens: Counter[str] = Counter()
         for text, _ in sentences:
-            tokens.update(_split_words(text, opts["allow_whitespace_only_pieces"]))
+            tokens.update(split_words(text, opts["allow_whitespace_only_pieces"]))
         words = sorted(tokens.items(), key=lambda kv: (-kv[1], kv[0]))
     else:
         words = [(text, freq) for text, freq in sentences]

@@ -22,11 +22,12 @@ __all__ = ["SPM_NO_EFFECT", "SPM_ONLY", "SPM_REFUSED", "typed"]
 # real trainer in tests/test_sentencepiece_bpe.py), with spm_train's defaults and why.
 SPM_NO_EFFECT: Mapping[str, tuple[Any, str]] = MappingProxyType({
     "shuffle_input_sentence": (True, "it orders only the sample input_sentence_size > 0 takes"),
+    # The next four shape unigram models (hf_bpe.training.unigram_reference.UNIGRAM_DEFAULTS), not BPE ones.
     "num_threads": (16, "BPE training gives the same model on any number of threads"),
     "seed_sentencepiece_size": (1000000, "unigram's seed pieces"),
     "shrinking_factor": (0.75, "unigram's pruning"),
     "num_sub_iterations": (2, "unigram's EM steps"),
-    "train_extremely_large_corpus": (False, "unigram's 64-bit counts"),
+    "train_extremely_large_corpus": (False, "unused by sentencepiece 0.2.3 (its seed step reads 500 MB chunks)"),
     "mining_sentence_size": (0, "deprecated, unused"),
     "training_sentence_size": (0, "deprecated, unused"),
     "self_test_sample_size": (0, "a log after training"),
@@ -39,7 +40,7 @@ SPM_NO_EFFECT: Mapping[str, tuple[Any, str]] = MappingProxyType({
 })
 # Accepted at these values only (spm_train's default, or what this trainer is): name -> (values, why not others).
 SPM_ONLY: Mapping[str, tuple[tuple[Any, ...], str]] = MappingProxyType({
-    "model_type": (("bpe",), "this trainer trains BPE (spm_train --model_type=bpe)"),
+    "model_type": (("bpe", "unigram"), "hf_bpe trains BPE (spm_train --model_type=bpe) and unigram"),
     "input_format": (("text", ""), "TSV input (sentence<TAB>count) is not read; give one sentence per line"),
     "escape_whitespaces": ((True,), "spm_train refuses escape_whitespaces=false for BPE"),
     "auto_character_coverage": ((False,), "it picks character_coverage itself (with byte_fallback), which this "
@@ -53,7 +54,8 @@ SPM_REFUSED: Mapping[str, str] = MappingProxyType({
     "model_prefix": "the model is written by --out DIR (CLI) or hf_bpe.save_sentencepiece(model, DIR)",
     "vocab_size": "give it as --vocab-size (CLI) or vocab_size= (Python)",
     "pretokenization_delimiter": "it changes the words; this trainer does not reproduce it",
-    "seed_sentencepieces_file": "unigram only (spm_train refuses it for BPE)",
+    "seed_sentencepieces_file": "a seed file is not read (spm_train refuses it for BPE; for unigram, let the corpus "
+                                "give the seeds)",
     "normalization_rule_tsv": "custom normalization rules are not reproduced; use normalization_rule_name",
     "denormalization_rule_tsv": "a denormalizer is not written; leave it out",
 })

@@ -66,16 +66,20 @@ def _file_lines(paths: list[str]) -> Iterable[str]:
 
 def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str = "text",
                         progress: Callable[[int], object] | None = None, **options: Any) -> SentencePieceModel:
-    """Train a SentencePiece BPE model equal to ``spm_train --model_type=bpe`` with the same options.
+    """Train a SentencePiece model equal to ``spm_train`` with the same options: BPE (``model_type="bpe"``, the
+    default here) or unigram (``model_type="unigram"``, spm_train's default, sentencepiece 0.2.3's algorithm).
 
     Args:
         corpus: text files (paths: one sentence per line), a ``datasets`` Dataset (``text_column``), or an iterable
             of str (one sentence each).
         vocab_size: the number of pieces, meta pieces included (spm_train's default 8000).
         text_column: the column of a Dataset.
-        progress: called with the number of pieces added, after each chunk of merges.
-        options: spm_train's options under their own names (``character_coverage``, ``byte_fallback``,
-            ``split_digits``, ``normalization_rule_name``, ``user_defined_symbols``, ...; see ``SPM_DEFAULTS``).
+        progress: called with the number of pieces added, after each chunk of merges (unigram: once, at the end).
+        options: spm_train's options under their own names (``model_type``, ``character_coverage``,
+            ``byte_fallback``, ``split_digits``, ``normalization_rule_name``, ``user_defined_symbols``, ...; see
+            ``SPM_DEFAULTS``; for unigram also ``num_threads`` (default 16: it changes the float sums, hence the
+            model, exactly as in spm_train), ``seed_sentencepiece_size``, ``shrinking_factor``,
+            ``num_sub_iterations``).
 
     Returns:
         The model; ``hf_bpe.save_sentencepiece(model, folder)`` writes ``tokenizer.model`` and the Hugging Face files.
@@ -90,8 +94,18 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
     >>> model = train_sentencepiece(["low lower lowest"] * 3, vocab_size=16)
     >>> [p.piece for p in model.pieces][3:8]
     ['lo', 'low', '▁low', '▁lowe', 'st']
+    >>> train_sentencepiece(["low lower lowest"] * 3, vocab_size=12, model_type="unigram").model_type
+    'unigram'
     """
     from ..core._sentencepiece import SentencePieceCorpus
+
+    if options.get("model_type", "bpe") == "unigram":
+        from .unigram_trainer import train_unigram
+
+        model = train_unigram(sentences_of(corpus, text_column=text_column), vocab_size=vocab_size, **options)
+        if progress is not None:
+            progress(len(model.pieces))
+        return model
 
     # 1. Options, meta pieces, normalizer.
     opts, meta, spec = prepare_training(vocab_size, options)

@@ -26,21 +26,9 @@
 
 #include "pair_map.hpp"
 #include "sp_corpus.hpp"
+#include "sp_piece_check.hpp"
 
 namespace hfbpe_sp {
-
-constexpr int32_t kAnyScript = -1, kInherited = -2;
-
-// What IsValidSentencePiece needs to know about a character.
-struct CharInfo {
-    int32_t script;  // kInherited takes the previous character's script; Hiragana/Katakana already mapped to Han
-    bool decimal, forbidden;
-};
-
-struct Options {
-    int64_t max_piece_length;
-    bool split_by_whitespace, split_by_number, split_by_unicode_script, split_digits, allow_ws_only;
-};
 
 // A seeded start: words as sequences of atoms (indexes into atoms), word i at rows[start[i] .. start[i + 1]).
 struct Seed {
@@ -253,34 +241,14 @@ class Trainer {
 
     // IsValidSentencePiece on left's characters followed by right's.
     bool valid(const Symbol& l, const Symbol& r) const {
-        size_t n = (size_t)l.chars_size + r.chars_size;
         auto at = [&](size_t i) {
             return i < l.chars_size ? chars_[l.chars_begin + i] : chars_[r.chars_begin + (i - l.chars_size)];
         };
-        bool all_ws = true;
-        for (size_t i = 0; i < n; ++i) all_ws = all_ws && at(i) == kWs;
-        int32_t previous = kAnyScript;
-        for (size_t pos = 0; pos < n; ++pos) {
-            uint32_t c = at(pos);
+        auto info = [&](uint32_t c) -> const CharInfo* {
             auto found = info_.find(c);
-            if (found == info_.end() || found->second.forbidden) return false;
-            if (c == kWs) {
-                if (!opt_.allow_ws_only || !all_ws) {
-                    if ((opt_.split_by_whitespace && pos > 0) ||
-                        (!opt_.split_by_whitespace && pos > 0 && pos == n - 1))
-                        return false;
-                }
-                continue;
-            }
-            const CharInfo& ci = found->second;
-            int32_t script = ci.script == kInherited ? previous : ci.script;
-            if (!opt_.split_by_number && ci.decimal) script = kAnyScript;
-            if (opt_.split_digits && ci.decimal && n > 1) return false;
-            if (opt_.split_by_unicode_script && script != kAnyScript && previous != kAnyScript && previous != script)
-                return false;
-            previous = script;
-        }
-        return true;
+            return found == info_.end() ? nullptr : &found->second;
+        };
+        return is_valid_piece((size_t)l.chars_size + r.chars_size, at, info, opt_);
     }
 
     void mark(int32_t symbol) {

@@ -1,0 +1,157 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# distutils: language = c++
+"""Compiled unigram training loops (C++ in csrc/unigram_lattice.hpp): the E-step, Viterbi counts, second-best
+segmentations and unreachable pieces, float32 bit for bit as sentencepiece 0.2.3.
+
+The spec is ``hf_bpe.training.unigram_lattice`` and ``hf_bpe.training.unigram_reference``;
+``hf_bpe.training.unigram_trainer`` drives this module with the reference's own seeds, M-step, pruning arithmetic
+and finalization, so only the loops differ.
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint32_t
+from libcpp cimport bool as cbool
+from libcpp.pair cimport pair
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object)
+    void* PyUnicode_DATA(object)
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
+
+cdef extern from "csrc/unigram_lattice.hpp" namespace "hfbpe_unigram":
+    cdef cppclass Corpus:
+        void add(const uint32_t*, size_t, int64_t) except +
+        size_t size()
+
+    cdef cppclass Model:
+        void set(const vector[vector[uint32_t]]&, const vector[float]&) except +
+        size_t size()
+
+    vector[float] e_step(const Model&, const Corpus&, int, int) except + nogil
+    vector[float] viterbi_counts(const Model&, const Corpus&, int, int) except + nogil
+    void alternatives(const Model&, vector[char]&, vector[vector[int32_t]]&) except + nogil
+    vector[char] reachable(const Model&) except + nogil
+
+cdef extern from "csrc/sp_piece_check.hpp" namespace "hfbpe_sp":
+    cdef struct CharInfo:
+        int32_t script
+        cbool decimal, forbidden
+
+    cdef struct Options:
+        int64_t max_piece_length
+        cbool split_by_whitespace, split_by_number, split_by_unicode_script, split_digits, allow_ws_only
+
+cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
+    cdef cppclass SeedCounter:
+        SeedCounter(unordered_map[uint32_t, CharInfo], Options, size_t) except +
+        void add_chunk(const string&) except + nogil
+        vector[pair[string, float]] best() except + nogil
+
+
+cdef vector[uint32_t] _code_points(str text):
+    cdef vector[uint32_t] out
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    out.reserve(n)
+    for i in range(n):
+        out.push_back(PyUnicode_READ(kind, data, i))
+    return out
+
+
+cdef class UnigramCorpus:
+    """Texts (sentences or words) with their counts, in training order."""
+
+    cdef Corpus corpus
+
+    def __init__(self, texts):
+        cdef vector[uint32_t] chars
+        for text, count in texts:
+            chars = _code_points(text)
+            self.corpus.add(chars.data(), chars.size(), count)
+
+    def __len__(self):
+        return self.corpus.size()
+
+
+cdef class UnigramModel:
+    """The trainer's model: pieces with float32 scores; a piece's id is its index."""
+
+    cdef Model model
+
+    def __init__(self, pieces):
+        cdef vector[vector[uint32_t]] texts
+        cdef vector[float] scores
+        for piece, score in pieces:
+            texts.push_back(_code_points(piece))
+            scores.push_back(score)
+        self.model.set(texts, scores)
+
+    def __len__(self):
+        return self.model.size()
+
+    def e_step(self, UnigramCorpus corpus, int threads, int workers):
+        """RunEStep's expected counts (float32 values), summed per thread as sentencepiece's num_threads split."""
+        cdef vector[float] out
+        with nogil:
+            out = e_step(self.model, corpus.corpus, threads, workers)
+        return out
+
+    def viterbi_counts(self, UnigramCorpus corpus, int threads, int workers):
+        """Each piece's count on the Viterbi paths (float32 values), summed per thread as above."""
+        cdef vector[float] out
+        with nogil:
+            out = viterbi_counts(self.model, corpus.corpus, threads, workers)
+        return out
+
+    def alternatives(self):
+        """(always_keep, alternatives): per piece, whether its best segmentation is itself (or the only one), and
+        the ids of its second-best segmentation."""
+        cdef vector[char] keep
+        cdef vector[vector[int32_t]] alts
+        with nogil:
+            alternatives(self.model, keep, alts)
+        return [bool(k) for k in keep], [list(a) for a in alts]
+
+    def reachable(self):
+        """Per piece, whether Viterbi can choose it (no other segmentation outscores it)."""
+        cdef vector[char] out
+        with nogil:
+            out = reachable(self.model)
+        return [bool(k) for k in out]
+
+
+def seed_candidates(chunks, char_info, opts, Py_ssize_t keep):
+    """The seed step's strings (phases 2-4 of ``hf_bpe.training.unigram_seed``): the best ``keep`` byte strings of
+    the ``chunks`` (bytes of NUL-terminated sentences) with their float32 scores, best first, as (str, float).
+
+    ``char_info``: ``{character: (script code, decimal, forbidden)}`` for every character of the chunks
+    (``hf_bpe.training.sentencepiece_bpe.char_info``); ``opts``: the checked options."""
+    cdef unordered_map[uint32_t, CharInfo] info
+    cdef CharInfo one
+    for c, (script, decimal, forbidden) in char_info.items():
+        one.script, one.decimal, one.forbidden = script, decimal, forbidden
+        info[ord(c)] = one
+    cdef Options options
+    options.max_piece_length = opts["max_sentencepiece_length"]
+    options.split_by_whitespace = opts["split_by_whitespace"]
+    options.split_by_number = opts["split_by_number"]
+    options.split_by_unicode_script = opts["split_by_unicode_script"]
+    options.split_digits = opts["split_digits"]
+    options.allow_ws_only = opts["allow_whitespace_only_pieces"]
+    cdef SeedCounter* counter = new SeedCounter(info, options, keep)
+    cdef string chunk
+    cdef vector[pair[string, float]] best
+    try:
+        for data in chunks:
+            chunk = data
+            with nogil:
+                counter.add_chunk(chunk)
+        with nogil:
+            best = counter.best()
+    finally:
+        del counter
+    return [(p.first.decode("utf-8"), p.second) for p in best]

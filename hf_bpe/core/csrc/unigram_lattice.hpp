@@ -1,0 +1,373 @@
+// Unigram training's hot loops (sentencepiece 0.2.3's unigram_model.cc and unigram_model_trainer.cc), float32 bit
+// for bit: the E-step (forward-backward marginals), Viterbi counts, second-best segmentations and unreachable
+// pieces. The spec is hf_bpe/training/unigram_lattice.py; every float operation is sentencepiece's, in its order and
+// types (float storage, double exp/log/log1p), so this file must be compiled without -ffast-math and with
+// -ffp-contract=off (no fused multiply-add where sentencepiece's x86-64 build has none).
+//
+// Sentences are split among `virtual` threads as sentencepiece splits them (sentence i to thread i % virtual); each
+// virtual thread's float sums are its own, and they are added in thread order at the end, so the result depends on
+// `virtual` exactly as sentencepiece's does, and not on `workers`, the real threads that run the virtual ones.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace hfbpe_unigram {
+
+// Sentences (or words) as code points, with their counts.
+struct Corpus {
+    std::vector<uint32_t> text;
+    std::vector<size_t> offsets{0};
+    std::vector<int64_t> counts;
+
+    void add(const uint32_t* chars, size_t size, int64_t count) {
+        text.insert(text.end(), chars, chars + size);
+        offsets.push_back(text.size());
+        counts.push_back(count);
+    }
+    size_t size() const { return counts.size(); }
+};
+
+// The trainer's model: pieces (code points) with float scores, and a trie for the prefix search.
+class Model {
+  public:
+    void set(const std::vector<std::vector<uint32_t>>& pieces, const std::vector<float>& scores) {
+        pieces_ = pieces;
+        scores_ = scores;
+        children_.clear();
+        terminal_.assign(1, -1);
+        max_length_ = 0;
+        min_score_ = std::numeric_limits<float>::max();
+        for (size_t id = 0; id < pieces.size(); ++id) {
+            uint32_t node = 0;
+            for (uint32_t c : pieces[id]) {
+                const uint64_t key = (uint64_t)node << 21 | c;
+                auto found = children_.find(key);
+                if (found == children_.end()) {
+                    found = children_.emplace(key, (uint32_t)terminal_.size()).first;
+                    terminal_.push_back(-1);
+                }
+                node = found->second;
+            }
+            if (terminal_[node] < 0) terminal_[node] = (int32_t)id;
+            max_length_ = std::max(max_length_, pieces[id].size());
+            min_score_ = std::min(min_score_, scores[id]);
+        }
+        unk_score_ = min_score_ - 10.0f;  // kUnkPenalty, in float
+    }
+    size_t size() const { return scores_.size(); }
+    const std::vector<uint32_t>& piece(size_t id) const { return pieces_[id]; }
+
+    // Calls found(length, id) for each piece that starts text[0..size), shorter first.
+    template <class F>
+    void prefixes(const uint32_t* text, size_t size, F&& found) const {
+        uint32_t node = 0;
+        const size_t limit = std::min(size, max_length_);
+        for (size_t i = 0; i < limit; ++i) {
+            auto next = children_.find((uint64_t)node << 21 | text[i]);
+            if (next == children_.end()) return;
+            node = next->second;
+            if (terminal_[node] >= 0) found(i + 1, terminal_[node]);
+        }
+    }
+    float score(int32_t id) const { return scores_[id]; }
+    float unk_score() const { return unk_score_; }
+
+  private:
+    std::vector<std::vector<uint32_t>> pieces_;
+    std::vector<float> scores_;
+    std::unordered_map<uint64_t, uint32_t> children_;
+    std::vector<int32_t> terminal_;
+    size_t max_length_ = 0;
+    float min_score_ = 0.0f, unk_score_ = 0.0f;
+};
+
+static inline float log_sum_exp(float x, float y, bool init) {
+    if (init) return y;
+    const float vmin = std::min(x, y);
+    const float vmax = std::max(x, y);
+    constexpr float kMinusLogEpsilon = 50;
+    if (vmax > vmin + kMinusLogEpsilon) return vmax;
+    return vmax + std::log1p(std::exp(static_cast<double>(vmin - vmax)));
+}
+
+// One text's lattice: node 0 is BOS, 1 is EOS, then the pieces by start, shorter first, and unknown nodes (id 0).
+class Lattice {
+  public:
+    std::vector<int32_t> ids;
+    std::vector<float> scores;
+    std::vector<uint32_t> starts, lengths;
+    std::vector<std::vector<uint32_t>> begin, end;
+    size_t size = 0;
+
+    void set(const Model& model, const uint32_t* text, size_t n) {
+        size = n;
+        ids.assign({-1, -1});
+        scores.assign({0.0f, 0.0f});
+        starts.assign({0, (uint32_t)n});
+        lengths.assign({0, 0});
+        if (begin.size() < n + 1) {
+            begin.resize(n + 1);
+            end.resize(n + 1);
+        }
+        for (size_t i = 0; i <= n; ++i) {
+            begin[i].clear();
+            end[i].clear();
+        }
+        end[0].push_back(0);
+        begin[n].push_back(1);
+        for (size_t start = 0; start < n; ++start) {
+            bool single = false;
+            model.prefixes(text + start, n - start, [&](size_t length, int32_t id) {
+                insert(start, length, id, model.score(id));
+                single = single || length == 1;
+            });
+            if (!single) insert(start, 1, 0, model.unk_score());
+        }
+    }
+
+    // PopulateMarginal: expected[id] += freq * posterior, in float.
+    void marginal(float freq, std::vector<float>& expected) {
+        const size_t count = ids.size();
+        alpha_.assign(count, 0.0f);
+        beta_.assign(count, 0.0f);
+        for (size_t pos = 0; pos <= size; ++pos) {
+            const auto& ends = end[pos];
+            for (uint32_t right : begin[pos]) {
+                for (uint32_t left : ends)
+                    alpha_[right] = log_sum_exp(alpha_[right], 1.0f * scores[left] + alpha_[left], left == ends[0]);
+            }
+        }
+        for (size_t k = size + 1; k-- > 0;) {
+            const auto& begins = begin[k];
+            for (uint32_t left : end[k]) {
+                for (uint32_t right : begins)
+                    beta_[left] = log_sum_exp(beta_[left], scores[right] + beta_[right], right == begins[0]);
+            }
+        }
+        const float z = alpha_[1];
+        for (size_t pos = 0; pos < size; ++pos) {
+            for (uint32_t node : begin[pos]) {
+                if (ids[node] >= 0)
+                    expected[ids[node]] +=
+                        freq * std::exp(static_cast<double>(alpha_[node] + scores[node] + beta_[node] - z));
+            }
+        }
+    }
+
+    // Viterbi: fills backtrace; returns the best path (BOS and EOS left out) into path, and its score.
+    float viterbi(std::vector<uint32_t>& path) {
+        path.clear();
+        const size_t count = ids.size();
+        backtrace.assign(count, 0.0f);
+        previous_.assign(count, -1);
+        if (size == 0) return 0.0f;
+        for (size_t pos = 0; pos <= size; ++pos) {
+            for (uint32_t right : begin[pos]) {
+                int64_t best = -1;
+                float best_score = 0.0f;
+                for (uint32_t left : end[pos]) {
+                    const float score = backtrace[left] + scores[right];
+                    if (best < 0 || score > best_score) {
+                        best = left;
+                        best_score = score;
+                    }
+                }
+                previous_[right] = best;
+                backtrace[right] = best_score;
+            }
+        }
+        for (int64_t node = previous_[1]; node != -1 && previous_[node] != -1; node = previous_[node])
+            path.push_back((uint32_t)node);
+        std::reverse(path.begin(), path.end());
+        return backtrace[1];
+    }
+
+    // NBest(2, sample=false) by A*, with sentencepiece's agenda limits; returns the number of paths (0, 1 or 2).
+    size_t nbest2(std::vector<uint32_t>& first, std::vector<uint32_t>& second) {
+        first.clear();
+        second.clear();
+        if (size == 0) return 0;
+        std::vector<uint32_t> path;
+        viterbi(path);
+        struct Hyp {
+            uint32_t node;
+            int64_t next;  // index in hyps, -1 for none
+            float fx, gx;
+        };
+        std::vector<Hyp> hyps;
+        struct Less {
+            const std::vector<Hyp>* hyps;
+            bool operator()(int64_t a, int64_t b) const { return (*hyps)[a].fx < (*hyps)[b].fx; }
+        };
+        using Agenda = std::priority_queue<int64_t, std::vector<int64_t>, Less>;
+        Agenda agenda(Less{&hyps});
+        hyps.push_back({1, -1, backtrace[1], 0.0f});
+        agenda.push(0);
+        size_t found = 0, total = 1, allocated = 1, limit = 100000;
+        int shrinks = 0;
+        while (!agenda.empty()) {
+            const int64_t top = agenda.top();
+            agenda.pop();
+            const Hyp hyp = hyps[top];
+            if (hyp.node == 0) {
+                auto& out = found == 0 ? first : second;
+                for (int64_t n = hyp.next; n != -1 && hyps[n].next != -1; n = hyps[n].next) out.push_back(hyps[n].node);
+                if (++found == 2) break;
+                continue;
+            }
+            const auto& ends = end[starts[hyp.node]];
+            for (uint32_t left : ends) {
+                hyps.push_back({left, top, backtrace[left] + hyp.gx, scores[left] + hyp.gx});
+                agenda.push((int64_t)hyps.size() - 1);
+            }
+            total += ends.size();
+            allocated += ends.size();
+            if (total >= 500000 || allocated >= 500000) return fallback(first, second);
+            if (agenda.size() >= 10000 || (agenda.size() > 20 && allocated >= limit)) {
+                if (shrinks >= 10) return fallback(first, second);
+                ++shrinks;
+                std::vector<int64_t> kept;
+                for (size_t i = 0, keep = std::min<size_t>(agenda.size(), 20); i < keep; ++i) {
+                    kept.push_back(agenda.top());
+                    agenda.pop();
+                }
+                Agenda fresh(Less{&hyps});
+                std::vector<char> seen(hyps.size(), 0);
+                allocated = 0;
+                for (int64_t h : kept) {
+                    fresh.push(h);
+                    for (int64_t n = h; n != -1 && !seen[n]; n = hyps[n].next) {
+                        seen[n] = 1;
+                        ++allocated;
+                    }
+                }
+                agenda = std::move(fresh);
+                limit = allocated + 100000;
+            }
+        }
+        return found;
+    }
+
+    std::vector<float> backtrace;
+
+  private:
+    std::vector<float> alpha_, beta_;
+    std::vector<int64_t> previous_;
+
+    void insert(size_t start, size_t length, int32_t id, float score) {
+        const uint32_t node = (uint32_t)ids.size();
+        ids.push_back(id);
+        scores.push_back(score);
+        starts.push_back((uint32_t)start);
+        lengths.push_back((uint32_t)length);
+        begin[start].push_back(node);
+        end[start + length].push_back(node);
+    }
+    size_t fallback(std::vector<uint32_t>& first, std::vector<uint32_t>& second) {
+        second.clear();
+        viterbi(first);
+        return 1;
+    }
+};
+
+// Runs body(virtual_thread, lattice) for each virtual thread on `workers` real threads.
+template <class F>
+void run_virtual(int virtual_threads, int workers, F&& body) {
+    workers = std::max(1, std::min(workers, virtual_threads));
+    std::vector<std::thread> pool;
+    for (int w = 0; w < workers; ++w) {
+        pool.emplace_back([&, w]() {
+            Lattice lattice;
+            for (int n = w; n < virtual_threads; n += workers) body(n, lattice);
+        });
+    }
+    for (auto& t : pool) t.join();
+}
+
+// RunEStep: the expected count of each piece (the virtual threads' float sums, added in thread order).
+inline std::vector<float> e_step(const Model& model, const Corpus& corpus, int virtual_threads, int workers) {
+    std::vector<std::vector<float>> expected(virtual_threads);
+    run_virtual(virtual_threads, workers, [&](int n, Lattice& lattice) {
+        expected[n].assign(model.size(), 0.0f);
+        for (size_t i = n; i < corpus.size(); i += virtual_threads) {
+            lattice.set(model, corpus.text.data() + corpus.offsets[i], corpus.offsets[i + 1] - corpus.offsets[i]);
+            lattice.marginal((float)corpus.counts[i], expected[n]);
+        }
+    });
+    for (int n = 1; n < virtual_threads; ++n)
+        for (size_t k = 0; k < expected[0].size(); ++k) expected[0][k] += expected[n][k];
+    return expected[0];
+}
+
+// PruneSentencePieces' second phase: each piece's count on the Viterbi paths, in float, per virtual thread.
+inline std::vector<float> viterbi_counts(const Model& model, const Corpus& corpus, int virtual_threads, int workers) {
+    std::vector<std::vector<float>> freqs(virtual_threads);
+    run_virtual(virtual_threads, workers, [&](int n, Lattice& lattice) {
+        freqs[n].assign(model.size(), 0.0f);
+        std::vector<uint32_t> path;
+        for (size_t i = n; i < corpus.size(); i += virtual_threads) {
+            lattice.set(model, corpus.text.data() + corpus.offsets[i], corpus.offsets[i + 1] - corpus.offsets[i]);
+            lattice.viterbi(path);
+            for (uint32_t node : path)
+                if (lattice.ids[node] >= 0) freqs[n][lattice.ids[node]] += corpus.counts[i];
+        }
+    });
+    std::vector<float> freq(model.size(), 0.0f);
+    for (int n = 0; n < virtual_threads; ++n)
+        for (size_t k = 0; k < freq.size(); ++k) freq[k] += freqs[n][k];
+    return freq;
+}
+
+// PruneSentencePieces' first phase: keep[i] (0: its best segmentation is split, 1: keep) and, for a piece whose
+// best segmentation is itself, the ids of its second-best one.
+inline void alternatives(const Model& model, std::vector<char>& keep, std::vector<std::vector<int32_t>>& alts) {
+    keep.assign(model.size(), 1);
+    alts.assign(model.size(), {});
+    Lattice lattice;
+    std::vector<uint32_t> first, second;
+    for (size_t i = 0; i < model.size(); ++i) {
+        const auto& piece = model.piece(i);
+        lattice.set(model, piece.data(), piece.size());
+        const size_t found = lattice.nbest2(first, second);
+        if (found == 1) continue;
+        if (first.size() >= 2) {
+            keep[i] = 0;
+        } else if (first.size() == 1) {
+            for (uint32_t node : second) alts[i].push_back(lattice.ids[node]);
+        }
+    }
+}
+
+// PruneUnreachableSentencePieces: reachable[i] unless another segmentation outscores the piece itself.
+inline std::vector<char> reachable(const Model& model) {
+    std::vector<char> out(model.size(), 0);
+    Lattice lattice;
+    std::vector<uint32_t> path;
+    for (size_t i = 0; i < model.size(); ++i) {
+        const auto& piece = model.piece(i);
+        lattice.set(model, piece.data(), piece.size());
+        int64_t self = -1;
+        for (uint32_t node : lattice.begin[0]) {
+            if (lattice.ids[node] == (int32_t)i && lattice.lengths[node] == lattice.size) {
+                self = node;
+                break;
+            }
+        }
+        if (self < 0) continue;
+        const float original = lattice.scores[self];
+        lattice.scores[self] = -std::numeric_limits<float>::infinity();
+        const float alternative = lattice.viterbi(path);
+        out[i] = !(!path.empty() && alternative > original);
+    }
+    return out;
+}
+
+}  // namespace hfbpe_unigram

@@ -1,0 +1,181 @@
+// Unigram's seed step (sentencepiece 0.2.3's MakeSeedSentencePiecesFromCorpus), compiled: each chunk's suffix array
+// (prefix doubling with radix sorts, O(n log n)) and LCP array (Kasai, O(n)) are walked as an LCP-interval tree; the
+// byte strings that pass sentencepiece's checks add their counts into one table, which keeps the best 8 * keep
+// entries when it grows past 16 * keep, and gives the best `keep` at the end. The spec is
+// hf_bpe/training/unigram_seed.py (the suffix and LCP arrays are unique, so any correct construction gives libsais's).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sp_piece_check.hpp"
+
+namespace hfbpe_unigram {
+
+using hfbpe_sp::CharInfo;
+using hfbpe_sp::Options;
+
+// The suffix array of s[0..n): a shorter suffix before the longer ones it begins.
+inline std::vector<int32_t> suffix_array(const uint8_t* s, int32_t n) {
+    std::vector<int32_t> sa(n), rank(n), tmp(n), count(std::max<int32_t>(n, 256) + 1);
+    for (int32_t i = 0; i < n; ++i) ++count[s[i] + 1];
+    for (size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
+    for (int32_t i = 0; i < n; ++i) sa[count[s[i]]++] = i;
+    int32_t classes = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        if (i > 0 && s[sa[i]] != s[sa[i - 1]]) ++classes;
+        rank[sa[i]] = classes;
+    }
+    for (int64_t k = 1; classes + 1 < n; k *= 2) {
+        // Order by the second half (past the end first), then a stable counting sort by the first half.
+        int32_t at = 0;
+        for (int32_t i = (int32_t)std::max<int64_t>(0, n - k); i < n; ++i) tmp[at++] = i;
+        for (int32_t i = 0; i < n; ++i)
+            if (sa[i] >= k) tmp[at++] = (int32_t)(sa[i] - k);
+        std::fill(count.begin(), count.begin() + classes + 2, 0);
+        for (int32_t i = 0; i < n; ++i) ++count[rank[i] + 1];
+        for (int32_t i = 1; i <= classes + 1; ++i) count[i] += count[i - 1];
+        for (int32_t i = 0; i < n; ++i) sa[count[rank[tmp[i]]]++] = tmp[i];
+        auto second = [&](int32_t i) { return i + k < n ? rank[i + k] : -1; };
+        tmp[sa[0]] = 0;
+        classes = 0;
+        for (int32_t i = 1; i < n; ++i) {
+            if (rank[sa[i]] != rank[sa[i - 1]] || second(sa[i]) != second(sa[i - 1])) ++classes;
+            tmp[sa[i]] = classes;
+        }
+        rank.swap(tmp);
+    }
+    return sa;
+}
+
+// lcp[i]: the longest common prefix of the suffixes sa[i-1] and sa[i]; lcp[0] = 0.
+inline std::vector<int32_t> lcp_array(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa) {
+    std::vector<int32_t> rank(n), lcp(n, 0);
+    for (int32_t i = 0; i < n; ++i) rank[sa[i]] = i;
+    int32_t h = 0;
+    for (int32_t i = 0; i < n; ++i) {
+        if (rank[i] == 0) {
+            h = 0;
+            continue;
+        }
+        const int32_t j = sa[rank[i] - 1];
+        while (i + h < n && j + h < n && s[i + h] == s[j + h]) ++h;
+        lcp[rank[i]] = h;
+        if (h > 0) --h;
+    }
+    return lcp;
+}
+
+class SeedCounter {
+  public:
+    SeedCounter(std::unordered_map<uint32_t, CharInfo> info, Options options, size_t keep)
+        : info_(std::move(info)), opt_(options), keep_(keep) {}
+
+    // Phases 2-3 for one chunk (sentences, each NUL-terminated), then BoundedPriorityQueue::MaybeGc.
+    void add_chunk(const std::string& chunk) {
+        if (chunk.size() >= (size_t)INT32_MAX) throw std::length_error("a seed chunk of 2**31 bytes or more");
+        const int32_t n = (int32_t)chunk.size();
+        const uint8_t* s = reinterpret_cast<const uint8_t*>(chunk.data());
+        const std::vector<int32_t> sa = suffix_array(s, n);
+        const std::vector<int32_t> lcp = lcp_array(s, n, sa);
+        std::vector<std::pair<int32_t, int32_t>> stack{{0, 0}};  // (left end in sa, depth)
+        for (int32_t i = 1; i <= n; ++i) {
+            const int32_t value = i < n ? lcp[i] : 0;
+            int32_t last_left = i - 1;
+            while (value < stack.back().second) {
+                const auto top = stack.back();
+                stack.pop_back();
+                last_left = top.first;
+                process(s, n, sa[top.first], top.second, (uint64_t)(i - top.first));
+                if (value > stack.back().second) stack.emplace_back(top.first, value);
+            }
+            if (value > stack.back().second) stack.emplace_back(last_left, value);
+        }
+        if (counts_.size() > 2 * 8 * keep_) keep_best(8 * keep_);
+    }
+
+    // BoundedPriorityQueue::Get: the best `keep` strings of count >= 2 with their float scores.
+    std::vector<std::pair<std::string, float>> best() {
+        std::vector<Item> items;
+        for (const auto& kv : counts_)
+            if (kv.second >= 2) items.push_back({&kv.first, score(kv.first, kv.second)});
+        const size_t keep = std::min(items.size(), keep_);
+        std::nth_element(items.begin(), items.begin() + keep, items.end(), better);  // a strict total order
+        std::sort(items.begin(), items.begin() + keep, better);
+        std::vector<std::pair<std::string, float>> out;
+        for (size_t i = 0; i < keep; ++i) out.emplace_back(*items[i].key, items[i].score);
+        return out;
+    }
+
+  private:
+    struct Item {
+        const std::string* key;
+        float score;
+    };
+    std::unordered_map<uint32_t, CharInfo> info_;
+    Options opt_;
+    size_t keep_;
+    std::unordered_map<std::string, uint64_t> counts_;
+    std::vector<uint32_t> chars_;
+
+    static bool better(const Item& a, const Item& b) {
+        if (a.score != b.score) return a.score > b.score;
+        if (a.key->size() != b.key->size()) return a.key->size() > b.key->size();
+        return *a.key < *b.key;
+    }
+    static size_t utf8_length(const std::string& piece) {
+        size_t length = 0;
+        for (unsigned char c : piece) length += (c & 0xC0) != 0x80;
+        return length;
+    }
+    static float score(const std::string& piece, uint64_t count) {
+        return static_cast<float>(count) * static_cast<float>(utf8_length(piece));
+    }
+    void keep_best(size_t keep) {
+        std::vector<Item> items;
+        for (const auto& kv : counts_) items.push_back({&kv.first, score(kv.first, kv.second)});
+        keep = std::min(keep, items.size());
+        std::nth_element(items.begin(), items.begin() + keep, items.end(), better);
+        std::unordered_map<std::string, uint64_t> kept;
+        for (size_t i = 0; i < keep; ++i) kept.emplace(*items[i].key, counts_[*items[i].key]);
+        counts_.swap(kept);
+    }
+
+    void process(const uint8_t* s, int32_t n, int32_t offset, int32_t depth, uint64_t freq) {
+        if (depth <= 1 || (int64_t)offset + depth > n) return;
+        if ((s[offset] & 0xC0) == 0x80 || (offset + depth < n && (s[offset + depth] & 0xC0) == 0x80)) return;
+        int32_t size = depth;
+        while (size > 0 && s[offset + size - 1] == 0) --size;  // trailing NULs cut off
+        for (int32_t i = 0; i < size; ++i)
+            if (s[offset + i] == 0) return;
+        if (valid(s + offset, (size_t)size)) counts_[std::string(reinterpret_cast<const char*>(s + offset), size)] += freq;
+    }
+
+    // The characters' count in (1, max_piece_length] and IsValidSentencePiece.
+    bool valid(const uint8_t* piece, size_t size) {
+        size_t n = 0;
+        for (size_t i = 0; i < size; ++i) n += (piece[i] & 0xC0) != 0x80;
+        if (n <= 1 || (int64_t)n > opt_.max_piece_length) return false;
+        chars_.clear();
+        for (size_t i = 0; i < size;) {
+            const uint8_t c = piece[i];
+            const size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+            uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+            for (size_t k = 1; k < len && i + k < size; ++k) cp = cp << 6 | (piece[i + k] & 0x3F);
+            chars_.push_back(cp);
+            i += len;
+        }
+        auto info = [&](uint32_t c) -> const CharInfo* {
+            auto found = info_.find(c);
+            return found == info_.end() ? nullptr : &found->second;
+        };
+        return hfbpe_sp::is_valid_piece(n, [&](size_t i) { return chars_[i]; }, info, opt_);
+    }
+};
+
+}  // namespace hfbpe_unigram

@@ -1,0 +1,251 @@
+"""Unigram training equals ``spm_train --model_type=unigram`` (sentencepiece 0.2.3): pieces, score bits, types
+(issue 24, point 1)."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import pytest
+import sentencepiece as spm
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import hf_bpe
+from hf_bpe.cli import main
+from hf_bpe.formats.sentencepiece_model import SentencePieceModel
+from hf_bpe.training.unigram_lattice import _heap_pop, _heap_push
+from hf_bpe.training.unigram_reference import train_unigram_reference
+from hf_bpe.training.unigram_trainer import train_unigram
+from hf_bpe.training import unigram_seed
+from hf_bpe.training.unigram_seed import lcp_array, suffix_array
+from helpers import corpus_sample
+
+pytestmark = pytest.mark.crossval
+
+
+def _spm(lines: list[str], vocab_size: int, **options) -> SentencePieceModel:
+    written = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=written, model_type="unigram",
+                                   vocab_size=vocab_size, minloglevel=2, **options)
+    return SentencePieceModel.from_bytes(written.getvalue())
+
+
+def _triples(model: SentencePieceModel) -> list[tuple[str, str, int]]:
+    """Piece, score as its float32 bits (hex), type."""
+    return [(p.piece, struct.pack("<f", p.score).hex(), p.type) for p in model.pieces]
+
+
+def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceModel:
+    """hf_bpe's unigram trainer (the compiled loops, through the public API) equals spm_train, or both refuse the
+    input."""
+    try:
+        theirs = _triples(_spm(lines, vocab_size, **options))
+    except RuntimeError as exc:  # e.g. vocab_size above what the corpus gives, with hard_vocab_limit
+        with pytest.raises(ValueError):
+            hf_bpe.train_sentencepiece(lines, vocab_size=vocab_size, model_type="unigram", **options)
+        return pytest.skip(f"spm_train refuses it too: {str(exc)[:80]}")  # type: ignore[return-value]
+    ours = hf_bpe.train_sentencepiece(lines, vocab_size=vocab_size, model_type="unigram", **options)
+    mine = _triples(ours)
+    first = next((i for i, (x, y) in enumerate(zip(mine, theirs)) if x != y), min(len(mine), len(theirs)))
+    assert mine == theirs, f"first difference at id {first}: ours {mine[first:first + 3]}, spm {theirs[first:first + 3]}"
+    assert ours.model_type == "unigram"
+    return ours
+
+
+@pytest.fixture(scope="module")
+def english(shared_data) -> list[str]:
+    return corpus_sample(shared_data, "en", 12_000)
+
+
+@pytest.fixture(scope="module")
+def chinese(shared_data) -> list[str]:
+    return corpus_sample(shared_data, "zh", 10_000)
+
+
+@pytest.fixture(scope="module")
+def multilingual(shared_data) -> list[str]:
+    return corpus_sample(shared_data, "multi", 1_000)
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("threads", [1, 2, 16])
+@pytest.mark.parametrize(("corpus", "vocab_size"), [("english", 300), ("chinese", 700), ("multilingual", 500)])
+def test_unigram_corpora_equal_spm_train_for_each_thread_count(request, corpus, vocab_size, threads):
+    """The E-step and pruning sums follow spm_train's thread split: equal for 1, 2 and 16 threads."""
+    _assert_same(request.getfixturevalue(corpus), vocab_size, num_threads=threads, hard_vocab_limit=False)
+
+
+_OPTIONS = [
+    {"byte_fallback": True},
+    {"split_digits": True, "max_sentencepiece_length": 6},
+    {"max_sentencepiece_length": 3},
+    {"add_dummy_prefix": False},
+    {"remove_extra_whitespaces": False},
+    {"normalization_rule_name": "identity"},
+    {"split_by_whitespace": False},
+    {"split_by_unicode_script": False, "split_by_number": False},
+    {"control_symbols": ["<ctl>"], "user_defined_symbols": ["<sep>", "@@"]},
+    {"character_coverage": 0.98},
+    {"allow_whitespace_only_pieces": True},
+    {"unk_id": 3, "bos_id": -1, "eos_id": 0, "pad_id": 1},
+    {"required_chars": "xyzé"},
+    {"seed_sentencepiece_size": 300, "hard_vocab_limit": False},
+    {"seed_sentencepiece_size": 0},
+    {"shrinking_factor": 0.6},
+    {"num_sub_iterations": 1},
+    {"num_sub_iterations": 3},
+    {"vocab_size": 450, "hard_vocab_limit": True},
+]
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("options", _OPTIONS, ids=[repr(o) for o in _OPTIONS])
+def test_unigram_english_equals_spm_train_with_each_option(english, options):
+    options = dict(options)
+    vocab_size = options.pop("vocab_size", 600 if options.get("byte_fallback") else 350)
+    _assert_same(english, vocab_size, num_threads=2, **options)
+
+
+# Small alphabets (many ties), repeated words, CJK, digits, whitespace runs and characters the normalizer changes.
+_ALPHABET = st.sampled_from(list("aab  b1２アカ中文éΩ-.") + ["  ", "\t", "99", "ab", "aaaa", "中文中", "ﬁ"])
+_WORDS = st.sampled_from(["the", "then", "there", "a", "an", "and", "中文", "文字", "123", "▁x"])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.lists(_ALPHABET, max_size=12).map("".join), min_size=1, max_size=25),
+       vocab_size=st.integers(10, 40), threads=st.sampled_from([1, 2, 16]),
+       options=st.sampled_from([{}, {"split_by_whitespace": False}, {"character_coverage": 0.98},
+                                {"max_sentencepiece_length": 2}, {"split_digits": True}, {"byte_fallback": True}]))
+def test_unigram_generated_corpora_equal_spm_train(lines, vocab_size, threads, options):
+    if options.get("byte_fallback"):
+        vocab_size += 259
+    try:
+        theirs = _triples(_spm(lines, vocab_size, num_threads=threads, hard_vocab_limit=False, **options))
+    except RuntimeError:
+        with pytest.raises(ValueError):
+            train_unigram_reference(lines, vocab_size=vocab_size, num_threads=threads, hard_vocab_limit=False,
+                                    **options)
+        return
+    for train in (train_unigram_reference, train_unigram):  # the reference and the compiled loops
+        ours = train(lines, vocab_size=vocab_size, num_threads=threads, hard_vocab_limit=False, **options)
+        assert _triples(ours) == theirs, train.__name__
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(words=st.lists(st.lists(_WORDS, min_size=1, max_size=8).map(" ".join), min_size=2, max_size=40),
+       vocab_size=st.integers(12, 30), threads=st.sampled_from([1, 2, 16]))
+def test_unigram_repeated_words_equal_spm_train(words, vocab_size, threads):
+    """Repeated words: many equal counts, seeds that end sentences (counted twice by spm_train's NUL trimming)."""
+    try:
+        theirs = _triples(_spm(words, vocab_size, num_threads=threads, hard_vocab_limit=False))
+    except RuntimeError:
+        return
+    for train in (train_unigram_reference, train_unigram):
+        assert _triples(train(words, vocab_size=vocab_size, num_threads=threads, hard_vocab_limit=False)) == theirs
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(data=st.binary(max_size=60) | st.lists(st.sampled_from([b"a", b"b", b"\0"]), max_size=60).map(b"".join))
+def test_suffix_and_lcp_arrays_equal_the_naive_ones(data):
+    naive = sorted(range(len(data)), key=lambda i: data[i:])
+    assert suffix_array(data) == naive
+    lcp = lcp_array(data, naive)
+    for i in range(1, len(data)):
+        a, b = data[naive[i - 1]:], data[naive[i]:]
+        assert lcp[i] == next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(values=st.lists(st.integers(0, 4), max_size=40))
+def test_heap_pops_the_highest_first(values):
+    """libstdc++'s heap order is what ties follow; whatever the ties, pops come highest first, each item once."""
+    heap: list[list] = []
+    items = [[i, None, float(v), 0.0] for i, v in enumerate(values)]
+    for item in items:
+        _heap_push(heap, item)
+    popped = [_heap_pop(heap) for _ in items]
+    assert [p[2] for p in popped] == sorted(values, reverse=True)
+    assert sorted(p[0] for p in popped) == list(range(len(values)))
+
+
+def test_unigram_options_are_checked_as_spm_train_checks_them():
+    for bad in ({"num_threads": 0}, {"shrinking_factor": 0.3}, {"num_sub_iterations": 11},
+                {"seed_sentencepiece_size": -1}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="unigram", **bad)
+    with pytest.raises(TypeError, match="num_threads"):
+        hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="unigram", num_threads="2")
+    with pytest.raises(ValueError, match="seed_sentencepieces_file"):
+        hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="unigram", seed_sentencepieces_file="x")
+    with pytest.raises(ValueError, match="model_type"):
+        hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="char")
+    with pytest.raises(ValueError, match="model_type"):
+        from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
+        train_sentencepiece_reference(["a b"], vocab_size=8, model_type="unigram")
+
+
+def test_cli_trains_unigram_equal_to_spm_train(tmp_path, capsys):
+    corpus = tmp_path / "corpus.txt"
+    lines = ["the cat sat on the mat", "the dog sat on the log", "cats and dogs", "1234 5678"] * 3
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--vocab-size", "24", "--out",
+                 str(tmp_path / "out"), "--spm", "model_type=unigram", "--spm", "num_threads=1"]) == 0
+    written = (tmp_path / "out" / "tokenizer.model").read_bytes()
+    expected = io.BytesIO()
+    spm.SentencePieceTrainer.train(input=str(corpus), model_writer=expected, model_type="unigram", vocab_size=24,
+                                   num_threads=1, minloglevel=2)
+    assert _triples(SentencePieceModel.from_bytes(written)) == _triples(
+        SentencePieceModel.from_bytes(expected.getvalue()))
+    processor = spm.SentencePieceProcessor(model_proto=written)  # sentencepiece loads it and encodes as its own
+    reference = spm.SentencePieceProcessor(model_proto=expected.getvalue())
+    assert processor.encode(lines, out_type=str) == reference.encode(lines, out_type=str)
+    assert "unigram" in capsys.readouterr().err
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("threads", [1, 16])
+def test_unigram_compiled_loops_equal_the_reference(english, threads):
+    """The compiled loops and the pure-Python ones give the same model, whatever the real threads."""
+    from hf_bpe.training.unigram_reference import run_unigram
+    from hf_bpe.training.unigram_trainer import CompiledLoops
+
+    expected = _triples(train_unigram_reference(english, vocab_size=300, num_threads=threads))
+    for workers in (1, 2, 3):
+        class Loops(CompiledLoops):
+            def __init__(self, texts, n, w=workers):
+                super().__init__(texts, n, w)
+
+        assert _triples(run_unigram(english, 300, {"num_threads": threads}, Loops)) == expected, workers
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.lists(_ALPHABET, max_size=12).map("".join), min_size=1, max_size=25),
+       chunk=st.integers(1, 80), keep=st.integers(1, 12), options=st.sampled_from(
+           [{}, {"split_by_whitespace": False}, {"max_sentencepiece_length": 2}, {"split_digits": True},
+            {"allow_whitespace_only_pieces": True}, {"split_by_unicode_script": False, "split_by_number": False}]))
+def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
+    """Small chunks and a small table: several chunks add into one table, which keeps its best entries."""
+    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+
+    opts = {**SPM_DEFAULTS, **options, "seed_sentencepiece_size": keep}
+    sentences = [[text.replace(" ", "\u2581"), 1 + len(text) % 2] for text in lines if text]
+    assume(sentences)  # LoadSentences leaves at least one
+    saved = unigram_seed.CHUNK_BYTES
+    unigram_seed.CHUNK_BYTES = chunk
+    try:
+        expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
+        assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
+                                        candidates=unigram_seed.compiled_candidates) == expected
+    finally:
+        unigram_seed.CHUNK_BYTES = saved
+
+
+@pytest.mark.shared_data
+def test_num_threads_changes_the_model_as_in_spm_train(english):
+    """spm_train's float sums depend on num_threads (here 160 of 300 pieces differ, in score bits or order, between
+    1 and 16 threads): the thread-count tests above compare models that really differ."""
+    one = hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram", num_threads=1)
+    sixteen = hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram", num_threads=16)
+    assert _triples(one) != _triples(sixteen)
+    assert _triples(sixteen) == _triples(hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram"))
