@@ -7,7 +7,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["LOADERS", "Evaluated", "EvaluatedHFBPE", "EvaluatedSentencePiece", "EvaluatedTokenizers", "partial_character"]
+__all__ = ["LOADERS", "UNIGRAM_LOADERS", "Evaluated", "EvaluatedHFBPE", "EvaluatedHFUnigram", "EvaluatedSentencePiece",
+           "EvaluatedTokenizers", "EvaluatedTokenizersUnigram", "partial_character"]
 
 
 class Evaluated:
@@ -67,6 +68,10 @@ class EvaluatedHFBPE(Evaluated):
 
     def is_fallback(self, token_id: int) -> bool:
         return self._partial[token_id]
+
+    def vocabulary(self, specials: Iterable[str] = ()) -> set[bytes]:
+        """The learned tokens as bytes (special tokens are kept apart by the model)."""
+        return set(self.model.vocab)
 
 
 class EvaluatedTokenizers(Evaluated):
@@ -165,4 +170,63 @@ class EvaluatedSentencePiece(Evaluated):
                 if not (self.sp.is_control(i) or self.sp.is_unknown(i) or self.sp.id_to_piece(i) in skip)}
 
 
+class EvaluatedHFUnigram(EvaluatedSentencePiece):
+    """hf_bpe's unigram model (a ``tokenizer.model``), encoded by hf_bpe's own :class:`UnigramModel`."""
+
+    name = "hf_bpe"
+
+    def __init__(self, path: Path) -> None:
+        from ...formats.sentencepiece_model import SentencePieceModel
+        from ...model.unigram import UnigramModel
+
+        super().__init__(path)
+        self.model = UnigramModel.from_sentencepiece(SentencePieceModel.load(self.path))
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        return [self.model.encode(t) for t in texts]
+
+
+class EvaluatedTokenizersUnigram(Evaluated):
+    """A `tokenizers` ``Unigram`` tokenizer.json: pieces with ``▁`` for a space, no byte fallback."""
+
+    name = "tokenizers"
+
+    def __init__(self, path: Path) -> None:
+        from tokenizers import Tokenizer
+
+        file = path / "tokenizer.json" if path.is_dir() else path
+        if not file.is_file():
+            raise FileNotFoundError(f"no tokenizer.json at {os.fspath(path)!r}; pass a tokenizer.json file or a folder "
+                                    "that holds one")
+        self.path = file
+        self.tokenizer = Tokenizer.from_file(os.fspath(file))
+        self.added = {t.content for t in self.tokenizer.get_added_tokens_decoder().values()}
+        self._unknown = self.tokenizer.token_to_id("<unk>")
+        self._bytes = {i: b"" if t in self.added else t.replace("\u2581", " ").encode("utf-8")
+                       for t, i in self.tokenizer.get_vocab(with_added_tokens=True).items()}
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=False)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        return self._bytes[token_id]
+
+    def is_fallback(self, token_id: int) -> bool:
+        return False  # tokenizers' UnigramTrainer learns no byte pieces
+
+    def is_unknown(self, token_id: int) -> bool:
+        return token_id == self._unknown
+
+    def vocabulary(self, specials: Iterable[str] = ()) -> set[bytes]:
+        """Pieces as bytes (``▁`` -> space), without the special tokens and ``<unk>``."""
+        skip = self.added | set(specials)
+        return {self._bytes[i] for t, i in self.tokenizer.get_vocab(with_added_tokens=True).items() if t not in skip}
+
+
 LOADERS = {"hf_bpe": EvaluatedHFBPE, "tokenizers": EvaluatedTokenizers, "sentencepiece": EvaluatedSentencePiece}
+# With algorithm="unigram": hf_bpe and sentencepiece both write tokenizer.model files; tokenizers a Unigram model.
+UNIGRAM_LOADERS = {"hf_bpe": EvaluatedHFUnigram, "tokenizers": EvaluatedTokenizersUnigram,
+                   "sentencepiece": EvaluatedSentencePiece}
