@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import struct
+import warnings
 
 import pytest
 import sentencepiece as spm
@@ -74,6 +75,22 @@ def multilingual(shared_data) -> list[str]:
 def test_unigram_corpora_equal_spm_train_for_each_thread_count(request, corpus, vocab_size, threads):
     """The E-step and pruning sums follow spm_train's thread split: equal for 1, 2 and 16 threads."""
     _assert_same(request.getfixturevalue(corpus), vocab_size, num_threads=threads, hard_vocab_limit=False)
+
+
+@pytest.mark.shared_data
+@pytest.mark.slow
+@pytest.mark.parametrize(("corpus", "vocab_size"), [("en", 8000), ("en", 32000), ("zh", 16000)])
+def test_unigram_whole_corpora_equal_spm_train(shared_data, corpus, vocab_size):
+    """The compiled trainer on whole corpora (English 23.5 MB, the four Chinese files 22.1 MB) read as
+    ``spm_train --input`` reads them, with spm_train's defaults (16 threads); minutes each."""
+    paths = sorted((shared_data / "corpora" / corpus).glob("*.txt"))
+    written = io.BytesIO()
+    spm.SentencePieceTrainer.train(input=",".join(map(str, paths)), model_writer=written, model_type="unigram",
+                                   vocab_size=vocab_size, minloglevel=2)
+    with warnings.catch_warnings():  # the skipped long lines are said (tested with BPE); spm_train skips them too
+        warnings.simplefilter("ignore", UserWarning)
+        ours = hf_bpe.train_sentencepiece(paths, vocab_size=vocab_size, model_type="unigram")
+    assert _triples(ours) == _triples(SentencePieceModel.from_bytes(written.getvalue()))
 
 
 _OPTIONS = [
@@ -219,13 +236,15 @@ def test_unigram_compiled_loops_equal_the_reference(english, threads):
         assert _triples(run_unigram(english, 300, {"num_threads": threads}, Loops)) == expected, workers
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(st.lists(_ALPHABET, max_size=12).map("".join), min_size=1, max_size=25),
-       chunk=st.integers(1, 80), keep=st.integers(1, 12), options=st.sampled_from(
+       chunk=st.integers(1, 80), keep=st.sampled_from([1, 3, 12, 1000]), options=st.sampled_from(
            [{}, {"split_by_whitespace": False}, {"max_sentencepiece_length": 2}, {"split_digits": True},
+            {"max_sentencepiece_length": 1}, {"max_sentencepiece_length": 3, "split_by_whitespace": False},
             {"allow_whitespace_only_pieces": True}, {"split_by_unicode_script": False, "split_by_number": False}]))
 def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
-    """Small chunks and a small table: several chunks add into one table, which keeps its best entries."""
+    """Small chunks and small tables: several chunks add into one table, which keeps its best entries; small
+    max_sentencepiece_length: the compiled walk orders suffixes by their first 4 * max + 3 bytes only."""
     from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
 
     opts = {**SPM_DEFAULTS, **options, "seed_sentencepiece_size": keep}
@@ -249,3 +268,18 @@ def test_num_threads_changes_the_model_as_in_spm_train(english):
     sixteen = hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram", num_threads=16)
     assert _triples(one) != _triples(sixteen)
     assert _triples(sixteen) == _triples(hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram"))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(words=st.lists(st.lists(_WORDS, min_size=1, max_size=8).map(" ".join), min_size=1, max_size=12),
+       repeat=st.integers(2, 4), length=st.integers(1, 4))
+def test_compiled_seed_step_equals_the_reference_on_repeated_sentences(words, repeat, length):
+    """Repeated sentences make suffixes that agree far beyond the deepest piece, ordered arbitrarily by the compiled
+    walk: the LCP values after them must still be exact."""
+    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+
+    opts = {**SPM_DEFAULTS, "max_sentencepiece_length": length, "seed_sentencepiece_size": 1000}
+    sentences = [["\u2581" + text.replace(" ", "\u2581"), 1] for text in words * repeat]
+    expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
+    assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
+                                    candidates=unigram_seed.compiled_candidates) == expected

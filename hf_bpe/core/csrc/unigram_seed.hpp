@@ -20,8 +20,10 @@ namespace hfbpe_unigram {
 using hfbpe_sp::CharInfo;
 using hfbpe_sp::Options;
 
-// The suffix array of s[0..n): a shorter suffix before the longer ones it begins.
-inline std::vector<int32_t> suffix_array(const uint8_t* s, int32_t n) {
+// The suffixes of s[0..n) in order of their first `depth` bytes (a shorter suffix before the longer ones it
+// begins; suffixes with the same first `depth` bytes in any order), by prefix doubling with radix sorts:
+// O(n log depth) time, 3 + 1 int32 per byte. depth >= n gives the suffix array.
+inline std::vector<int32_t> suffix_order(const uint8_t* s, int32_t n, int64_t depth) {
     std::vector<int32_t> sa(n), rank(n), tmp(n), count(std::max<int32_t>(n, 256) + 1);
     for (int32_t i = 0; i < n; ++i) ++count[s[i] + 1];
     for (size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
@@ -31,7 +33,7 @@ inline std::vector<int32_t> suffix_array(const uint8_t* s, int32_t n) {
         if (i > 0 && s[sa[i]] != s[sa[i - 1]]) ++classes;
         rank[sa[i]] = classes;
     }
-    for (int64_t k = 1; classes + 1 < n; k *= 2) {
+    for (int64_t k = 1; classes + 1 < n && k < depth; k *= 2) {
         // Order by the second half (past the end first), then a stable counting sort by the first half.
         int32_t at = 0;
         for (int32_t i = (int32_t)std::max<int64_t>(0, n - k); i < n; ++i) tmp[at++] = i;
@@ -53,8 +55,11 @@ inline std::vector<int32_t> suffix_array(const uint8_t* s, int32_t n) {
     return sa;
 }
 
-// lcp[i]: the longest common prefix of the suffixes sa[i-1] and sa[i]; lcp[0] = 0.
-inline std::vector<int32_t> lcp_array(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa) {
+// lcp[i]: the longest common prefix of the suffixes sa[i-1] and sa[i], at most cap; lcp[0] = 0; sa in the order of
+// the first cap + 1 bytes (suffix_order). Kasai's bound (the next suffix's LCP is at least this one's minus 1) holds
+// after an LCP of at most cap (the two suffixes differ where sa's order is exact); after two suffixes tied on cap + 1
+// bytes (ordered arbitrarily) the next LCP is counted from 0: O(n * cap) at worst.
+inline std::vector<int32_t> lcp_array(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa, int32_t cap) {
     std::vector<int32_t> rank(n), lcp(n, 0);
     for (int32_t i = 0; i < n; ++i) rank[sa[i]] = i;
     int32_t h = 0;
@@ -64,9 +69,9 @@ inline std::vector<int32_t> lcp_array(const uint8_t* s, int32_t n, const std::ve
             continue;
         }
         const int32_t j = sa[rank[i] - 1];
-        while (i + h < n && j + h < n && s[i + h] == s[j + h]) ++h;
-        lcp[rank[i]] = h;
-        if (h > 0) --h;
+        while (h <= cap && i + h < n && j + h < n && s[i + h] == s[j + h]) ++h;
+        lcp[rank[i]] = std::min(h, cap);
+        h = h > cap ? 0 : std::max(h - 1, 0);
     }
     return lcp;
 }
@@ -81,8 +86,12 @@ class SeedCounter {
         if (chunk.size() >= (size_t)INT32_MAX) throw std::length_error("a seed chunk of 2**31 bytes or more");
         const int32_t n = (int32_t)chunk.size();
         const uint8_t* s = reinterpret_cast<const uint8_t*>(chunk.data());
-        const std::vector<int32_t> sa = suffix_array(s, n);
-        const std::vector<int32_t> lcp = lcp_array(s, n, sa);
+        // No string deeper than 4 * max_piece_length + 1 bytes can be kept (its NUL-trimmed bytes hold too many
+        // characters or a NUL), and capping the LCP values there leaves the shallower intervals as they are: the
+        // suffixes need only be ordered by their first cap + 1 bytes.
+        const int32_t cap = (int32_t)std::min<int64_t>(4 * opt_.max_piece_length + 2, INT32_MAX - 1);
+        const std::vector<int32_t> sa = suffix_order(s, n, (int64_t)cap + 1);
+        const std::vector<int32_t> lcp = lcp_array(s, n, sa, cap);
         std::vector<std::pair<int32_t, int32_t>> stack{{0, 0}};  // (left end in sa, depth)
         for (int32_t i = 1; i <= n; ++i) {
             const int32_t value = i < n ? lcp[i] : 0;
