@@ -457,7 +457,8 @@ def test_compare_unigram_is_identical_to_spm_train_and_measured_against_tokenize
     heldout = report["corpus"]["heldout"]["documents"]
     exact = report["vs_sentencepiece_exact"]
     assert exact["status"] == "compared", exact["error"]
-    assert exact["pieces"]["identical"] == exact["pieces"]["total"] == 400 and exact["pieces"]["first_difference"] is None
+    assert exact["pieces"]["identical"] == exact["pieces"]["total"] == 400
+    assert exact["pieces"]["first_difference"] is None
     assert exact["scores_identical"] and exact["types_identical"]  # scores compared as float32 bits
     assert exact["encode"]["equal"] == exact["encode"]["total"] == heldout > 50
     assert exact["encode_hf_bpe"]["equal"] == heldout  # hf_bpe's own UnigramModel encodes as sentencepiece

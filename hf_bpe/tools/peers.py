@@ -219,7 +219,12 @@ def _unigram_tokenizer() -> Any:
 
 
 def train_tokenizers_unigram(
-    texts: Iterable[str], *, vocab_size: int, special_tokens: Sequence[str] = (), show_progress: bool = False
+    texts: Iterable[str] | None = None,
+    *,
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    show_progress: bool = False,
 ) -> Any:
     """Train `tokenizers`' ``UnigramTrainer`` on texts as its ``SentencePieceUnigramTokenizer`` does.
 
@@ -227,16 +232,22 @@ def train_tokenizers_unigram(
     ``remove_extra_whitespaces``) and the ``Metaspace`` pre-tokenizer are the nearest
     `tokenizers` spelling of spm_train's defaults; ``<unk>``, ``<s>``, ``</s>`` and the special tokens count in
     ``vocab_size`` as spm_train's meta pieces do. A port, not a reproduction: compared by metrics.
+    Give exactly one of ``texts`` (``train_from_iterator``) and ``files`` (``train``, line by line).
 
     Returns:
         The trained ``tokenizers.Tokenizer``.
     """
     from tokenizers import trainers
 
+    if (texts is None) == (files is None):
+        raise TypeError("give exactly one of texts and files")
     tokenizer = _unigram_tokenizer()
     trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=[*UNIGRAM_META, *special_tokens],
                                       unk_token=UNIGRAM_META[0], show_progress=show_progress)
-    tokenizer.train_from_iterator(texts, trainer)
+    if files is not None:
+        tokenizer.train([os.fspath(f) for f in files], trainer)
+    else:
+        tokenizer.train_from_iterator(texts, trainer)
     return tokenizer
 
 

@@ -87,15 +87,17 @@ class EvaluatedTokenizers(Evaluated):
         self.path = file
         self.tokenizer = Tokenizer.from_file(os.fspath(file))
         self.data = json.loads(file.read_text(encoding="utf-8"))
-        self._bytes: dict[int, bytes] = {}
-        added = {t.content for t in self.tokenizer.get_added_tokens_decoder().values()}
+        self.added = {t.content for t in self.tokenizer.get_added_tokens_decoder().values()}
+        self._bytes = {idx: self._token_bytes(token)
+                       for token, idx in self.tokenizer.get_vocab(with_added_tokens=True).items()}
+
+    def _token_bytes(self, token: str) -> bytes:
         from ...core.bytelevel import str_to_token
 
-        for token, idx in self.tokenizer.get_vocab(with_added_tokens=True).items():
-            try:
-                self._bytes[idx] = token.encode("utf-8") if token in added else str_to_token(token)
-            except ValueError:
-                self._bytes[idx] = token.encode("utf-8")
+        try:
+            return token.encode("utf-8") if token in self.added else str_to_token(token)
+        except ValueError:
+            return token.encode("utf-8")
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
@@ -186,33 +188,15 @@ class EvaluatedHFUnigram(EvaluatedSentencePiece):
         return [self.model.encode(t) for t in texts]
 
 
-class EvaluatedTokenizersUnigram(Evaluated):
+class EvaluatedTokenizersUnigram(EvaluatedTokenizers):
     """A `tokenizers` ``Unigram`` tokenizer.json: pieces with ``▁`` for a space, no byte fallback."""
 
-    name = "tokenizers"
-
     def __init__(self, path: Path) -> None:
-        from tokenizers import Tokenizer
-
-        file = path / "tokenizer.json" if path.is_dir() else path
-        if not file.is_file():
-            raise FileNotFoundError(f"no tokenizer.json at {os.fspath(path)!r}; pass a tokenizer.json file or a folder "
-                                    "that holds one")
-        self.path = file
-        self.tokenizer = Tokenizer.from_file(os.fspath(file))
-        self.added = {t.content for t in self.tokenizer.get_added_tokens_decoder().values()}
+        super().__init__(path)
         self._unknown = self.tokenizer.token_to_id("<unk>")
-        self._bytes = {i: b"" if t in self.added else t.replace("\u2581", " ").encode("utf-8")
-                       for t, i in self.tokenizer.get_vocab(with_added_tokens=True).items()}
 
-    def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
-
-    def decode(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids, skip_special_tokens=False)
-
-    def token_bytes(self, token_id: int) -> bytes:
-        return self._bytes[token_id]
+    def _token_bytes(self, token: str) -> bytes:
+        return b"" if token in self.added else token.replace("\u2581", " ").encode("utf-8")
 
     def is_fallback(self, token_id: int) -> bool:
         return False  # tokenizers' UnigramTrainer learns no byte pieces

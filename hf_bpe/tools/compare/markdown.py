@@ -93,10 +93,8 @@ def _unigram_sections(report: Mapping[str, Any], add: Any) -> None:
     exact = report.get("vs_sentencepiece_exact") or {"status": "not requested", "error": None}
     if not _not_compared(exact, add):
         pieces, enc, own = exact["pieces"], exact["encode"], exact["encode_hf_bpe"]
-        same = (pieces["first_difference"] is None and exact["scores_identical"] and exact["types_identical"]
-                and enc["equal"] == enc["total"] and own["equal"] == own["total"])
         add(f"Both trained on the same documents with the same spm_train options (num_threads "
-            f"{report['options']['num_threads']}): **{'IDENTICAL' if same else 'DIFFERENT'}**.\n")
+            f"{report['options']['num_threads']}): **{'IDENTICAL' if _identical(exact) else 'DIFFERENT'}**.\n")
         add("| check | result |")
         add("|---|---|")
         first = pieces["first_difference"]
@@ -113,8 +111,8 @@ def _unigram_sections(report: Mapping[str, Any], add: Any) -> None:
     if not _not_compared(vs, add):
         _metrics_table(report, "tokenizers", "tokenizers", add)
         o, g = vs["vocab_overlap"], vs["segmentation"]
-        add(f"\nVocabulary overlap (pieces as bytes, `▁` a space): {o['shared']:,} shared of {o['hf_bpe']:,} (hf_bpe) "
-            f"and {o['tokenizers']:,} (tokenizers), Jaccard {num(o['jaccard'], 3)}.  ")
+        add(f"\nVocabulary overlap (pieces as bytes, `▁` a space): {o['shared']:,} shared of {o['hf_bpe']:,} "
+            f"(hf_bpe) and {o['tokenizers']:,} (tokenizers), Jaccard {num(o['jaccard'], 3)}.  ")
         add(f"Segmentation: {g['equal']:,} / {g['total']:,} held-out documents split identically "
             f"({_pct(g['rate'])}); token-boundary F1 {num(g['boundary_f1'], 3)}.\n")
         add("¹ `<0xNN>` pieces (none without byte_fallback, spm_train's default; tokenizers' trainer has none).\n")
@@ -232,30 +230,33 @@ def summary(report: Mapping[str, Any]) -> str:
                      f"encode {e['equal']:,}/{e['total']:,} equal")
     elif vs["status"] != "not requested":
         parts.append(f"tokenizers {vs['status']}")
-    vs = report["vs_sentencepiece"]
-    if vs["status"] == "compared":
-        h = report["heldout"]["hf_bpe"]["all"]["tokens_per_byte"]
-        s = report["heldout"]["sentencepiece"]["all"]["tokens_per_byte"]
-        parts.append(f"tokens/byte hf_bpe {num(h)} vs sentencepiece {num(s)}")
-    elif vs["status"] != "not requested":
-        parts.append(f"sentencepiece {vs['status']}")
+    _metrics_part(report, report["vs_sentencepiece"], "sentencepiece", "sentencepiece", parts)
     return "; ".join(parts) or "report written"
 
+
+def _metrics_part(report: Mapping[str, Any], vs: Mapping[str, Any], peer: str, label: str, parts: list[str]) -> None:
+    """Add the tokens per byte of hf_bpe and a peer compared by metrics (or the peer's status) to ``parts``."""
+    if vs["status"] == "compared":
+        h = report["heldout"]["hf_bpe"]["all"]["tokens_per_byte"]
+        p = report["heldout"][peer]["all"]["tokens_per_byte"]
+        parts.append(f"tokens/byte hf_bpe {num(h)} vs {label} {num(p)}")
+    elif vs["status"] != "not requested":
+        parts.append(f"{peer} {vs['status']}")
+
+
+def _identical(exact: Mapping[str, Any]) -> bool:
+    """Whether an exact section found the two models and all their held-out ids the same."""
+    own = exact.get("encode_hf_bpe") or exact["encode"]
+    return (exact["pieces"]["first_difference"] is None and exact["scores_identical"] and exact["types_identical"]
+            and exact["encode"]["equal"] == exact["encode"]["total"] and own["equal"] == own["total"])
 
 
 def _unigram_summary(report: Mapping[str, Any], parts: list[str]) -> str:
     exact = report.get("vs_sentencepiece_exact")
     if exact and exact["status"] == "compared":
-        same = (exact["pieces"]["first_difference"] is None and exact["scores_identical"]
-                and exact["types_identical"] and exact["encode"]["equal"] == exact["encode"]["total"])
-        parts.append(f"unigram vs sentencepiece: {'identical' if same else 'DIFFERENT'}")
+        parts.append(f"unigram vs sentencepiece: {'identical' if _identical(exact) else 'DIFFERENT'}")
     elif exact:
         parts.append(f"sentencepiece {exact['status']}")
-    vs = report.get("vs_tokenizers_unigram") or {"status": "not requested"}
-    if vs["status"] == "compared":
-        h = report["heldout"]["hf_bpe"]["all"]["tokens_per_byte"]
-        t = report["heldout"]["tokenizers"]["all"]["tokens_per_byte"]
-        parts.append(f"tokens/byte hf_bpe {num(h)} vs tokenizers unigram {num(t)}")
-    elif vs["status"] != "not requested":
-        parts.append(f"tokenizers {vs['status']}")
+    _metrics_part(report, report.get("vs_tokenizers_unigram") or {"status": "not requested"}, "tokenizers",
+                  "tokenizers unigram", parts)
     return "; ".join(parts) or "report written"

@@ -30,7 +30,6 @@ from .evaluated import (
     EvaluatedHFBPE,
     EvaluatedSentencePiece,
     EvaluatedTokenizers,
-    EvaluatedTokenizersUnigram,
 )
 from .markdown import render_markdown
 from .metrics import UNIGRAM_CONVENTION, merge_metrics, metrics, vs_sentencepiece, vs_statistics, vs_tokenizers
@@ -203,7 +202,8 @@ def compare(
         workers: hf_bpe's counting processes (default: as ``hf_bpe.train`` chooses for the split's size).
         algorithm: ``"bpe"`` (byte-level BPE: equal to tokenizers, metrics against SentencePiece BPE) or
             ``"unigram"``: hf_bpe's ``train_sentencepiece(model_type="unigram")`` and spm_train's unigram on the same
-            options (spm_train's defaults, every sentence kept: :func:`hf_bpe.tools.peers.sentencepiece_unigram_options`)
+            options (spm_train's defaults, every sentence kept:
+            :func:`hf_bpe.tools.peers.sentencepiece_unigram_options`)
             must be identical (pieces, float32 score bits, types, held-out ids), and `tokenizers`' ``UnigramTrainer``
             is compared by metrics. The peers keep their names; ``min_frequency`` and ``pattern`` must stay default.
         num_threads: with ``"unigram"``, hf_bpe's and spm_train's ``num_threads`` (default 16, spm_train's: the
@@ -357,7 +357,8 @@ def compare(
             entry["vocab_size"] = _vocab_size(loaded[name])
             if entry["vocab_size"] is not None and entry["vocab_size"] < vocab_size:
                 message = (f"{name} has {entry['vocab_size']} tokens, not the {vocab_size} asked for: the training "
-                           "split ran out of pairs to merge (or of pieces); give a larger corpus or a smaller vocab_size")
+                           "split ran out of pairs to merge (or of pieces); give a larger corpus or a smaller "
+                           "vocab_size")
                 notes.append(message)
                 _say(f"warning: {message}", show_progress)
         report["tokenizers"] = entries
@@ -434,7 +435,7 @@ def _installed(name: str) -> bool:
 def _vocab_size(tok: Evaluated) -> int | None:
     if isinstance(tok, EvaluatedHFBPE):
         return len(tok.model.vocab) + len(tok.model.special_tokens)
-    if isinstance(tok, EvaluatedTokenizers | EvaluatedTokenizersUnigram):
+    if isinstance(tok, EvaluatedTokenizers):
         return tok.tokenizer.get_vocab_size(with_added_tokens=True)
     if isinstance(tok, EvaluatedSentencePiece):
         return tok.sp.get_piece_size()
