@@ -509,3 +509,23 @@ def test_compare_english_combined_at_32000(shared_data, tmp_path):
         metrics = report["heldout"][name]["all"]
         assert 0.15 < metrics["tokens_per_byte"] < 0.35 and metrics["roundtrip_rate"] == 1.0
     shutil.rmtree(tmp_path / "models")
+
+
+@pytest.mark.slow
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_compare_unigram_identical_to_spm_train_on_english(shared_data, tmp_path):
+    # The first 1 MB of the English corpus at 8,000 pieces, spm_train's default num_threads.
+    lines = (shared_data / "corpora" / "en" / "english_combined.txt").read_bytes()[:1_000_000].split(b"\n")[:-1]
+    corpus = tmp_path / "en.txt"
+    corpus.write_bytes(b"\n".join(lines) + b"\n")
+    report = compare(corpus, vocab_size=8000, out=tmp_path / "r", algorithm="unigram", show_progress=False)
+    exact = report["vs_sentencepiece_exact"]
+    assert exact["status"] == "compared", exact["error"]
+    assert exact["pieces"]["identical"] == exact["pieces"]["total"] == 8000, exact["pieces"]["first_difference"]
+    assert exact["scores_identical"] and exact["types_identical"]
+    assert exact["encode"]["equal"] == exact["encode"]["total"] == exact["encode_hf_bpe"]["equal"] > 500
+    vs = report["vs_tokenizers_unigram"]
+    assert vs["status"] == "compared" and 0.3 < vs["vocab_overlap"]["jaccard"] < 1
+    for name in ("hf_bpe", "tokenizers"):
+        assert 0.15 < report["heldout"][name]["all"]["tokens_per_byte"] < 0.35
