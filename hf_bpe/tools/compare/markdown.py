@@ -110,12 +110,16 @@ def _unigram_sections(report: Mapping[str, Any], add: Any) -> None:
     vs = report.get("vs_tokenizers_unigram") or {"status": "not requested", "error": None}
     if not _not_compared(vs, add):
         _metrics_table(report, "tokenizers", "tokenizers", add)
-        o, g = vs["vocab_overlap"], vs["segmentation"]
-        add(f"\nVocabulary overlap (pieces as bytes, `▁` a space): {o['shared']:,} shared of {o['hf_bpe']:,} "
-            f"(hf_bpe) and {o['tokenizers']:,} (tokenizers), Jaccard {num(o['jaccard'], 3)}.  ")
-        add(f"Segmentation: {g['equal']:,} / {g['total']:,} held-out documents split identically "
-            f"({_pct(g['rate'])}); token-boundary F1 {num(g['boundary_f1'], 3)}.\n")
+        _overlap_lines(vs, "pieces as bytes, `▁` a space", "tokenizers", "tokenizers", add)
         add("¹ `<0xNN>` pieces (none without byte_fallback, spm_train's default; tokenizers' trainer has none).\n")
+
+
+def _overlap_lines(vs: Mapping[str, Any], convention: str, peer: str, title: str, add: Any) -> None:
+    o, g = vs["vocab_overlap"], vs["segmentation"]
+    add(f"\nVocabulary overlap ({convention}): {o['shared']:,} shared of {o['hf_bpe']:,} (hf_bpe) and "
+        f"{o[peer]:,} ({title}), Jaccard {num(o['jaccard'], 3)}.  ")
+    add(f"Segmentation: {g['equal']:,} / {g['total']:,} held-out documents split identically "
+        f"({_pct(g['rate'])}); token-boundary F1 {num(g['boundary_f1'], 3)}.\n")
 
 
 def _metrics_table(report: Mapping[str, Any], peer: str, title: str, add: Any) -> None:
@@ -159,11 +163,7 @@ def _bpe_sections(report: Mapping[str, Any], add: Any) -> None:
         add(f"Not compared: {vs['status']}{': ' + vs['error'] if vs['error'] else ''}.\n")
     else:
         _metrics_table(report, "sentencepiece", "SentencePiece", add)
-        o, g = vs["vocab_overlap"], vs["segmentation"]
-        add(f"\nVocabulary overlap (tokens as bytes, `▁` and `Ġ` both a space): {o['shared']:,} shared of "
-            f"{o['hf_bpe']:,} (hf_bpe) and {o['sentencepiece']:,} (SentencePiece), Jaccard {num(o['jaccard'], 3)}.  ")
-        add(f"Segmentation: {g['equal']:,} / {g['total']:,} held-out documents split identically "
-            f"({_pct(g['rate'])}); token-boundary F1 {num(g['boundary_f1'], 3)}.\n")
+        _overlap_lines(vs, "tokens as bytes, `▁` and `Ġ` both a space", "sentencepiece", "SentencePiece", add)
         add("¹ SentencePiece: `<0xNN>` pieces; byte-level BPE: tokens that are not valid UTF-8 alone.")
         nl = vs["newline_byte_fallback"]
         if nl["tokens"] and not nl["newline_is_a_piece"]:

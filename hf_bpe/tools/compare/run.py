@@ -420,8 +420,10 @@ def _unigram_sections(peers: list[str], entries: dict[str, dict[str, Any]], load
     bpe_only = {"status": "not requested", "error": "a byte-level BPE comparison; this report is algorithm='unigram'"}
     sections: dict[str, Any] = {"vs_tokenizers": bpe_only, "vs_sentencepiece": dict(bpe_only)}
     if "sentencepiece" in peers:
+        own_ids = [ids for subset in split.subsets for ids in encoded["hf_bpe"][subset.name]] \
+            if "hf_bpe" in encoded else None  # hf_bpe's UnigramModel encoded the held-out split already
         sections["vs_sentencepiece_exact"] = unigram_exact(
-            entries, [doc for subset in split.subsets for doc in subset.heldout])
+            entries, [doc for subset in split.subsets for doc in subset.heldout], own_ids)
     sections["vs_tokenizers_unigram"] = vs_statistics(loaded, entries, encoded, split, peer="tokenizers",
                                                       convention=UNIGRAM_CONVENTION)
     return sections

@@ -46,10 +46,12 @@ def sentencepiece_exact(entries: dict[str, dict[str, Any]], documents: list[str]
     return result
 
 
-def unigram_exact(entries: dict[str, dict[str, Any]], heldout: list[str]) -> dict[str, Any]:
+def unigram_exact(entries: dict[str, dict[str, Any]], heldout: list[str],
+                  own_ids: list[list[int]] | None = None) -> dict[str, Any]:
     """Check hf_bpe's unigram model (trained in its own process) against spm_train's, trained on the same split
     with the same options: pieces, scores (float32 bits) and types, then the held-out ids of both models by
-    ``sentencepiece``, and of hf_bpe's model by hf_bpe's own encoder (``encode_hf_bpe``).
+    ``sentencepiece``, and of hf_bpe's model by hf_bpe's own encoder (``encode_hf_bpe``; ``own_ids``: those ids
+    when the caller has them already).
 
     Returns:
         What :func:`sentencepiece_exact` returns, ``encode_hf_bpe`` added and ``seconds`` None (the training
@@ -71,9 +73,11 @@ def unigram_exact(entries: dict[str, dict[str, Any]], heldout: list[str]) -> dic
     result.update(_same_model(ours, theirs, paths["sentencepiece"], heldout))
     import sentencepiece as spm
 
-    own = UnigramModel.from_sentencepiece(ours)
+    if own_ids is None:
+        own = UnigramModel.from_sentencepiece(ours)
+        own_ids = [own.encode(text) for text in heldout]
     reference = spm.SentencePieceProcessor(model_file=str(paths["sentencepiece"])).encode(heldout)
-    equal = sum(own.encode(text) == ids for text, ids in zip(heldout, reference))
+    equal = sum(a == b for a, b in zip(own_ids, reference))
     result["encode_hf_bpe"] = {"equal": equal, "total": len(heldout), "rate": equal / len(heldout) if heldout else None}
     result["seconds"] = None
     return result
