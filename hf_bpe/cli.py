@@ -208,6 +208,7 @@ def _add_compare_parser(commands: Any) -> None:
         "them on a held-out split, and write DIR/report.json, DIR/report.md and DIR/report.png.",
         epilog="examples:\n  hf-bpe compare corpus.txt --vocab-size 32000 --out cmp\n"
         "  hf-bpe compare zh/*.txt --vocab-size 16000 --out cmp-zh --against tokenizers\n"
+        "  hf-bpe compare corpus.txt --algorithm unigram --vocab-size 8000 --out cmp-unigram\n"
         "  hf-bpe compare --dataset ./my_dataset --split train --vocab-size 8000 --out cmp --force",
         formatter_class=_RAW,
     )
@@ -225,6 +226,13 @@ def _add_compare_parser(commands: Any) -> None:
     compare.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
                          help="load an already-trained model instead of training (hf_bpe, tokenizers, sentencepiece)")
     compare.add_argument("--workers", type=int, default=None, metavar="N", help="hf_bpe counting processes")
+    compare.add_argument("--algorithm", choices=("bpe", "unigram"), default="bpe",
+                         help="bpe (default): byte-level BPE, equal to tokenizers' BpeTrainer, metrics against "
+                         "SentencePiece BPE; unigram: identical to spm_train --model_type=unigram, metrics against "
+                         "tokenizers' UnigramTrainer")
+    compare.add_argument("--num-threads", type=int, default=16, metavar="N",
+                         help="unigram: spm_train's num_threads for hf_bpe and sentencepiece (default 16, spm_train's; "
+                         "the model depends on it)")
     compare.add_argument("--peer-timeout", type=float, default=3600.0, metavar="SECONDS",
                          help="time limit of each trainer (default 3600); one still running is reported as timed out")
     compare.add_argument("--force", action="store_true", help="replace an existing report in DIR")
@@ -574,7 +582,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                      heldout_fraction=args.heldout_fraction, heldout_seed=args.heldout_seed,
                      special_tokens=args.special_token, min_frequency=args.min_frequency, pattern=args.pattern,
                      text_column=args.text_column, models=models, workers=args.workers,
-                     peer_timeout=args.peer_timeout, show_progress=not args.quiet, force=args.force)
+                     peer_timeout=args.peer_timeout, algorithm=args.algorithm, num_threads=args.num_threads,
+                     show_progress=not args.quiet, force=args.force)
     out = Path(args.out)
     for name in ("report.json", "report.md", "report.png"):
         print(os.fspath(out / name))

@@ -21,6 +21,13 @@ SentencePiece counts its own specials and byte pieces in ``vocab_size``, which i
 `tokenizers`' number of merges, so that both do the same work and their merge lists can be compared (the table's
 ``vocab`` column shows gigabpe's smaller vocabulary).
 
+Unigram (``--peers unigram``, or any of its rows by name): ``hf_bpe-unigram`` (``train_sentencepiece(files,
+model_type="unigram", num_threads=16)``), ``sentencepiece-unigram`` (``spm_train --model_type=unigram`` with all its
+defaults, ``num_threads=16`` included) and ``tokenizers-unigram`` (``UnigramTrainer`` as
+:func:`hf_bpe.tools.peers.train_tokenizers_unigram` sets it up, ``train(files)``), each asked for ``--vocab-size``
+pieces. hf_bpe's row is shown only when its model is spm_train's: pieces, float32 score bits and types, and the ids
+sentencepiece gives with each model on the corpus's first lines; their ratio column is against hf_bpe-unigram.
+
 The same run checks that hf_bpe's and gigabpe's merges equal `tokenizers`' (``merges identical: yes/no``), splits
 hf_bpe's time into counting pre-tokens and the merge loop, and with ``--scale 1,2,4`` trains hf_bpe and
 `tokenizers` (and gigabpe when it runs) on the corpus concatenated k times to show that time per MB stays flat.
@@ -69,7 +76,14 @@ PEERS: dict[str, tuple[str, str]] = {
     "bpeasy": ("bpeasy", "bpeasy"),
     "gigabpe": ("gigabpe", "gigabpe"),
     "python": ("regex", "regex"),
+    "hf_bpe-unigram": ("sentencepiece", "hf_bpe"),  # sentencepiece: to check the model against spm_train
+    "sentencepiece-unigram": ("sentencepiece", "sentencepiece"),
+    "tokenizers-unigram": ("tokenizers", "tokenizers"),
 }
+# --peers unigram: hf_bpe's unigram, spm_train's (its defaults, num_threads=16) and tokenizers' UnigramTrainer.
+UNIGRAM_PEERS = ("hf_bpe-unigram", "sentencepiece-unigram", "tokenizers-unigram")
+# Lines of the corpus whose ids both unigram models must give alike (by sentencepiece) before the row is shown.
+UNIGRAM_CHECK_LINES = 5000
 DEFAULT_PEERS = ("hf_bpe", "hf_bpe-1thread", "tokenizers", "gigabpe", "sentencepiece", "rustbpe", "bpeasy")
 # bpeasy has no "unlimited" max_token_length; no pre-token of a real corpus comes near this many bytes.
 BPEASY_MAX_TOKEN_LENGTH = 1 << 20
@@ -200,6 +214,44 @@ def _train_hf_bpe_sentencepiece(spec: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": seconds, "vocab": len(model.pieces)}
 
 
+def _train_hf_bpe_unigram(spec: dict[str, Any]) -> dict[str, Any]:
+    # hf_bpe's unigram trainer (compiled) with spm_train's defaults, num_threads=16 included: the same model as
+    # sentencepiece-unigram, checked piece for piece and id for id before its row is shown.
+    from hf_bpe.training.sentencepiece_trainer import train_sentencepiece
+
+    start = time.perf_counter()
+    model = train_sentencepiece([Path(f) for f in spec["files"]], vocab_size=spec["vocab_size"],
+                                model_type="unigram", num_threads=16)
+    seconds = time.perf_counter() - start
+    out = Path(spec["out_dir"]) / "hf_bpe-unigram.model"
+    out.write_bytes(model.to_bytes())
+    return {"seconds": seconds, "vocab": len(model.pieces), "model": os.fspath(out)}
+
+
+def _train_sentencepiece_unigram(spec: dict[str, Any]) -> dict[str, Any]:
+    # spm_train --model_type=unigram with all its defaults (num_threads=16, nmt_nfkc, coverage 0.9995).
+    import sentencepiece as spm
+
+    out = Path(spec["out_dir"]) / "sentencepiece-unigram"
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    spm.SentencePieceTrainer.train(input=",".join(spec["files"]), model_prefix=os.fspath(out / "spm"),
+                                   model_type="unigram", vocab_size=spec["vocab_size"], minloglevel=2)
+    seconds = time.perf_counter() - start
+    processor = spm.SentencePieceProcessor(model_file=os.fspath(out / "spm.model"))
+    return {"seconds": seconds, "vocab": processor.get_piece_size(), "model": os.fspath(out / "spm.model")}
+
+
+def _train_tokenizers_unigram(spec: dict[str, Any]) -> dict[str, Any]:
+    # tokenizers' UnigramTrainer as its SentencePieceUnigramTokenizer sets it up (hf_bpe.tools.peers).
+    from hf_bpe.tools.peers import train_tokenizers_unigram
+
+    start = time.perf_counter()
+    tokenizer = train_tokenizers_unigram(files=spec["files"], vocab_size=spec["vocab_size"])
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "vocab": tokenizer.get_vocab_size()}
+
+
 def _train_rustbpe(spec: dict[str, Any]) -> dict[str, Any]:
     import rustbpe
 
@@ -267,6 +319,9 @@ TRAINERS = {
     "bpeasy": _train_bpeasy,
     "gigabpe": _train_gigabpe,
     "python": _train_python,
+    "hf_bpe-unigram": _train_hf_bpe_unigram,
+    "sentencepiece-unigram": _train_sentencepiece_unigram,
+    "tokenizers-unigram": _train_tokenizers_unigram,
 }
 
 
@@ -310,6 +365,7 @@ class PeerRuns:
         self.splits: list[dict[str, float]] = []
         self.vocab: int | None = None
         self.merges: str | None = None
+        self.model: str | None = None  # a unigram tokenizer.model, for the identity check
         self.error: str | None = None
 
     @property
@@ -381,6 +437,7 @@ def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, wor
             runs.splits.append(payload["split"])
         runs.vocab = payload.get("vocab")
         runs.merges = payload.get("merges", runs.merges)
+        runs.model = payload.get("model", runs.model)
         print(f"  {peer} run {index + 1}/{repeat}: {payload['seconds']:.2f} s, peak RSS {runs.peak_rss[-1]:.0f} MB",
               file=sys.stderr, flush=True)
     return runs
@@ -405,6 +462,37 @@ def _merges_identical(hf: PeerRuns | None, tk: PeerRuns | None) -> str:
             f"{ours[first] if first < len(ours) else None!r} vs {theirs[first] if first < len(theirs) else None!r}")
 
 
+def _unigram_identical(ours: PeerRuns | None, spm_runs: PeerRuns | None, files: Sequence[str]) -> str:
+    """Say whether hf_bpe's unigram model is spm_train's: pieces, float32 score bits, types, and the ids
+    sentencepiece gives with each on the corpus's first lines; "yes ..." or "no: ..." (the row is then withheld)."""
+    if ours is None or spm_runs is None or ours.model is None or spm_runs.model is None:
+        return "n/a (needs successful hf_bpe-unigram and sentencepiece-unigram runs)"
+    import struct
+
+    import sentencepiece as spm
+
+    from hf_bpe.formats.sentencepiece_model import SentencePieceModel
+
+    a, b = SentencePieceModel.load(ours.model).pieces, SentencePieceModel.load(spm_runs.model).pieces
+    key = [(p.piece, struct.pack("<f", p.score), p.type) for p in a]
+    other = [(p.piece, struct.pack("<f", p.score), p.type) for p in b]
+    if key != other:
+        first = next((i for i, (x, y) in enumerate(zip(key, other)) if x != y), min(len(key), len(other)))
+        return (f"no: {len(key)} vs {len(other)} pieces, first difference at id {first}: "
+                f"{key[first] if first < len(key) else None!r} vs {other[first] if first < len(other) else None!r}")
+    lines = []
+    for line in _lines(files):
+        lines.append(line)
+        if len(lines) == UNIGRAM_CHECK_LINES:
+            break
+    mine = spm.SentencePieceProcessor(model_file=ours.model).encode(lines)
+    theirs = spm.SentencePieceProcessor(model_file=spm_runs.model).encode(lines)
+    if mine != theirs:
+        return f"no: pieces equal but ids differ on {sum(x != y for x, y in zip(mine, theirs))} of {len(lines)} lines"
+    return (f"yes ({len(key)} pieces, scores as float32 bits and types identical; ids identical on the first "
+            f"{len(lines):,} lines)")
+
+
 def _corpus_files(paths: Sequence[str] | None) -> tuple[list[str], str]:
     if paths:
         files = [os.fspath(Path(p).resolve()) for p in paths]
@@ -420,7 +508,8 @@ def _corpus_files(paths: Sequence[str] | None) -> tuple[list[str], str]:
 def _parse_peers(text: str, parser: argparse.ArgumentParser) -> list[str]:
     peers: list[str] = []
     for name in (p.strip() for p in text.split(",")):
-        for peer in DEFAULT_PEERS if name == "all" else [name] if name else []:
+        group = DEFAULT_PEERS if name == "all" else UNIGRAM_PEERS if name == "unigram" else [name] if name else []
+        for peer in group:
             if peer not in peers:
                 peers.append(peer)
     unknown = [p for p in peers if p not in PEERS]
@@ -446,6 +535,8 @@ def _parse_scale(text: str, parser: argparse.ArgumentParser) -> list[int]:
 
 def _main_table(results: list[PeerRuns], size_mb: float, markdown: bool) -> str:
     base = next((r.median_seconds for r in results if r.peer == "hf_bpe" and r.seconds), None)
+    # Unigram rows are set against hf_bpe's unigram trainer.
+    unigram_base = next((r.median_seconds for r in results if r.peer == "hf_bpe-unigram" and r.seconds), None)
     header = ["peer", "median wall s", "MB/s", "process s", "process CPU s", "peak RSS MB", "tree RSS MB", "vocab",
               "ratio to hf_bpe"]
     rows = []
@@ -462,7 +553,8 @@ def _main_table(results: list[PeerRuns], size_mb: float, markdown: bool) -> str:
             fmt(max(r.peak_rss) if r.peak_rss else None, 0),
             fmt(max(r.tree_rss) if r.tree_rss else None, 0),
             str(r.vocab) if r.vocab is not None else "n/a",
-            fmt(m / base if m and base else None),
+            fmt(m / (unigram_base if r.peer in UNIGRAM_PEERS else base)
+                if m and (unigram_base if r.peer in UNIGRAM_PEERS else base) else None),
         ])
     return format_table(header, rows, markdown=markdown)
 
@@ -543,13 +635,24 @@ def _report(args: argparse.Namespace, peers: Sequence[str], scales: Sequence[int
                 skipped.append(f"{peer}: {runs.error}")
             results.append(runs)
         by_peer = {r.peer: r for r in results if not r.error}
+        kinds = {p in UNIGRAM_PEERS for p in peers}
+        unigram_check = None
+        if "hf_bpe-unigram" in by_peer:
+            unigram_check = _unigram_identical(by_peer["hf_bpe-unigram"], by_peer.get("sentencepiece-unigram"), files)
+            if not unigram_check.startswith("yes"):  # a model that is not spm_train's gets no row
+                by_peer["hf_bpe-unigram"].error = f"not identical to spm_train's model: {unigram_check}"
+                skipped.append(f"hf_bpe-unigram: row withheld, {unigram_check}")
         out.append(_main_table(results, size_mb, args.markdown))
         out.append("")
         for line in skipped:
             out.append(f"{'- ' if args.markdown else ''}{line}")
-        out.append(f"{'- ' if args.markdown else ''}{_split_line(by_peer.get('hf_bpe'))}")
-        out.append(f"{'- ' if args.markdown else ''}merges identical: "
-                   f"{_merges_identical(by_peer.get('hf_bpe'), by_peer.get('tokenizers'))}")
+        if False in kinds:  # byte-level BPE peers ran
+            out.append(f"{'- ' if args.markdown else ''}{_split_line(by_peer.get('hf_bpe'))}")
+            out.append(f"{'- ' if args.markdown else ''}merges identical: "
+                       f"{_merges_identical(by_peer.get('hf_bpe'), by_peer.get('tokenizers'))}")
+        if unigram_check is not None:
+            out.append(f"{'- ' if args.markdown else ''}unigram model identical to spm_train's (num_threads=16, "
+                       f"its defaults): {unigram_check}")
         if "gigabpe" in by_peer:
             out.append(f"{'- ' if args.markdown else ''}gigabpe merges identical to tokenizers': "
                        f"{_merges_identical(by_peer.get('gigabpe'), by_peer.get('tokenizers'))} (its vocabulary "
@@ -596,7 +699,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--vocab-size", type=int, default=32000)
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per peer (median reported)")
     parser.add_argument("--peers", default="all",
-                        help=f"comma list of {','.join(PEERS)}; 'all' stands for {','.join(DEFAULT_PEERS)}")
+                        help=f"comma list of {','.join(PEERS)}; 'all' stands for {','.join(DEFAULT_PEERS)}, "
+                        f"'unigram' for {','.join(UNIGRAM_PEERS)}")
     parser.add_argument("--scale", default=None, metavar="K,K,...",
                         help="also train hf_bpe, tokenizers and gigabpe on the corpus concatenated K times, e.g. 1,2,4")
     parser.add_argument("--prefix-mb", default=None, metavar="MB,MB,...",
@@ -618,7 +722,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     scales = _parse_scale(args.scale, parser) if args.scale else []
 
     files, description = _corpus_files(args.corpus)
-    out = [f"# BPE training benchmark (vocab_size={args.vocab_size}, repeat={args.repeat}, median of runs)", ""]
+    kinds = {p in UNIGRAM_PEERS for p in peers}
+    title = "BPE and unigram" if kinds == {True, False} else "Unigram" if True in kinds else "BPE"
+    out = [f"# {title} training benchmark (vocab_size={args.vocab_size}, repeat={args.repeat}, median of runs)", ""]
     out += [f"- {line}" if args.markdown else line for line in machine_lines([PEERS[p][1] for p in peers])]
     if args.prefix_mb:
         with tempfile.TemporaryDirectory(prefix="bench_train_prefix_") as tmp:

@@ -22,6 +22,7 @@ from hf_bpe.tools.compare import (
     is_heldout,
     render_chart,
     render_markdown,
+    summary,
 )
 
 from hf_bpe.cli import main
@@ -328,6 +329,8 @@ def test_compare_cli_rejects_bad_input(tmp_path, corpus_files, capsys):
         (["--model", "hf_bpe=/nonexistent/folder"], "does not exist"),
         (["--vocab-size", "100"], "vocab_size=100 is too small"),
         (["--peer-timeout", "0"], "peer_timeout must be a number of seconds > 0, got 0.0"),
+        (["--algorithm", "unigram", "--pattern", "gpt4"], "byte-level BPE options, got (0, 'gpt4')"),
+        (["--algorithm", "unigram", "--num-threads", "0"], "num_threads must be an int >= 1, got 0"),
         (["--dataset", "x"], "not both"),
         ([str(tmp_path / "absent.txt")], "absent.txt' does not exist"),
     ]
@@ -426,6 +429,66 @@ def test_compare_chart_draws_without_held_out_documents():
     assert "Not compared: not requested" in render_markdown(_minimal_report())
 
 
+# -- unigram: identical to spm_train, metrics against tokenizers' UnigramTrainer --------------------------------
+
+
+@pytest.fixture(scope="module")
+def unigram_run(tmp_path_factory, corpus_files):
+    out = tmp_path_factory.mktemp("unigram")
+    argv = [*map(str, corpus_files), "--algorithm", "unigram", "--vocab-size", "400", "--num-threads", "2",
+            "--special-token", "<|endoftext|>", "--out", str(out), "--quiet"]
+    assert cli_compare(argv) == 0
+    return out, json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.crossval
+def test_compare_unigram_is_identical_to_spm_train_and_measured_against_tokenizers(unigram_run):
+    out, report = unigram_run
+    assert report["options"]["algorithm"] == "unigram" and report["options"]["num_threads"] == 2
+    for name in ("hf_bpe", "tokenizers", "sentencepiece"):
+        entry = report["tokenizers"][name]
+        assert entry["status"] == "trained", entry
+        assert entry["vocab_size"] == 400
+        assert entry["training"]["seconds"] > 0
+        assert entry["training"]["peak_rss_bytes"] >= entry["training"]["baseline_rss_bytes"] > 10 * 2**20
+    assert report["tokenizers"]["hf_bpe"]["configuration"]["train_sentencepiece"] \
+        == report["tokenizers"]["sentencepiece"]["configuration"]
+    assert report["tokenizers"]["sentencepiece"]["configuration"]["num_threads"] == 2
+    heldout = report["corpus"]["heldout"]["documents"]
+    exact = report["vs_sentencepiece_exact"]
+    assert exact["status"] == "compared", exact["error"]
+    assert exact["pieces"]["identical"] == exact["pieces"]["total"] == 400
+    assert exact["pieces"]["first_difference"] is None
+    assert exact["scores_identical"] and exact["types_identical"]  # scores compared as float32 bits
+    assert exact["encode"]["equal"] == exact["encode"]["total"] == heldout > 50
+    assert exact["encode_hf_bpe"]["equal"] == heldout  # hf_bpe's own UnigramModel encodes as sentencepiece
+    assert report["heldout"]["hf_bpe"] == report["heldout"]["sentencepiece"]
+    vs = report["vs_tokenizers_unigram"]
+    assert vs["status"] == "compared", vs["error"]
+    assert 0 < vs["vocab_overlap"]["shared"] < 400 and 0 < vs["vocab_overlap"]["jaccard"] < 1
+    assert 0 < vs["segmentation"]["rate"] < 1 and 0.5 < vs["segmentation"]["boundary_f1"] < 1
+    for name in ("hf_bpe", "tokenizers"):
+        assert 0.05 < report["heldout"][name]["all"]["tokens_per_byte"] < 0.5
+    assert report["vs_tokenizers"]["status"] == report["vs_sentencepiece"]["status"] == "not requested"
+    text = (out / "report.md").read_text(encoding="utf-8")
+    for line in ("## hf_bpe unigram vs SentencePiece unigram (must be identical)", "**IDENTICAL**",
+                 "| scores (float32 bits) | identical |", "## hf_bpe unigram vs tokenizers' UnigramTrainer"):
+        assert line in text
+    assert "## hf_bpe vs tokenizers (must be equal)" not in text
+    assert summary(report).startswith("unigram vs sentencepiece: identical; tokens/byte hf_bpe ")
+    _png_size_and_pixels((out / "report.png").read_bytes())
+
+
+@pytest.mark.crossval
+def test_compare_unigram_loads_trained_models(unigram_run, corpus_files, tmp_path):
+    _, report = unigram_run
+    again = compare(corpus_files, vocab_size=400, out=tmp_path, algorithm="unigram", num_threads=2,
+                    special_tokens=["<|endoftext|>"], models=report["files"]["models"], show_progress=False)
+    assert {e["status"] for e in again["tokenizers"].values()} == {"loaded"}
+    assert json.loads(json.dumps(again["vs_sentencepiece_exact"])) == report["vs_sentencepiece_exact"]
+    assert json.loads(json.dumps(again["vs_tokenizers_unigram"])) == report["vs_tokenizers_unigram"]
+
+
 # -- real corpora ----------------------------------------------------------------------------------------------
 
 
@@ -446,3 +509,23 @@ def test_compare_english_combined_at_32000(shared_data, tmp_path):
         metrics = report["heldout"][name]["all"]
         assert 0.15 < metrics["tokens_per_byte"] < 0.35 and metrics["roundtrip_rate"] == 1.0
     shutil.rmtree(tmp_path / "models")
+
+
+@pytest.mark.slow
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_compare_unigram_identical_to_spm_train_on_english(shared_data, tmp_path):
+    # The first 1 MB of the English corpus at 8,000 pieces, spm_train's default num_threads.
+    lines = (shared_data / "corpora" / "en" / "english_combined.txt").read_bytes()[:1_000_000].split(b"\n")[:-1]
+    corpus = tmp_path / "en.txt"
+    corpus.write_bytes(b"\n".join(lines) + b"\n")
+    report = compare(corpus, vocab_size=8000, out=tmp_path / "r", algorithm="unigram", show_progress=False)
+    exact = report["vs_sentencepiece_exact"]
+    assert exact["status"] == "compared", exact["error"]
+    assert exact["pieces"]["identical"] == exact["pieces"]["total"] == 8000, exact["pieces"]["first_difference"]
+    assert exact["scores_identical"] and exact["types_identical"]
+    assert exact["encode"]["equal"] == exact["encode"]["total"] == exact["encode_hf_bpe"]["equal"] > 500
+    vs = report["vs_tokenizers_unigram"]
+    assert vs["status"] == "compared" and 0.3 < vs["vocab_overlap"]["jaccard"] < 1
+    for name in ("hf_bpe", "tokenizers"):
+        assert 0.15 < report["heldout"][name]["all"]["tokens_per_byte"] < 0.35

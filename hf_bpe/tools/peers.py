@@ -26,12 +26,16 @@ from typing import Any
 from ..core.patterns import PATTERNS, to_oniguruma
 
 __all__ = [
+    "UNIGRAM_META",
     "sentencepiece_options",
+    "sentencepiece_unigram_options",
     "tokenizers_description",
     "tokenizers_pre_tokenizer",
     "tokenizers_tokenizer",
     "tokenizers_trainer",
     "train_tokenizers",
+    "train_tokenizers_unigram",
+    "unigram_tokenizers_description",
 ]
 
 
@@ -169,4 +173,94 @@ def sentencepiece_options(
         "max_sentence_length": max(4192, longest + 1),
         "num_threads": threads or os.cpu_count() or 1,
         "minloglevel": 2,
+    }
+
+
+# spm_train's meta pieces (ids 0, 1, 2 of a unigram model): tokenizers' UnigramTrainer gets them as special tokens so
+# that both count them in vocab_size.
+UNIGRAM_META = ("<unk>", "<s>", "</s>")
+
+
+def sentencepiece_unigram_options(
+    *, vocab_size: int, special_tokens: Sequence[str] = (), longest: int = 0, num_threads: int = 16
+) -> dict[str, object]:
+    """Return ``SentencePieceTrainer.train`` options for unigram: spm_train's defaults, all sentences kept.
+
+    Unigram is compared as users train it (``nmt_nfkc`` normalization, a dummy prefix, coverage 0.9995), so these
+    change only what would drop data or clutter the log: every sentence (``input_sentence_size=0``,
+    ``max_sentence_length`` above the longest document of ``longest`` UTF-8 bytes), the special tokens as
+    user-defined symbols, ``num_threads`` (spm_train's default 16: the float sums, hence the model, depend on it)
+    and a quiet log. hf_bpe's ``train_sentencepiece(model_type="unigram")`` takes the very same options.
+
+    >>> sentencepiece_unigram_options(vocab_size=1000)["num_threads"]
+    16
+    """
+    return {
+        "model_type": "unigram",
+        "vocab_size": vocab_size,
+        "input_sentence_size": 0,
+        "user_defined_symbols": list(special_tokens),
+        "max_sentence_length": max(4192, longest + 1),
+        "num_threads": num_threads,
+        "minloglevel": 2,
+    }
+
+
+def _unigram_tokenizer() -> Any:
+    """Return an untrained `tokenizers` ``Unigram`` tokenizer set up as its SentencePieceUnigramTokenizer is."""
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
+
+    tokenizer = Tokenizer(models.Unigram())
+    tokenizer.normalizer = normalizers.Sequence(
+        [normalizers.Nmt(), normalizers.NFKC(), normalizers.Strip(), normalizers.Replace(Regex(" {2,}"), " ")])
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
+    tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    return tokenizer
+
+
+def train_tokenizers_unigram(
+    texts: Iterable[str] | None = None,
+    *,
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    vocab_size: int,
+    special_tokens: Sequence[str] = (),
+    show_progress: bool = False,
+) -> Any:
+    """Train `tokenizers`' ``UnigramTrainer`` on texts as its ``SentencePieceUnigramTokenizer`` does.
+
+    The normalizer (``Nmt``, ``NFKC``, ends stripped and runs of spaces folded as spm_train's
+    ``remove_extra_whitespaces``) and the ``Metaspace`` pre-tokenizer are the nearest
+    `tokenizers` spelling of spm_train's defaults; ``<unk>``, ``<s>``, ``</s>`` and the special tokens count in
+    ``vocab_size`` as spm_train's meta pieces do. A port, not a reproduction: compared by metrics.
+    Give exactly one of ``texts`` (``train_from_iterator``) and ``files`` (``train``, line by line).
+
+    Returns:
+        The trained ``tokenizers.Tokenizer``.
+    """
+    from tokenizers import trainers
+
+    if (texts is None) == (files is None):
+        raise TypeError("give exactly one of texts and files")
+    tokenizer = _unigram_tokenizer()
+    trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=[*UNIGRAM_META, *special_tokens],
+                                      unk_token=UNIGRAM_META[0], show_progress=show_progress)
+    if files is not None:
+        tokenizer.train([os.fspath(f) for f in files], trainer)
+    else:
+        tokenizer.train_from_iterator(texts, trainer)
+    return tokenizer
+
+
+def unigram_tokenizers_description(*, vocab_size: int = 8000, special_tokens: Sequence[str] = ()) -> dict[str, str]:
+    """Describe :func:`train_tokenizers_unigram`'s configuration in words, for reports.
+
+    >>> unigram_tokenizers_description()["model"]
+    'Unigram()'
+    """
+    return {
+        "model": "Unigram()",
+        "normalizer": 'Sequence([Nmt(), NFKC(), Strip(), Replace(Regex(" {2,}"), " ")])',
+        "pre_tokenizer": "Metaspace('\u2581', prepend_scheme='always')",
+        "trainer": f"UnigramTrainer(vocab_size={vocab_size}, "
+        f"special_tokens={[*UNIGRAM_META, *special_tokens]!r}, unk_token='<unk>')",
     }

@@ -16,6 +16,15 @@ Peers and their configuration
   ``max_sentence_length`` raised to the longest document. A different algorithm (character base, no
   pre-tokenizer regex, ``▁`` as space), so it is compared by *metrics*.
 
+Unigram (``algorithm="unigram"``, CLI ``--algorithm unigram``)
+--------------------------------------------------------------
+The same peers, other roles: hf_bpe's ``train_sentencepiece(model_type="unigram")`` and ``sentencepiece``'s
+``spm_train --model_type=unigram`` train on the same options (spm_train's defaults with every sentence kept,
+``num_threads`` as given, default 16) and must be *identical*: pieces, float32 score bits, types and the ids of
+every held-out document (by sentencepiece with each model, and by hf_bpe's own ``UnigramModel``);
+`tokenizers`' ``UnigramTrainer`` (a port, set up as its ``SentencePieceUnigramTokenizer``) is compared by
+*metrics*. A flag rather than new peer names: ``--against`` and ``--model`` keep naming libraries.
+
 Each trainer runs in a fresh, isolated Python child process (``python -I``: nothing in the working directory is
 imported) that imports only its own library and reads the training split from the same temporary file into a list
 first (one still running after ``peer_timeout`` seconds, default 3600, is killed and reported as timed out). The

@@ -52,6 +52,8 @@ def load_documents(path: str) -> list[str]:
 
 def _train(peer: str, docs: list[str], options: dict[str, Any], show_progress: bool) -> tuple[str, Any]:
     """Train; return the peer's version and its trained object."""
+    if options.get("algorithm") == "unigram":
+        return _train_unigram(peer, docs, options, show_progress)
     if peer == "hf_bpe":
         from ..._version import __version__
         from ...training.bpe_trainer import train
@@ -78,9 +80,39 @@ def _train(peer: str, docs: list[str], options: dict[str, Any], show_progress: b
     return spm.__version__, buffer
 
 
-def _save(peer: str, trained: Any, out: str) -> None:
-    os.makedirs(out, exist_ok=True)
+def _train_unigram(peer: str, docs: list[str], options: dict[str, Any], show_progress: bool) -> tuple[str, Any]:
+    """Train unigram: hf_bpe and spm_train on the same spm options, tokenizers' UnigramTrainer as a port."""
+    spm_options = options["sentencepiece"]
     if peer == "hf_bpe":
+        from ..._version import __version__
+        from ...training.sentencepiece_trainer import train_sentencepiece
+
+        return __version__, train_sentencepiece(docs, **spm_options)
+    if peer == "tokenizers":
+        import tokenizers
+
+        from ..peers import train_tokenizers_unigram
+
+        return tokenizers.__version__, train_tokenizers_unigram(
+            docs, vocab_size=options["vocab_size"], special_tokens=options["special_tokens"],
+            show_progress=show_progress)
+    import io
+
+    import sentencepiece as spm
+
+    buffer = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(docs), model_writer=buffer, **spm_options)
+    return spm.__version__, buffer
+
+
+def _save(peer: str, trained: Any, out: str) -> None:
+    from ...formats.sentencepiece_model import SentencePieceModel
+
+    os.makedirs(out, exist_ok=True)
+    if isinstance(trained, SentencePieceModel):  # hf_bpe's unigram model: spm_train's file
+        with open(os.path.join(out, "tokenizer.model"), "wb") as handle:
+            handle.write(trained.to_bytes())
+    elif peer == "hf_bpe":
         trained.save(out, force=True)
     elif peer == "tokenizers":
         trained.save(os.path.join(out, "tokenizer.json"))

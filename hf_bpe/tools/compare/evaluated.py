@@ -7,7 +7,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["LOADERS", "Evaluated", "EvaluatedHFBPE", "EvaluatedSentencePiece", "EvaluatedTokenizers", "partial_character"]
+__all__ = ["LOADERS", "UNIGRAM_LOADERS", "Evaluated", "EvaluatedHFBPE", "EvaluatedHFUnigram", "EvaluatedSentencePiece",
+           "EvaluatedTokenizers", "EvaluatedTokenizersUnigram", "partial_character"]
 
 
 class Evaluated:
@@ -68,6 +69,10 @@ class EvaluatedHFBPE(Evaluated):
     def is_fallback(self, token_id: int) -> bool:
         return self._partial[token_id]
 
+    def vocabulary(self, specials: Iterable[str] = ()) -> set[bytes]:
+        """The learned tokens as bytes (special tokens are kept apart by the model)."""
+        return set(self.model.vocab)
+
 
 class EvaluatedTokenizers(Evaluated):
     name = "tokenizers"
@@ -82,15 +87,17 @@ class EvaluatedTokenizers(Evaluated):
         self.path = file
         self.tokenizer = Tokenizer.from_file(os.fspath(file))
         self.data = json.loads(file.read_text(encoding="utf-8"))
-        self._bytes: dict[int, bytes] = {}
-        added = {t.content for t in self.tokenizer.get_added_tokens_decoder().values()}
+        self.added = {t.content for t in self.tokenizer.get_added_tokens_decoder().values()}
+        self._bytes = {idx: self._token_bytes(token)
+                       for token, idx in self.tokenizer.get_vocab(with_added_tokens=True).items()}
+
+    def _token_bytes(self, token: str) -> bytes:
         from ...core.bytelevel import str_to_token
 
-        for token, idx in self.tokenizer.get_vocab(with_added_tokens=True).items():
-            try:
-                self._bytes[idx] = token.encode("utf-8") if token in added else str_to_token(token)
-            except ValueError:
-                self._bytes[idx] = token.encode("utf-8")
+        try:
+            return token.encode("utf-8") if token in self.added else str_to_token(token)
+        except ValueError:
+            return token.encode("utf-8")
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
@@ -165,4 +172,45 @@ class EvaluatedSentencePiece(Evaluated):
                 if not (self.sp.is_control(i) or self.sp.is_unknown(i) or self.sp.id_to_piece(i) in skip)}
 
 
+class EvaluatedHFUnigram(EvaluatedSentencePiece):
+    """hf_bpe's unigram model (a ``tokenizer.model``), encoded by hf_bpe's own :class:`UnigramModel`."""
+
+    name = "hf_bpe"
+
+    def __init__(self, path: Path) -> None:
+        from ...formats.sentencepiece_model import SentencePieceModel
+        from ...model.unigram import UnigramModel
+
+        super().__init__(path)
+        self.model = UnigramModel.from_sentencepiece(SentencePieceModel.load(self.path))
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        return [self.model.encode(t) for t in texts]
+
+
+class EvaluatedTokenizersUnigram(EvaluatedTokenizers):
+    """A `tokenizers` ``Unigram`` tokenizer.json: pieces with ``▁`` for a space, no byte fallback."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self._unknown = self.tokenizer.token_to_id("<unk>")
+
+    def _token_bytes(self, token: str) -> bytes:
+        return b"" if token in self.added else token.replace("\u2581", " ").encode("utf-8")
+
+    def is_fallback(self, token_id: int) -> bool:
+        return False  # tokenizers' UnigramTrainer learns no byte pieces
+
+    def is_unknown(self, token_id: int) -> bool:
+        return token_id == self._unknown
+
+    def vocabulary(self, specials: Iterable[str] = ()) -> set[bytes]:
+        """Pieces as bytes (``▁`` -> space), without the special tokens and ``<unk>``."""
+        skip = self.added | set(specials)
+        return {self._bytes[i] for t, i in self.tokenizer.get_vocab(with_added_tokens=True).items() if t not in skip}
+
+
 LOADERS = {"hf_bpe": EvaluatedHFBPE, "tokenizers": EvaluatedTokenizers, "sentencepiece": EvaluatedSentencePiece}
+# With algorithm="unigram": hf_bpe and sentencepiece both write tokenizer.model files; tokenizers a Unigram model.
+UNIGRAM_LOADERS = {"hf_bpe": EvaluatedHFUnigram, "tokenizers": EvaluatedTokenizersUnigram,
+                   "sentencepiece": EvaluatedSentencePiece}

@@ -9,7 +9,8 @@ from .evaluated import Evaluated, EvaluatedHFBPE, EvaluatedSentencePiece, Evalua
 from .merges import compare_merges
 from .split import Split, read_split
 
-__all__ = ["merge_metrics", "metrics", "vs_sentencepiece", "vs_tokenizers"]
+__all__ = ["BPE_CONVENTION", "UNIGRAM_CONVENTION", "merge_metrics", "metrics", "vs_sentencepiece", "vs_statistics",
+           "vs_tokenizers"]
 
 
 def rate(part: int, total: int) -> float | None:
@@ -115,38 +116,47 @@ def vs_tokenizers(
     return section
 
 
+BPE_CONVENTION = ("tokens as raw bytes: SentencePiece's '\u2581' and byte-level BPE's '\u0120' both become a "
+                  "space, <0xNN> pieces become their byte; special, control and unknown tokens excluded")
+UNIGRAM_CONVENTION = ("pieces as raw bytes: '\u2581' becomes a space, <0xNN> pieces their byte; special, control "
+                      "and unknown tokens excluded")
+
+
 def vs_sentencepiece(
     loaded: Mapping[str, Evaluated], entries: Mapping[str, dict[str, Any]], encoded: Mapping[str, Any],
     split: Split,
 ) -> dict[str, Any]:
-    section: dict[str, Any] = {"status": entries["sentencepiece"]["status"],
-                               "error": entries["sentencepiece"]["error"], "vocab_overlap": None,
-                               "segmentation": None, "newline_byte_fallback": None}
-    if "sentencepiece" not in loaded or "hf_bpe" not in loaded:
+    """Set hf_bpe's byte-level BPE against SentencePiece BPE by metrics (see :func:`vs_statistics`)."""
+    return vs_statistics(loaded, entries, encoded, split, peer="sentencepiece", convention=BPE_CONVENTION)
+
+
+def vs_statistics(
+    loaded: Mapping[str, Evaluated], entries: Mapping[str, dict[str, Any]], encoded: Mapping[str, Any],
+    split: Split, *, peer: str, convention: str,
+) -> dict[str, Any]:
+    """Return ``{status, error, vocab_overlap, segmentation, newline_byte_fallback}`` of hf_bpe against ``peer``:
+    vocabulary overlap as bytes, and how often the held-out documents are split at the same byte offsets."""
+    section: dict[str, Any] = {"status": entries[peer]["status"], "error": entries[peer]["error"],
+                               "vocab_overlap": None, "segmentation": None, "newline_byte_fallback": None}
+    if peer not in loaded or "hf_bpe" not in loaded:
         if section["status"] in ("trained", "loaded"):
             section["status"] = "failed"
             section["error"] = "hf_bpe has no model to compare: " + str(entries["hf_bpe"]["error"])
         return section
-    ours: EvaluatedHFBPE = loaded["hf_bpe"]  # type: ignore[assignment]
-    theirs: EvaluatedSentencePiece = loaded["sentencepiece"]  # type: ignore[assignment]
+    ours = loaded["hf_bpe"]
+    theirs = loaded[peer]
     section["status"] = "compared"
-    mine, other = set(ours.model.vocab), theirs.vocabulary(ours.model.special_tokens)
+    specials = list(getattr(getattr(ours, "model", None), "special_tokens", None) or ())
+    mine, other = ours.vocabulary(specials), theirs.vocabulary(specials)  # type: ignore[attr-defined]
     shared = len(mine & other)
     section["vocab_overlap"] = {
-        "convention": "tokens as raw bytes: SentencePiece's '\u2581' and byte-level BPE's '\u0120' both become a "
-                      "space, <0xNN> pieces become their byte; special, control and unknown tokens excluded",
-        "hf_bpe": len(mine), "sentencepiece": len(other), "shared": shared,
+        "convention": convention, "hf_bpe": len(mine), peer: len(other), "shared": shared,
         "jaccard": rate(shared, len(mine | other)), "hf_bpe_share": rate(shared, len(mine)),
-        "sentencepiece_share": rate(shared, len(other)),
+        f"{peer}_share": rate(shared, len(other)),
     }
-    newline_id = theirs.sp.piece_to_id("<0x0A>")
-    fallback = newline = 0
     equal = total = common = ours_n = theirs_n = 0
     for subset in split.subsets:
-        for ids in encoded["sentencepiece"][subset.name]:
-            fallback += sum(1 for i in ids if theirs.is_fallback(i))
-            newline += ids.count(newline_id)
-        for text, a, b in zip(subset.heldout, encoded["hf_bpe"][subset.name], encoded["sentencepiece"][subset.name]):
+        for text, a, b in zip(subset.heldout, encoded["hf_bpe"][subset.name], encoded[peer][subset.name]):
             left, right = segments(ours, a, text), segments(theirs, b, text)
             total += 1
             equal += left == right
@@ -156,7 +166,14 @@ def vs_sentencepiece(
             theirs_n += len(y)
     section["segmentation"] = {"equal": equal, "total": total, "rate": rate(equal, total),
                                "boundary_f1": rate(2 * common, ours_n + theirs_n)}
-    # SentencePiece learns no piece for a line end, so each newline of the held-out text costs a <0x0A> token.
-    section["newline_byte_fallback"] = {"tokens": newline, "share_of_byte_fallback": rate(newline, fallback),
-                                        "newline_is_a_piece": theirs.sp.piece_to_id("\n") != theirs.sp.unk_id()}
+    if isinstance(theirs, EvaluatedSentencePiece):
+        # SentencePiece learns no piece for a line end, so each newline of the held-out text costs a <0x0A> token.
+        newline_id = theirs.sp.piece_to_id("<0x0A>")
+        fallback = newline = 0
+        for subset in split.subsets:
+            for ids in encoded[peer][subset.name]:
+                fallback += sum(1 for i in ids if theirs.is_fallback(i))
+                newline += ids.count(newline_id)
+        section["newline_byte_fallback"] = {"tokens": newline, "share_of_byte_fallback": rate(newline, fallback),
+                                            "newline_is_a_piece": theirs.sp.piece_to_id("\n") != theirs.sp.unk_id()}
     return section

@@ -16,12 +16,24 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..peers import sentencepiece_options, tokenizers_description
+from ..peers import (
+    sentencepiece_options,
+    sentencepiece_unigram_options,
+    tokenizers_description,
+    unigram_tokenizers_description,
+)
 from .chart import render_chart
-from .evaluated import LOADERS, Evaluated, EvaluatedHFBPE, EvaluatedSentencePiece, EvaluatedTokenizers
+from .evaluated import (
+    LOADERS,
+    UNIGRAM_LOADERS,
+    Evaluated,
+    EvaluatedHFBPE,
+    EvaluatedSentencePiece,
+    EvaluatedTokenizers,
+)
 from .markdown import render_markdown
-from .metrics import merge_metrics, metrics, vs_sentencepiece, vs_tokenizers
-from .schema import MEMORY_MEASURE, PEERS, REPORT_SCHEMA_VERSION
+from .metrics import UNIGRAM_CONVENTION, merge_metrics, metrics, vs_sentencepiece, vs_statistics, vs_tokenizers
+from .schema import ALGORITHMS, MEMORY_MEASURE, PEERS, REPORT_SCHEMA_VERSION
 from .split import split_corpus
 
 __all__ = ["compare"]
@@ -89,8 +101,16 @@ def _versions() -> dict[str, str | None]:
 
 def _check_args(
     vocab_size: object, against: object, heldout_fraction: object, heldout_seed: object, models: object,
-    workers: object, peer_timeout: object,
+    workers: object, peer_timeout: object, algorithm: object = "bpe", num_threads: object = 16,
+    byte_level: tuple[object, object] = (0, "gpt2"),
 ) -> tuple[list[str], dict[str, Path]]:
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+        raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}; e.g. 16, spm_train's default")
+    if algorithm == "unigram" and byte_level != (0, "gpt2"):
+        raise ValueError(f"min_frequency and pattern are byte-level BPE options, got {byte_level!r} with "
+                         "algorithm='unigram'; leave them at their defaults (0, 'gpt2') for a unigram comparison")
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
     if isinstance(against, str):
@@ -158,6 +178,8 @@ def compare(
     models: Mapping[str, str | os.PathLike[str]] = MappingProxyType({}),
     workers: int | None = None,
     peer_timeout: float = PEER_TIMEOUT,
+    algorithm: str = "bpe",
+    num_threads: int = 16,
     show_progress: bool = True,
     force: bool = False,
 ) -> dict[str, Any]:
@@ -178,6 +200,14 @@ def compare(
         models: already-trained models to load instead of training: ``{"hf_bpe": folder, "tokenizers":
             tokenizer.json or its folder, "sentencepiece": .model file or its folder}``.
         workers: hf_bpe's counting processes (default: as ``hf_bpe.train`` chooses for the split's size).
+        algorithm: ``"bpe"`` (byte-level BPE: equal to tokenizers, metrics against SentencePiece BPE) or
+            ``"unigram"``: hf_bpe's ``train_sentencepiece(model_type="unigram")`` and spm_train's unigram on the same
+            options (spm_train's defaults, every sentence kept:
+            :func:`hf_bpe.tools.peers.sentencepiece_unigram_options`)
+            must be identical (pieces, float32 score bits, types, held-out ids), and `tokenizers`' ``UnigramTrainer``
+            is compared by metrics. The peers keep their names; ``min_frequency`` and ``pattern`` must stay default.
+        num_threads: with ``"unigram"``, hf_bpe's and spm_train's ``num_threads`` (default 16, spm_train's: the
+            model depends on it).
         peer_timeout: seconds each trainer's process may run (hf_bpe's too); one still running then is killed and
             reported with status ``"timed out"``, and the report covers the others.
         show_progress: progress and steps on stderr.
@@ -202,7 +232,8 @@ def compare(
     from ...training.bpe_trainer import check_options
 
     peers, model_paths = _check_args(vocab_size, against, heldout_fraction, heldout_seed, models, workers,
-                                       peer_timeout)
+                                     peer_timeout, algorithm, num_threads, (min_frequency, pattern))
+    unigram = algorithm == "unigram"
     specials = check_options(vocab_size, min_frequency, special_tokens, None, workers)
     pretokenizer = Pretokenizer(pattern)
     folder = Path(out)
@@ -219,7 +250,8 @@ def compare(
         "versions": _versions(),
         "options": {"vocab_size": vocab_size, "min_frequency": min_frequency, "special_tokens": specials,
                     "pattern": pattern, "against": peers, "heldout_fraction": heldout_fraction,
-                    "heldout_seed": heldout_seed, "workers": workers},
+                    "heldout_seed": heldout_seed, "workers": workers, "algorithm": algorithm,
+                    "num_threads": num_threads if unigram else None},
         "memory_measure": MEMORY_MEASURE,
         "notes": notes,
     }
@@ -263,6 +295,11 @@ def compare(
                         "sentencepiece": sentencepiece_options(vocab_size=vocab_size, special_tokens=specials,
                                                                longest=split.longest_train_bytes)},
         }
+        if unigram:
+            spm_unigram = sentencepiece_unigram_options(vocab_size=vocab_size, special_tokens=specials,
+                                                        longest=split.longest_train_bytes, num_threads=num_threads)
+            spec["options"] = {"algorithm": "unigram", "vocab_size": vocab_size, "special_tokens": specials,
+                               "sentencepiece": spm_unigram}
         configurations = {
             "hf_bpe": {"vocab_size": vocab_size, "min_frequency": min_frequency, "special_tokens": specials,
                        "pattern": pattern, "workers": workers},
@@ -270,6 +307,12 @@ def compare(
                                                  special_tokens=specials, pattern=pattern),
             "sentencepiece": spec["options"]["sentencepiece"],
         }
+        if unigram:
+            configurations = {"hf_bpe": {"train_sentencepiece": spm_unigram},
+                              "tokenizers": unigram_tokenizers_description(vocab_size=vocab_size,
+                                                                           special_tokens=specials),
+                              "sentencepiece": spm_unigram}
+        loaders = UNIGRAM_LOADERS if unigram else LOADERS
         entries: dict[str, dict[str, Any]] = {}
         loaded: dict[str, Evaluated] = {}
         models_folder = folder / "models"
@@ -306,7 +349,7 @@ def compare(
                 entry["training"] = {k: result.get(k) for k in ("seconds", "peak_rss_bytes", "baseline_rss_bytes")}
             entry["path"] = os.fspath(path)
             try:
-                loaded[name] = LOADERS[name](path)
+                loaded[name] = loaders[name](path)
             except Exception as exc:  # noqa: BLE001 - a peer's own loader may raise anything; report it
                 entry["status"] = "failed"
                 entry["error"] = f"cannot load {os.fspath(path)!r}: {type(exc).__name__}: {exc}"
@@ -314,7 +357,8 @@ def compare(
             entry["vocab_size"] = _vocab_size(loaded[name])
             if entry["vocab_size"] is not None and entry["vocab_size"] < vocab_size:
                 message = (f"{name} has {entry['vocab_size']} tokens, not the {vocab_size} asked for: the training "
-                           "split ran out of pairs to merge; give a larger corpus or a smaller vocab_size")
+                           "split ran out of pairs to merge (or of pieces); give a larger corpus or a smaller "
+                           "vocab_size")
                 notes.append(message)
                 _say(f"warning: {message}", show_progress)
         report["tokenizers"] = entries
@@ -333,13 +377,19 @@ def compare(
             heldout[name] = {"all": merge_metrics(list(per_subset.values())), "subsets": per_subset}
         report["heldout"] = heldout
 
+        if unigram:
+            notes.append("unigram models normalize the text (spm_train's nmt_nfkc: NFKC, control characters and line "
+                         "ends to spaces, spaces folded and stripped), so decoding gives the normalized text and the "
+                         "round-trip rate counts only documents normalization leaves unchanged")
+            report.update(_unigram_sections(peers, entries, loaded, encoded, split))
         # 5. hf_bpe vs tokenizers: equality.
-        report["vs_tokenizers"] = vs_tokenizers(loaded, entries, encoded, split, pretokenizer, specials,
+        else:
+            report["vs_tokenizers"] = vs_tokenizers(loaded, entries, encoded, split, pretokenizer, specials,
                                                  vocab_size, min_frequency, workers)
         # 6. hf_bpe vs SentencePiece: metrics.
-        report["vs_sentencepiece"] = vs_sentencepiece(loaded, entries, encoded, split)
+            report["vs_sentencepiece"] = vs_sentencepiece(loaded, entries, encoded, split)
         # 7. hf_bpe in SentencePiece mode vs SentencePiece: equality, on the peer's own options.
-        if "sentencepiece" in peers:
+        if "sentencepiece" in peers and not unigram:
             from .child import load_documents
             from .spm_exact import sentencepiece_exact
 
@@ -360,6 +410,23 @@ def compare(
         "report.png": render_chart(report),
     }, force=True)
     return report
+
+
+def _unigram_sections(peers: list[str], entries: dict[str, dict[str, Any]], loaded: dict[str, Evaluated],
+                      encoded: dict[str, dict[str, list[list[int]]]], split: Any) -> dict[str, Any]:
+    """Return the sections of a unigram report: exact against spm_train, metrics against tokenizers."""
+    from .spm_exact import unigram_exact
+
+    bpe_only = {"status": "not requested", "error": "a byte-level BPE comparison; this report is algorithm='unigram'"}
+    sections: dict[str, Any] = {"vs_tokenizers": bpe_only, "vs_sentencepiece": dict(bpe_only)}
+    if "sentencepiece" in peers:
+        own_ids = [ids for subset in split.subsets for ids in encoded["hf_bpe"][subset.name]] \
+            if "hf_bpe" in encoded else None  # hf_bpe's UnigramModel encoded the held-out split already
+        sections["vs_sentencepiece_exact"] = unigram_exact(
+            entries, [doc for subset in split.subsets for doc in subset.heldout], own_ids)
+    sections["vs_tokenizers_unigram"] = vs_statistics(loaded, entries, encoded, split, peer="tokenizers",
+                                                      convention=UNIGRAM_CONVENTION)
+    return sections
 
 
 def _installed(name: str) -> bool:

@@ -3,7 +3,8 @@
 The report's layout (``schema_version`` 1)::
     schema_version: 1
     versions: {hf_bpe, python, tokenizers, sentencepiece, ...}     # None: not installed
-    options: {vocab_size, min_frequency, special_tokens, pattern, against, heldout_fraction, heldout_seed, workers}
+    options: {vocab_size, min_frequency, special_tokens, pattern, against, heldout_fraction, heldout_seed, workers,
+              algorithm: "bpe" | "unigram", num_threads: int | None}    # num_threads: unigram only
     corpus: {source: [str], fingerprint: {order, sha256, documents, bytes},
              documents, bytes, characters, train: {documents, bytes, characters}, heldout: {...},
              subsets: [{name, documents, bytes, characters}]}     # held-out documents of each file
@@ -31,6 +32,12 @@ The report's layout (``schema_version`` 1)::
     vs_sentencepiece_exact: {status, error, pieces: {identical, total, first_difference: None | {id, hf_bpe,
                              sentencepiece}}, scores_identical, types_identical, encode: {equal, total, rate},
                              seconds}          # only when sentencepiece is compared
+    # algorithm "unigram": vs_tokenizers and vs_sentencepiece are {status: "not requested", error} (byte-level BPE
+    # sections); vs_sentencepiece_exact compares the two trained tokenizer.model files (seconds None) and adds
+    # encode_hf_bpe: {equal, total, rate} (hf_bpe's own UnigramModel vs sentencepiece's ids); and
+    vs_tokenizers_unigram: {status, error, vocab_overlap: {convention, hf_bpe, tokenizers, shared, jaccard,
+                            hf_bpe_share, tokenizers_share}, segmentation: {equal, total, rate, boundary_f1},
+                            newline_byte_fallback: None}
     notes: [str]
     files: {json, markdown, chart, models: {NAME: path}}
 
@@ -39,10 +46,11 @@ Rates are ``None`` when their total is 0. Pairs are written in the byte-level al
 
 from __future__ import annotations
 
-__all__ = ["MEMORY_MEASURE", "NAMES", "PEERS", "REPORT_SCHEMA_VERSION"]
+__all__ = ["ALGORITHMS", "MEMORY_MEASURE", "NAMES", "PEERS", "REPORT_SCHEMA_VERSION"]
 
 REPORT_SCHEMA_VERSION = 1
 PEERS = ("tokenizers", "sentencepiece")
+ALGORITHMS = ("bpe", "unigram")
 NAMES = ("hf_bpe", *PEERS)
 MEMORY_MEASURE = (
     "peak resident set size (ru_maxrss) of a fresh Python child process that imports only the trainer's library, "
