@@ -470,3 +470,19 @@ def test_extended_folder_loads_with_the_same_ids_everywhere(shared_data: Path, t
     for tokenizer in loaders:
         got = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
         assert got == expected, type(tokenizer).__name__
+
+
+@pytest.mark.shared_data
+def test_extend_by_zero_on_gpt2s_own_folder_gives_its_tokens_in_tokenizers_layout(shared_data: Path,
+                                                                                  tmp_path: Path) -> None:
+    """OpenAI's GPT-2 files are not in the layout tokenizers (and hf_bpe) write: by 0 tokens, merges.txt comes back
+    byte for byte, vocab.json and tokenizer.json's model with the same entries, in tokenizers' compact layout."""
+    original = shared_data / "vocabs" / "gpt2"
+    folder = hf_bpe.extend(original, ["hello world"], new_tokens=0, show_progress=False).save(tmp_path / "g0")
+    assert (folder / "merges.txt").read_bytes() == (original / "merges.txt").read_bytes()
+    assert (folder / "vocab.json").read_bytes() != (original / "vocab.json").read_bytes()  # layout only:
+    assert json.loads((folder / "vocab.json").read_text(encoding="utf-8")) == \
+        json.loads((original / "vocab.json").read_text(encoding="utf-8"))
+    ours, theirs = (json.loads((f / "tokenizer.json").read_text(encoding="utf-8"))["model"] for f in (folder, original))
+    assert ours["vocab"] == theirs["vocab"]
+    assert [" ".join(pair) for pair in ours["merges"]] == theirs["merges"]  # tokenizers < 0.20 wrote "a b" strings
