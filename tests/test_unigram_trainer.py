@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import hf_bpe
 from hf_bpe.cli import main
 from hf_bpe.formats.sentencepiece_model import SentencePieceModel
-from hf_bpe.training.unigram_lattice import _heap_pop, _heap_push
+from hf_bpe.core.stl_heap import heap_pop, heap_push
 from hf_bpe.training.unigram_reference import train_unigram_reference
 from hf_bpe.training.unigram_trainer import train_unigram
 from hf_bpe.training import unigram_seed
@@ -180,8 +180,8 @@ def test_heap_pops_the_highest_first(values):
     heap: list[list] = []
     items = [[i, None, float(v), 0.0] for i, v in enumerate(values)]
     for item in items:
-        _heap_push(heap, item)
-    popped = [_heap_pop(heap) for _ in items]
+        heap_push(heap, item, 2)
+    popped = [heap_pop(heap, 2) for _ in items]
     assert [p[2] for p in popped] == sorted(values, reverse=True)
     assert sorted(p[0] for p in popped) == list(range(len(values)))
 

@@ -48,6 +48,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.stl_heap import heap_pop, heap_push
 from ..formats.sentencepiece_model import BYTE, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, Piece, SentencePieceModel
 
 __all__ = ["UnigramModel"]
@@ -88,43 +89,10 @@ class _StdHeap:
         return len(self.items)
 
     def push(self, item: tuple[float, Any]) -> None:
-        heap = self.items
-        heap.append(item)
-        hole = len(heap) - 1
-        parent = (hole - 1) // 2
-        while hole > 0 and heap[parent][0] < item[0]:  # __push_heap
-            heap[hole] = heap[parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        heap[hole] = item
+        heap_push(self.items, item, 0)
 
     def pop(self) -> tuple[float, Any]:
-        heap = self.items
-        top = heap[0]
-        value = heap.pop()
-        size = len(heap)
-        if size == 0:
-            return top
-        # __adjust_heap from the root: the hole sinks to a leaf along the larger child (the right one on ties)...
-        hole = second = 0
-        while second < (size - 1) // 2:
-            second = 2 * (second + 1)
-            if heap[second][0] < heap[second - 1][0]:
-                second -= 1
-            heap[hole] = heap[second]
-            hole = second
-        if size % 2 == 0 and second == (size - 2) // 2:
-            second = 2 * (second + 1)
-            heap[hole] = heap[second - 1]
-            hole = second - 1
-        # ... then the former last element rises from there (__push_heap).
-        parent = (hole - 1) // 2
-        while hole > 0 and heap[parent][0] < value[0]:
-            heap[hole] = heap[parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        heap[hole] = value
-        return top
+        return heap_pop(self.items, 0)
 
 
 class UnigramModel:

@@ -9,7 +9,7 @@ the same glibc sentencepiece calls, so the results are its bits.
 Nodes, in C++'s numbering: 0 is BOS, 1 is EOS, then the pieces at each position, shorter first (the trie's prefix
 search), and an unknown node (vocabulary id 0: the trainer's model never sets ``unk_id_``) where no one-character
 piece starts. Ties go as in C++: Viterbi keeps the first of equal scores; n-best search pops equal priorities in the
-order of libstdc++'s binary heap, which :func:`_heap_push`/:func:`_heap_pop` copy.
+order of libstdc++'s binary heap, which :mod:`hf_bpe.core.stl_heap` copies.
 
 >>> model = TrainerModel([("a", -1.0), ("b", -2.0), ("ab", -2.5)])
 >>> lattice = Lattice("ab", model)
@@ -23,11 +23,15 @@ import math
 from array import array
 from collections.abc import Sequence
 
+from ..core.stl_heap import heap_pop, heap_push
+
 __all__ = ["Lattice", "TrainerModel", "digamma", "f32"]
 
 _BUFFER = array("f", [0.0])
 _UNK_PENALTY = 10.0
 _MAX_AGENDA, _MAX_HYPOTHESES, _MAX_ALLOCATED, _MAX_SHRINKS = 10000, 100000, 500000, 10
+
+_FX = 2  # an agenda item is [node, previous hypothesis, fx, gx]; the heap orders by fx
 
 
 def f32(value: float) -> float:
@@ -170,12 +174,12 @@ class Lattice:
         scores, end, starts = self.scores, self.end, self.starts
         # A hypothesis: [node, next hypothesis, fx (priority), gx (score from EOS)].
         agenda: list[list] = []
-        _heap_push(agenda, [1, None, backtrace[1], 0.0])
+        heap_push(agenda, [1, None, backtrace[1], 0.0], _FX)
         results: list[list[int]] = []
         total = allocated = 1
         limit, shrinks = _MAX_HYPOTHESES, 0
         while agenda:
-            top = _heap_pop(agenda)
+            top = heap_pop(agenda, _FX)
             node = top[0]
             if node == 0:
                 found = []
@@ -190,7 +194,7 @@ class Lattice:
             ends = end[starts[node]]
             gx = top[3]
             for left in ends:
-                _heap_push(agenda, [left, top, f32(backtrace[left] + gx), f32(scores[left] + gx)])
+                heap_push(agenda, [left, top, f32(backtrace[left] + gx), f32(scores[left] + gx)], _FX)
             total += len(ends)
             allocated += len(ends)
             if total >= _MAX_ALLOCATED or allocated >= _MAX_ALLOCATED:
@@ -199,55 +203,14 @@ class Lattice:
                 if shrinks >= _MAX_SHRINKS:
                     return [path]
                 shrinks += 1
-                kept = [_heap_pop(agenda) for _ in range(min(len(agenda), 20))]
+                kept = [heap_pop(agenda, _FX) for _ in range(min(len(agenda), 20))]
                 agenda = []
                 seen: set[int] = set()
                 for hyp in kept:
-                    _heap_push(agenda, hyp)
+                    heap_push(agenda, hyp, _FX)
                     while hyp is not None and id(hyp) not in seen:  # the clones: each chain's hypotheses once
                         seen.add(id(hyp))
                         hyp = hyp[1]
                 allocated = len(seen)
                 limit = allocated + _MAX_HYPOTHESES
         return results
-
-
-def _heap_push(heap: list[list], item: list) -> None:
-    """std::priority_queue::push (libstdc++'s __push_heap), a max-heap on fx."""
-    heap.append(item)
-    hole = len(heap) - 1
-    fx = item[2]
-    parent = (hole - 1) // 2
-    while hole > 0 and heap[parent][2] < fx:
-        heap[hole] = heap[parent]
-        hole = parent
-        parent = (hole - 1) // 2
-    heap[hole] = item
-
-
-def _heap_pop(heap: list[list]) -> list:
-    """std::priority_queue::pop after top() (libstdc++'s __pop_heap and __adjust_heap)."""
-    top = heap[0]
-    value = heap.pop()
-    length = len(heap)
-    if length == 0:
-        return top
-    hole = child = 0
-    while child < (length - 1) // 2:
-        child = 2 * (child + 1)
-        if heap[child][2] < heap[child - 1][2]:
-            child -= 1
-        heap[hole] = heap[child]
-        hole = child
-    if length % 2 == 0 and child == (length - 2) // 2:
-        child = 2 * (child + 1)
-        heap[hole] = heap[child - 1]
-        hole = child - 1
-    fx = value[2]
-    parent = (hole - 1) // 2
-    while hole > 0 and heap[parent][2] < fx:
-        heap[hole] = heap[parent]
-        hole = parent
-        parent = (hole - 1) // 2
-    heap[hole] = value
-    return top
