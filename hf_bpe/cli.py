@@ -33,12 +33,16 @@ examples:
   hf-bpe train --counts shard*.parquet --vocab-size 32000 --out my-tok
   hf-bpe train part-*.txt --spark local[2] --vocab-size 32000 --out my-tok    # count with Apache Spark
   hf-bpe train corpus.txt --algorithm sentencepiece --vocab-size 8000 --out spm-tok --spm byte_fallback=true
+  hf-bpe train corpus.txt --algorithm sentencepiece --spm model_type=unigram --vocab-size 8000 --out uni-tok
+  hf-bpe extend my-tok new-domain.txt --new-tokens 5000 --out my-tok-ext   # every existing id kept; prints a report
   hf-bpe encode --model my-tok 'Hello world'
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
   hf-bpe tokenize --model my-tok corpus.txt --out ids --block-size 1024   # a datasets folder of packed blocks
   hf-bpe tokenize --model my-tok corpus.txt --out ids-bin --format bin    # tokens.bin for numpy.memmap
+  hf-bpe tokenize --model my-tok docs.txt --separator '<|endoftext|>' --out ids-bin --format bin
   hf-bpe tokenize --model my-tok part-*.txt --out ids-parquet --spark local[2]   # Parquet, with Spark
   hf-bpe compare corpus.txt --vocab-size 32000 --out report --against tokenizers,sentencepiece
+  hf-bpe compare corpus.txt --algorithm unigram --vocab-size 8000 --out uni-report
   hf-bpe verify my-tok --corpus corpus.txt
   hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4
   hf-bpe train corpus.en --recipe subword-nmt --num-merges 10000 --out nmt   # writes nmt/bpe.codes
