@@ -1,5 +1,5 @@
 // Unigram's seed step (sentencepiece 0.2.3's MakeSeedSentencePiecesFromCorpus), compiled: each chunk's suffix array
-// (prefix doubling with radix sorts, O(n log n)) and LCP array (Kasai, O(n)) are walked as an LCP-interval tree; the
+// (prefix doubling with radix sorts from the first 4 bytes, O(n log n)) and LCP array (Kasai, O(n)) are walked as an LCP-interval tree; the
 // byte strings that pass sentencepiece's checks add their counts into one table, which keeps the best 8 * keep
 // entries when it grows past 16 * keep, and gives the best `keep` at the end. The spec is
 // hf_bpe/training/unigram_seed.py (the suffix and LCP arrays are unique, so any correct construction gives libsais's).
@@ -25,15 +25,28 @@ using hfbpe_sp::Options;
 // O(n log depth) time, 3 + 1 int32 per byte. depth >= n gives the suffix array.
 inline std::vector<int32_t> suffix_order(const uint8_t* s, int32_t n, int64_t depth) {
     std::vector<int32_t> sa(n), rank(n), tmp(n), count(std::max<int32_t>(n, 256) + 1);
-    for (int32_t i = 0; i < n; ++i) ++count[s[i] + 1];
-    for (size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
-    for (int32_t i = 0; i < n; ++i) sa[count[s[i]]++] = i;
+    // The first 4 bytes at once (a byte past the end is 0, every byte b is b + 1): two stable counting sorts on
+    // 16-bit keys, bytes 2-3 then bytes 0-1, instead of the first two doubling rounds (each a full pass of random
+    // reads and writes).
+    auto byte = [&](int64_t i) -> uint32_t { return i < n ? s[i] + 1u : 0u; };
+    auto half = [&](int32_t i, int32_t at) -> uint32_t { return byte((int64_t)i + at) * 257u + byte((int64_t)i + at + 1); };
+    {
+        std::vector<int32_t> buckets(257 * 257 + 1, 0);
+        for (int32_t i = 0; i < n; ++i) ++buckets[half(i, 2) + 1];
+        for (size_t b = 1; b < buckets.size(); ++b) buckets[b] += buckets[b - 1];
+        for (int32_t i = 0; i < n; ++i) tmp[buckets[half(i, 2)]++] = i;
+        std::fill(buckets.begin(), buckets.end(), 0);
+        for (int32_t i = 0; i < n; ++i) ++buckets[half(i, 0) + 1];
+        for (size_t b = 1; b < buckets.size(); ++b) buckets[b] += buckets[b - 1];
+        for (int32_t j = 0; j < n; ++j) sa[buckets[half(tmp[j], 0)]++] = tmp[j];
+    }
+    auto first4 = [&](int32_t i) -> uint64_t { return (uint64_t)half(i, 0) << 17 | half(i, 2); };
     int32_t classes = 0;
     for (int32_t i = 0; i < n; ++i) {
-        if (i > 0 && s[sa[i]] != s[sa[i - 1]]) ++classes;
+        if (i > 0 && first4(sa[i]) != first4(sa[i - 1])) ++classes;
         rank[sa[i]] = classes;
     }
-    for (int64_t k = 1; classes + 1 < n && k < depth; k *= 2) {
+    for (int64_t k = 4; classes + 1 < n && k < depth; k *= 2) {
         // Order by the second half (past the end first), then a stable counting sort by the first half.
         int32_t at = 0;
         for (int32_t i = (int32_t)std::max<int64_t>(0, n - k); i < n; ++i) tmp[at++] = i;
