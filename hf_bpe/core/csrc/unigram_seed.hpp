@@ -89,6 +89,26 @@ inline std::vector<int32_t> lcp_array(const uint8_t* s, int32_t n, const std::ve
     return lcp;
 }
 
+// The most bytes that m consecutive characters of s[0..n) take (all of s when it has fewer), or INT64_MAX when s
+// starts with a NUL or holds two in a row (an empty sentence: a kept string could then end in several NULs).
+// O(n) time, m + 1 int32.
+inline int64_t widest_window(const uint8_t* s, int32_t n, int64_t m) {
+    std::vector<int32_t> ring((size_t)m + 1, 0);  // the starts of the last m + 1 characters
+    int64_t chars = 0, widest = 0;
+    for (int32_t i = 0; i <= n; ++i) {
+        if (i < n) {
+            if (s[i] == 0 && (i == 0 || s[i - 1] == 0)) return INT64_MAX;
+            if ((s[i] & 0xC0) == 0x80) continue;
+        }
+        // i starts character number `chars` (or is the end): characters chars - m .. chars - 1 span
+        // [start(chars - m), i); fewer than m so far span [0, i).
+        widest = std::max<int64_t>(widest, chars >= m ? i - ring[(size_t)((chars - m) % (m + 1))] : i);
+        ring[(size_t)(chars % (m + 1))] = i;
+        ++chars;
+    }
+    return widest;
+}
+
 class SeedCounter {
   public:
     SeedCounter(std::unordered_map<uint32_t, CharInfo> info, Options options, size_t keep)
@@ -100,9 +120,14 @@ class SeedCounter {
         const int32_t n = (int32_t)chunk.size();
         const uint8_t* s = reinterpret_cast<const uint8_t*>(chunk.data());
         // No string deeper than 4 * max_piece_length + 1 bytes can be kept (its NUL-trimmed bytes hold too many
-        // characters or a NUL), and capping the LCP values there leaves the shallower intervals as they are: the
+        // characters or a NUL), nor deeper than the widest max_piece_length + 1 consecutive characters of the chunk
+        // (a kept string is at most that many characters, its one trailing NUL included; English: ~40 bytes, one
+        // doubling round fewer). Capping the LCP values there leaves the shallower intervals as they are: the
         // suffixes need only be ordered by their first cap + 1 bytes.
-        const int32_t cap = (int32_t)std::min<int64_t>(4 * opt_.max_piece_length + 2, INT32_MAX - 1);
+        const int64_t widest = widest_window(s, n, opt_.max_piece_length + 1);
+        const int32_t cap = (int32_t)std::min<int64_t>(
+            std::min<int64_t>(4 * opt_.max_piece_length + 2, widest == INT64_MAX ? INT64_MAX : widest + 1),
+            INT32_MAX - 1);
         const std::vector<int32_t> sa = suffix_order(s, n, (int64_t)cap + 1);
         const std::vector<int32_t> lcp = lcp_array(s, n, sa, cap);
         std::vector<std::pair<int32_t, int32_t>> stack{{0, 0}};  // (left end in sa, depth)
