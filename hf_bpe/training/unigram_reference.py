@@ -273,6 +273,7 @@ def run_unigram(corpus: Iterable[str], vocab_size: int, options: Mapping[str, An
     pieces = seed_pieces(sentences, opts, vocab_size=vocab_size, candidates=loops.candidates)
     if opts["split_by_whitespace"]:
         sentences = words()
+    del words  # with it goes the compiled loader's store
     # 3. EM and pruning rounds.
     run = loops(sentences, opts["num_threads"])
     desired = int(vocab_size * 1.1)
