@@ -291,3 +291,46 @@ def test_compiled_seed_step_equals_the_reference_on_repeated_sentences(words, re
     expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
     assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
                                     candidates=unigram_seed.compiled_candidates) == expected
+
+
+def _assert_loads_equal(lines: list[str], vocab_size: int, options: dict) -> None:
+    """The compiled store's sentences, required characters and words equal load_sentences' (the spec, with the
+    pure-Python normalizer) and the reference's word count."""
+    from hf_bpe.training.unigram_reference import ReferenceLoops, check_unigram_options
+    from hf_bpe.training.unigram_trainer import CompiledLoops
+
+    opts, meta, spec = check_unigram_options(vocab_size, options)
+    sentences, required, words = ReferenceLoops.load(lines, opts, meta, spec, vocab_size)
+    compiled, compiled_required, compiled_words = CompiledLoops.load(lines, opts, meta, spec, vocab_size)
+    assert compiled == sentences
+    assert list(compiled_required.items()) == list(required.items())
+    if opts["split_by_whitespace"]:
+        assert compiled_words() == words()
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.lists(st.one_of(_ALPHABET, st.sampled_from(["\u2585", "\u2581", "<u>", "\x00", " x "])),
+                               max_size=10).map("".join), min_size=1, max_size=20),
+       options=st.sampled_from([{}, {"split_by_whitespace": False}, {"allow_whitespace_only_pieces": True},
+                                {"character_coverage": 0.8}, {"character_coverage": 0.6, "split_by_whitespace": False},
+                                {"user_defined_symbols": ["<u>", "ab"]}, {"remove_extra_whitespaces": False},
+                                {"add_dummy_prefix": False}, {"normalization_rule_name": "identity"},
+                                {"max_sentence_length": 12}]))
+def test_compiled_loader_equals_load_sentences(lines, options):
+    """The compiled loader (C++ normalization, counts, unknown characters and words) gives load_sentences'
+    sentences in its order, its required characters with their counts, and the reference's words."""
+    try:
+        _assert_loads_equal(lines, 200, options)
+    except ValueError as exc:  # an empty corpus: the compiled loader must refuse it with the same message
+        from hf_bpe.training.sentencepiece_bpe import load_sentences
+        from hf_bpe.training.unigram_reference import check_unigram_options
+
+        with pytest.raises(ValueError, match="^" + __import__("re").escape(str(exc)) + "$"):
+            load_sentences(lines, *check_unigram_options(200, options), 200)
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("options", [{}, {"character_coverage": 0.98, "split_by_whitespace": False}])
+def test_compiled_loader_equals_load_sentences_on_real_text(english, chinese, options):
+    """The same on real English and Chinese text (Chinese at a low coverage: many unknown characters)."""
+    _assert_loads_equal(english[:3000] + chinese[:2000], 8000, options)

@@ -156,6 +156,27 @@ cdef class SentencePieceCorpus:
         """Every character's count (U+0000 and U+0020 left out), in code point order."""
         return {chr(entry.first): entry.second for entry in self.corpus.char_counts()}
 
+    def texts(self, required, bint split_by_whitespace) -> list[list]:
+        """Return ``[text, count]`` lists, characters outside ``required`` written as ``"▅"``: the sentences in
+        order, count 1 each (``split_by_whitespace`` false), or their distinct words, by count, then string.
+
+        What ``hf_bpe.training.sentencepiece_bpe.load_sentences`` gives (and its words, as the unigram trainer
+        counts them). Call after ``char_counts`` (the store's text is rewritten); may be called again.
+        """
+        if self.trained:
+            raise RuntimeError("this corpus has been trained on already (training rewrites its text)")
+        cdef vector[uint32_t] chars
+        for char in required:
+            chars.push_back(ord(char))
+        cdef Words words = self.corpus.words(chars, split_by_whitespace)
+        cdef size_t w, n = words.counts.size()
+        cdef const uint32_t* data = words.chars.data()
+        out = []
+        for w in range(n):
+            out.append([PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, data + words.start[w],
+                                                  words.start[w + 1] - words.start[w]), words.counts[w]])
+        return out
+
     def train(self, required, char_info, *, int64_t merges, int64_t max_sentencepiece_length,
               bint split_by_whitespace, bint split_by_number, bint split_by_unicode_script, bint split_digits,
               bint allow_whitespace_only_pieces, progress=None) -> list[str]:

@@ -43,7 +43,7 @@ from .sentencepiece_normalizer import SPACE
 from .sentencepiece_options import EMPTY_CORPUS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences, typed
 
 __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
-           "check_spm_options", "load_sentences", "parse_spm_options", "prepare_training", "select_required",
+           "check_spm_options", "load_sentences", "load_store", "parse_spm_options", "prepare_training", "select_required",
            "serialize_pieces", "split_words", "train_sentencepiece_reference", "valid_piece"]
 
 # spm_train's options this trainer reproduces, with spm_train's defaults.
@@ -617,6 +617,30 @@ def load_sentences(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping
     for sentence in sentences:
         sentence[0] = sentence[0].translate(unknown)
     return sentences, required
+
+
+def load_store(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int, tuple[str, int]],
+               spec: Mapping[str, Any], vocab_size: int) -> tuple[Any, dict[str, int]]:
+    """:func:`load_sentences` on the compiled core: a ``SentencePieceCorpus`` holding the sentences (normalized,
+    meta pieces replaced, empty ones dropped) and the required characters with their counts, both equal to
+    load_sentences'; ``store.texts(required, split)`` gives its sentences or words (tested equal).
+
+    Raises:
+        TypeError, ValueError: what :func:`load_sentences` raises, with the same messages.
+    """
+    from ..core._sentencepiece import SentencePieceCorpus
+
+    store = SentencePieceCorpus(charsmap=spec["precompiled_charsmap"],
+                                remove_extra_whitespaces=opts["remove_extra_whitespaces"],
+                                add_dummy_prefix=opts["add_dummy_prefix"],
+                                allow_whitespace_only_pieces=opts["allow_whitespace_only_pieces"],
+                                meta_pieces=[piece for piece, _ in meta.values()],
+                                max_sentence_length=opts["max_sentence_length"])
+    # Sentences over max_sentence_length are skipped by the store, as spm_train skips them; counted to be said.
+    long = LongSentences(opts["max_sentence_length"])
+    store.add(long.watch(corpus))
+    long.check(store.finish())
+    return store, select_required(store.char_counts(), opts, len(meta), vocab_size)
 
 
 def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **options: Any) -> SentencePieceModel:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..formats.sentencepiece_model import SentencePieceModel
-from .sentencepiece_bpe import LongSentences, assemble_model, char_info, prepare_training, select_required
+from .sentencepiece_bpe import assemble_model, char_info, load_store, prepare_training
 
 __all__ = ["sentences_of", "train_sentencepiece"]
 
@@ -97,8 +97,6 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
     >>> train_sentencepiece(["low lower lowest"] * 3, vocab_size=12, model_type="unigram").model_type
     'unigram'
     """
-    from ..core._sentencepiece import SentencePieceCorpus
-
     if options.get("model_type", "bpe") == "unigram":
         from .unigram_trainer import train_unigram
 
@@ -109,19 +107,9 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
 
     # 1. Options, meta pieces, normalizer.
     opts, meta, spec = prepare_training(vocab_size, options)
-    # 2. Sentences, normalized (SentencePiece's own rules) into the compiled store.
-    store = SentencePieceCorpus(charsmap=spec["precompiled_charsmap"],
-                                remove_extra_whitespaces=opts["remove_extra_whitespaces"],
-                                add_dummy_prefix=opts["add_dummy_prefix"],
-                                allow_whitespace_only_pieces=opts["allow_whitespace_only_pieces"],
-                                meta_pieces=[piece for piece, _ in meta.values()],
-                                max_sentence_length=opts["max_sentence_length"])
-    # Sentences over max_sentence_length are skipped by the store, as spm_train skips them; counted to be said.
-    long = LongSentences(opts["max_sentence_length"])
-    store.add(long.watch(sentences_of(corpus, text_column=text_column)))
-    long.check(store.finish())
-    # 3. Characters kept by the coverage.
-    required = select_required(store.char_counts(), opts, len(meta), vocab_size)
+    # 2-3. Sentences, normalized (SentencePiece's own rules) into the compiled store; the characters kept by the
+    #      coverage.
+    store, required = load_store(sentences_of(corpus, text_column=text_column), opts, meta, spec, vocab_size)
     # 4. Words and the merge loop.
     merged = store.train(required, {c: char_info(c) for c in required},
                          merges=vocab_size - len(meta) - len(required),

@@ -40,7 +40,7 @@ from .sentencepiece_options import typed
 from .unigram_lattice import Lattice, TrainerModel, digamma, f32
 from .unigram_seed import reference_candidates, seed_pieces
 
-__all__ = ["ReferenceLoops", "UNIGRAM_DEFAULTS", "check_unigram_options", "run_unigram", "train_unigram_reference"]
+__all__ = ["ReferenceLoops", "UNIGRAM_DEFAULTS", "check_unigram_options", "count_words", "run_unigram", "train_unigram_reference"]
 
 # spm_train's options that shape a unigram model beyond the BPE ones, with their defaults.
 UNIGRAM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
@@ -81,6 +81,15 @@ class ReferenceLoops:
 
     def __init__(self, texts: Sequence[Sequence[Any]], threads: int) -> None:
         self.texts, self.threads = texts, threads
+
+    @classmethod
+    def load(cls, corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int, tuple[str, int]],
+             spec: dict[str, Any], vocab_size: int) -> tuple[list[list[Any]], dict[str, int],
+                                                             Callable[[], list[list[Any]]]]:
+        """LoadSentences: the sentences (``[text, count]``), the required characters, and a function giving the
+        sentences' words (``[word, count]``, by count, then string) for ``split_by_whitespace``."""
+        sentences, required = load_sentences(corpus, opts, meta, spec, vocab_size, cls.normalizer)
+        return sentences, required, lambda: count_words(sentences, opts["allow_whitespace_only_pieces"])
 
     @staticmethod
     def model(pieces: Sequence[tuple[str, float]]) -> TrainerModel:
@@ -150,6 +159,15 @@ class ReferenceLoops:
             path, alternative, _ = lattice.viterbi()
             out.append(not (path and alternative > score))
         return out
+
+
+def count_words(sentences: Iterable[Sequence[Any]], allow_ws_only: bool) -> list[list[Any]]:
+    """SplitSentencesByWhitespace: the sentences' words with their counts, by count, then string."""
+    words: dict[str, int] = {}
+    for text, count in sentences:
+        for word in split_words(text, allow_ws_only):
+            words[word] = words.get(word, 0) + count
+    return [[w, n] for w, n in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def _m_step(pieces: Sequence[tuple[str, float]], expected: Sequence[float]) -> list[tuple[str, float]]:
@@ -246,19 +264,16 @@ def train_unigram_reference(corpus: Iterable[str], *, vocab_size: int, **options
 def run_unigram(corpus: Iterable[str], vocab_size: int, options: Mapping[str, Any],
                 loops: Callable[[Sequence[Sequence[Any]], int], Any]) -> SentencePieceModel:
     """The training driver, with the hot loops given: ``loops(texts, num_threads)`` returns an object with the
-    methods of :class:`ReferenceLoops` (the reference's, or the compiled ones); ``loops.normalizer`` is the
-    normalizer class the sentences are loaded with, ``loops.candidates`` the seed step's string finder."""
+    methods of :class:`ReferenceLoops` (the reference's, or the compiled ones); ``loops.load`` loads the
+    sentences (:meth:`ReferenceLoops.load`), ``loops.candidates`` is the seed step's string finder."""
     # 1. Options, meta pieces, normalizer; the sentences.
     opts, meta, spec = check_unigram_options(vocab_size, options)
-    sentences, required = load_sentences(corpus, opts, meta, spec, vocab_size, loops.normalizer)
+    sentences, required, words = loops.load(corpus, opts, meta, spec, vocab_size)
     # 2. Seeds, then the words.
     pieces = seed_pieces(sentences, opts, vocab_size=vocab_size, candidates=loops.candidates)
     if opts["split_by_whitespace"]:
-        words: dict[str, int] = {}
-        for text, count in sentences:
-            for word in split_words(text, opts["allow_whitespace_only_pieces"]):
-                words[word] = words.get(word, 0) + count
-        sentences = [[w, n] for w, n in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))]
+        sentences = words()
+    del words  # with it goes the compiled loader's store
     # 3. EM and pruning rounds.
     run = loops(sentences, opts["num_threads"])
     desired = int(vocab_size * 1.1)

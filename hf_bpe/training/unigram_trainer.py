@@ -5,7 +5,8 @@ The driver is the reference's (:func:`hf_bpe.training.unigram_reference.run_unig
 M-step, pruning arithmetic, finalization); the hot loops run in ``hf_bpe.core._unigram`` (C++ in
 ``csrc/unigram_lattice.hpp``): the E-step, the Viterbi counts, the second-best segmentations and the unreachable
 pieces, on up to ``workers`` real threads, and the seed step's suffix array, LCP walk and candidate table
-(``csrc/unigram_seed.hpp``); sentences are normalized by the compiled normalizer. ``num_threads`` keeps spm_train's
+(``csrc/unigram_seed.hpp``); sentences are loaded, normalized and split into words by the compiled store
+(``SentencePieceCorpus``, as for BPE). ``num_threads`` keeps spm_train's
 meaning (how the float sums are split and ordered), whatever the number of real threads.
 
 ``tests/test_unigram_trainer.py`` holds this module equal to the reference and both equal to ``sentencepiece``.
@@ -14,10 +15,11 @@ meaning (how the float sums are split and ordered), whatever the number of real 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..formats.sentencepiece_model import SentencePieceModel
+from .sentencepiece_bpe import load_store
 from .unigram_reference import run_unigram
 from .unigram_seed import compiled_candidates
 
@@ -27,7 +29,6 @@ __all__ = ["CompiledLoops", "train_unigram"]
 class CompiledLoops:
     """:class:`~hf_bpe.training.unigram_reference.ReferenceLoops`' methods on the compiled core."""
 
-    from ..core._sentencepiece import SentencePieceNormalizer as normalizer  # compiled, the same texts
     candidates = staticmethod(compiled_candidates)
 
     def __init__(self, texts: Sequence[Sequence[Any]], threads: int, workers: int | None = None) -> None:
@@ -36,6 +37,16 @@ class CompiledLoops:
         self.corpus = UnigramCorpus((text, count) for text, count in texts)
         self.threads = threads
         self.workers = workers or min(threads, os.cpu_count() or 1)
+
+    @staticmethod
+    def load(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int, tuple[str, int]],
+             spec: dict[str, Any], vocab_size: int) -> tuple[list[list[Any]], dict[str, int],
+                                                             Callable[[], list[list[Any]]]]:
+        """:meth:`~hf_bpe.training.unigram_reference.ReferenceLoops.load` on the compiled store (normalized,
+        counted and made into words in C++), with the same results."""
+        store, required = load_store(corpus, opts, meta, spec, vocab_size)
+        return (store.texts(required, False), required,
+                lambda: store.texts(required, opts["split_by_whitespace"]))
 
     @staticmethod
     def model(pieces: Sequence[tuple[str, float]]) -> Any:
