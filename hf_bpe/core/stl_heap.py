@@ -22,7 +22,11 @@ __all__ = ["heap_pop", "heap_push"]
 def heap_push(heap: MutableSequence[Any], item: Any, key: int) -> None:
     """Add ``item`` (``std::priority_queue::push``: libstdc++'s ``__push_heap``)."""
     heap.append(item)
-    hole = len(heap) - 1
+    _rise(heap, len(heap) - 1, item, key)
+
+
+def _rise(heap: MutableSequence[Any], hole: int, item: Any, key: int) -> None:
+    # libstdc++'s __push_heap: the hole climbs while its parent has a smaller priority, then takes the item.
     priority = item[key]
     parent = (hole - 1) // 2
     while hole > 0 and heap[parent][key] < priority:
@@ -51,12 +55,5 @@ def heap_pop(heap: MutableSequence[Any], key: int) -> Any:
         child = 2 * (child + 1)
         heap[hole] = heap[child - 1]
         hole = child - 1
-    # ... then the former last element rises from there (__push_heap).
-    priority = value[key]
-    parent = (hole - 1) // 2
-    while hole > 0 and heap[parent][key] < priority:
-        heap[hole] = heap[parent]
-        hole = parent
-        parent = (hole - 1) // 2
-    heap[hole] = value
+    _rise(heap, hole, value, key)  # ... then the former last element rises from there (__push_heap)
     return top
