@@ -4,10 +4,12 @@ id ``sentencepiece`` (issue 9, part 2); run under transformers 5.x and 4.x."""
 from __future__ import annotations
 
 import functools
+import itertools
 from pathlib import Path
 
 import pytest
 import sentencepiece as spm
+import transformers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -188,3 +190,49 @@ def test_sentencepiece_tokenizer_where_tokenizers_precompiled_differs(shared_dat
     for text in ("ｓ\u0301", "a\u0301\u0301"):
         assert tok(text)["input_ids"] == sp.encode(text) != fast(text)["input_ids"]
     assert tok("plain text")["input_ids"] == sp.encode("plain text") == fast("plain text")["input_ids"]
+
+
+_SYLLABLES = ["lo", "we", "st", "ne", "wi", "de", "sl", "ow", "er", "ta", "ki", "mu"]
+_SAMPLING_CORPUS = [" ".join(map("".join, itertools.islice(itertools.product(_SYLLABLES, repeat=3), i, i + 5)))
+                    for i in range(0, 1700, 7)]
+
+
+@pytest.fixture(scope="module")
+def unigram_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    model = hf_bpe.train_sentencepiece(_SAMPLING_CORPUS, vocab_size=60, model_type="unigram")
+    return hf_bpe.save_sentencepiece(model, tmp_path_factory.mktemp("unigram") / "folder")
+
+
+def test_sentencepiece_tokenizer_samples_among_sentencepieces_nbest_with_a_seed(unigram_folder, tmp_path):
+    # sp_model_kwargs as T5Tokenizer/AlbertTokenizer take it: every draw is a segmentation sentencepiece lists among
+    # its n best (for nbest_size > 1), the text survives, the seed fixes the draws, and save/load keeps the options.
+    sp = spm.SentencePieceProcessor(model_file=str(unigram_folder / "tokenizer.model"))
+    kwargs = {"enable_sampling": True, "nbest_size": 4, "alpha": 0.05, "seed": 7}
+    tok = HFSentencePieceTokenizer.from_pretrained(unigram_folder, sp_model_kwargs=kwargs)
+    text = "lowest newer widest slowki"
+    allowed = {tuple(ids) for ids in sp.nbest_encode_as_ids(text, 4)}
+    draws = [tuple(tok(text)["input_ids"]) for _ in range(200)]
+    assert set(draws) <= allowed and len(set(draws)) > 1
+    assert all(sp.decode(list(ids)) == text for ids in draws)
+    again = HFSentencePieceTokenizer.from_pretrained(unigram_folder, sp_model_kwargs=kwargs)
+    assert [tuple(again(text)["input_ids"]) for _ in range(200)] == draws
+    whole = HFSentencePieceTokenizer.from_pretrained(unigram_folder, sp_model_kwargs={**kwargs, "nbest_size": -1})
+    assert all(sp.decode(whole(text)["input_ids"]) == text for _ in range(50))
+    tok.save_pretrained(tmp_path / "saved")
+    reloaded = transformers.AutoTokenizer.from_pretrained(tmp_path / "saved")
+    assert reloaded.sp_model_kwargs == kwargs
+    assert [tuple(reloaded(text)["input_ids"]) for _ in range(200)] == draws
+    plain = HFSentencePieceTokenizer.from_pretrained(unigram_folder)
+    assert plain(text)["input_ids"] == sp.encode(text)
+
+
+def test_sentencepiece_tokenizer_refuses_bad_sampling_options_clearly(unigram_folder):
+    bpe = hf_bpe.train_sentencepiece(_SAMPLING_CORPUS, vocab_size=40)
+    with pytest.raises(ValueError, match="BPE-dropout"):
+        HFSentencePieceTokenizer(sentencepiece_model=bpe, sp_model_kwargs={"enable_sampling": True})
+    for bad, match in (({"enable_sample": True}, "'enable_sample'"), ({"nbest_size": 600}, "600"),
+                       ({"alpha": "x"}, "'x'"), ({"seed": 1.5}, "1.5"), ({"enable_sampling": 1}, "True or False")):
+        with pytest.raises(ValueError, match=match):
+            HFSentencePieceTokenizer.from_pretrained(unigram_folder, sp_model_kwargs=bad)
+    # Off, the options change nothing.
+    assert HFSentencePieceTokenizer(sentencepiece_model=bpe, sp_model_kwargs={"alpha": 0.3})("low")["input_ids"]

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import operator
 import os
+import random
+from collections.abc import Mapping
 from typing import Any
 
 import regex
@@ -54,12 +56,19 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         sentencepiece_model: an in-memory model (e.g. fresh from ``hf_bpe.train_sentencepiece``).
         add_bos_token, add_eos_token: add the model's BOS / EOS piece around each sequence (default: as the saved
             ``tokenizer.json`` does; neither for a new one, as ``sentencepiece.encode``).
+        sp_model_kwargs: subword regularization for unigram models, as transformers' SentencePiece tokenizers
+            (``T5Tokenizer``, ``AlbertTokenizer``) pass it to ``SentencePieceProcessor``: ``enable_sampling``,
+            ``nbest_size`` (default -1: every segmentation), ``alpha`` (default 0.1); and ``seed`` (hf_bpe's: the
+            draws are a function of it; sentencepiece seeds one global generator instead). Each tokenization then
+            draws a segmentation from the distribution sentencepiece defines (see :mod:`hf_bpe.model.unigram`).
+            Saved in ``tokenizer_config.json``.
         kwargs: the usual `transformers` tokenizer options (``model_max_length``, ``padding_side``, ...).
 
     Raises:
         ValueError: no model given, or a model that cannot be encoded exactly (char/word models; BPE with UNUSED
             pieces or ties: see
-            :func:`hf_bpe.integrations.sentencepiece_hf.check_expressible`).
+            :func:`hf_bpe.integrations.sentencepiece_hf.check_expressible`); ``sp_model_kwargs`` with an unknown key,
+            a bad value, or sampling for a BPE model (BPE-dropout is not provided).
 
     >>> from hf_bpe import train_sentencepiece
     >>> model = train_sentencepiece(["low lower lowest"] * 3, vocab_size=16)
@@ -73,7 +82,8 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
 
     def __init__(self, vocab_file: str | os.PathLike[str] | None = None, *,
                  sentencepiece_model: SentencePieceModel | None = None, add_bos_token: bool | None = None,
-                 add_eos_token: bool | None = None, **kwargs: Any) -> None:
+                 add_eos_token: bool | None = None, sp_model_kwargs: Mapping[str, Any] | None = None,
+                 **kwargs: Any) -> None:
         # 1. The model and its exact encoder, before the base class (whose __init__ calls get_vocab()).
         if sentencepiece_model is None:
             if vocab_file is None:
@@ -97,6 +107,8 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         self._unigram = (UnigramModel.from_sentencepiece(sentencepiece_model)
                          if sentencepiece_model.model_type == "unigram" else None)
         self._write_json = tokenizer_json_blocker(sentencepiece_model) is None
+        self.sp_model_kwargs = dict(sp_model_kwargs or {})
+        self._sampling = sampling_options(self.sp_model_kwargs, unigram=self._unigram is not None)
         # Unset flags come from a saved tokenizer.json's post-processor, where transformers 5 keeps them.
         saved_bos, saved_eos = template_flags(kwargs.get("tokenizer_file"))
         self.add_bos_token = saved_bos if add_bos_token is None else bool(add_bos_token)
@@ -112,7 +124,8 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         kwargs.setdefault("clean_up_tokenization_spaces", False)
         for key in ("backend", "tokenizer_file", "files_loaded", "use_fast"):  # where it came from, not what it is
             kwargs.pop(key, None)
-        super().__init__(add_bos_token=self.add_bos_token, add_eos_token=self.add_eos_token, **kwargs)
+        super().__init__(add_bos_token=self.add_bos_token, add_eos_token=self.add_eos_token,
+                         sp_model_kwargs=self.sp_model_kwargs, **kwargs)
         for flag, role in ((self.add_bos_token, "bos_token"), (self.add_eos_token, "eos_token")):
             if flag and getattr(self, role) is None:
                 raise ValueError(f"add_{role} = True but the model has no {role.split('_')[0]} piece")
@@ -168,11 +181,16 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         """The unigram Viterbi's pieces; a run of unknown characters is its text, or the unknown piece when that
         text is also a piece's (so that its id is the unknown id, as in ``sentencepiece``)."""
         unk = self._pieces[unigram.unk_id]
+        if self._sampling is None:
+            path = unigram.viterbi(normalized)
+        else:
+            alpha, nbest_size, rng = self._sampling
+            path = unigram.sample_normalized(normalized, alpha=alpha, nbest_size=nbest_size, rng=rng)
         if unigram.byte_fallback:
-            return unigram.pieces_of(unigram.viterbi(normalized))
+            return unigram.pieces_of(path)
         out: list[str] = []
         previous_unknown = False
-        for text, index in unigram.viterbi(normalized):
+        for text, index in path:
             unknown = index == unigram.unk_id
             if unknown and previous_unknown:
                 out[-1] = unk if out[-1] == unk else out[-1] + text
@@ -232,6 +250,44 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
                                                            template_processing(*ends))
         atomic.replace_folder(save_directory, files, force=True)
         return tuple(os.path.join(save_directory, name) for name in files)
+
+
+_SAMPLING_KEYS = ("enable_sampling", "nbest_size", "alpha", "seed")
+
+
+def sampling_options(options: Mapping[str, Any], *, unigram: bool) -> tuple[float, int, random.Random] | None:
+    """Check ``sp_model_kwargs``; return (alpha, nbest_size, seeded generator) when sampling is on, else None.
+
+    Raises:
+        ValueError: an unknown key, a value of the wrong kind, ``nbest_size`` above 512, or sampling asked of a
+            BPE model.
+
+    >>> sampling_options({"enable_sampling": True, "alpha": 0.5, "seed": 1}, unigram=True)[:2]
+    (0.5, -1)
+    >>> sampling_options({}, unigram=False) is None
+    True
+    """
+    unknown = sorted(set(options) - set(_SAMPLING_KEYS))
+    if unknown:
+        raise ValueError(f"sp_model_kwargs has {unknown[0]!r}; HFSentencePieceTokenizer takes "
+                         f"{', '.join(_SAMPLING_KEYS)} (BOS/EOS: add_bos_token / add_eos_token)")
+    enable, nbest_size = options.get("enable_sampling", False), options.get("nbest_size", -1)
+    alpha, seed = options.get("alpha", 0.1), options.get("seed")
+    if not isinstance(enable, bool):
+        raise ValueError(f"sp_model_kwargs['enable_sampling'] must be True or False, got {enable!r}")
+    if isinstance(nbest_size, bool) or not isinstance(nbest_size, int) or nbest_size > 512:
+        raise ValueError(f"sp_model_kwargs['nbest_size'] must be an int of at most 512 (-1: every segmentation), "
+                         f"got {nbest_size!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise ValueError(f"sp_model_kwargs['alpha'] must be a number, got {alpha!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ValueError(f"sp_model_kwargs['seed'] must be an int or None, got {seed!r}")
+    if not enable:
+        return None
+    if not unigram:
+        raise ValueError("sp_model_kwargs enable_sampling=True needs a unigram model; for a BPE model "
+                         "sentencepiece would apply BPE-dropout, which HFSentencePieceTokenizer does not provide")
+    return float(alpha), nbest_size, random.Random(seed)
 
 
 def register() -> None:
