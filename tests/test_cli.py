@@ -283,7 +283,10 @@ def test_cli_split_of_a_single_saved_dataset_is_refused(tmp_path, capsys):
 # pipe the test holds (EOF once the test closes it). The test sends Ctrl-C to the process group only after reading
 # that line, so the interrupt lands exactly there, whatever the machine's load: nothing depends on timing.
 _GATED_CHILD = r"""
-import os, sys
+import os, signal, sys
+# As in a terminal: Ctrl-C interrupts. (A shell starts background jobs with SIGINT ignored, and Python keeps it
+# ignored: the suite run as `pytest &` must not turn that into a failure.)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 _gate_fd = int(os.environ["HF_BPE_TEST_GATE"])
 kind, _, name = os.environ["HF_BPE_TEST_STAGE"].partition(":")
 
