@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-import struct
 import warnings
 
 import pytest
@@ -20,21 +19,16 @@ from hf_bpe.training.unigram_reference import train_unigram_reference
 from hf_bpe.training.unigram_trainer import train_unigram
 from hf_bpe.training import unigram_seed
 from hf_bpe.training.unigram_seed import lcp_array, suffix_array
-from helpers import corpus_sample
+from helpers import corpus_sample, first_difference, piece_triples, spm_unigram, whole_corpus
 
 pytestmark = pytest.mark.crossval
 
 
 def _spm(lines: list[str], vocab_size: int, **options) -> SentencePieceModel:
-    written = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=written, model_type="unigram",
-                                   vocab_size=vocab_size, minloglevel=2, **options)
-    return SentencePieceModel.from_bytes(written.getvalue())
+    return spm_unigram(sentence_iterator=iter(lines), vocab_size=vocab_size, **options)
 
 
-def _triples(model: SentencePieceModel) -> list[tuple[str, str, int]]:
-    """Piece, score as its float32 bits (hex), type."""
-    return [(p.piece, struct.pack("<f", p.score).hex(), p.type) for p in model.pieces]
+_triples = piece_triples
 
 
 def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceModel:
@@ -48,8 +42,7 @@ def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceM
         return pytest.skip(f"spm_train refuses it too: {str(exc)[:80]}")  # type: ignore[return-value]
     ours = hf_bpe.train_sentencepiece(lines, vocab_size=vocab_size, model_type="unigram", **options)
     mine = _triples(ours)
-    first = next((i for i, (x, y) in enumerate(zip(mine, theirs)) if x != y), min(len(mine), len(theirs)))
-    assert mine == theirs, f"first difference at id {first}: ours {mine[first:first + 3]}, spm {theirs[first:first + 3]}"
+    assert mine == theirs, first_difference(mine, theirs)
     assert ours.model_type == "unigram"
     return ours
 
@@ -83,14 +76,12 @@ def test_unigram_corpora_equal_spm_train_for_each_thread_count(request, corpus, 
 def test_unigram_whole_corpora_equal_spm_train(shared_data, corpus, vocab_size):
     """The compiled trainer on whole corpora (English 23.5 MB, the four Chinese files 22.1 MB) read as
     ``spm_train --input`` reads them, with spm_train's defaults (16 threads); minutes each."""
-    paths = sorted((shared_data / "corpora" / corpus).glob("*.txt"))
-    written = io.BytesIO()
-    spm.SentencePieceTrainer.train(input=",".join(map(str, paths)), model_writer=written, model_type="unigram",
-                                   vocab_size=vocab_size, minloglevel=2)
+    paths = whole_corpus(shared_data, corpus)
+    theirs = spm_unigram(input=",".join(map(str, paths)), vocab_size=vocab_size)
     with warnings.catch_warnings():  # the skipped long lines are said (tested with BPE); spm_train skips them too
         warnings.simplefilter("ignore", UserWarning)
         ours = hf_bpe.train_sentencepiece(paths, vocab_size=vocab_size, model_type="unigram")
-    assert _triples(ours) == _triples(SentencePieceModel.from_bytes(written.getvalue()))
+    assert _triples(ours) == _triples(theirs)
 
 
 _OPTIONS = [
