@@ -115,6 +115,22 @@ def test_unigram_english_equals_spm_train_with_each_option(english, options):
     _assert_same(english, vocab_size, num_threads=2, **options)
 
 
+_SCRIPT_CASES = {
+    "armenian_full_stop": ["\u0564\u0580\u0561\u0576\u0581\u0589", "\u056f\u0578\u0572\u0574\u056b\u0581\u0589"],
+    "han_added_after_9": ["\u4e2d\u6587\u9fef\u4e2d\u6587", "\u6587\u9fef\u4e2d"] * 3,
+    "latin_added_after_9": ["ab\ua7b9ab c\ua7b9", "\ua7b9ab"] * 3,
+}
+
+
+@pytest.mark.parametrize("lines", list(_SCRIPT_CASES.values()), ids=list(_SCRIPT_CASES))
+def test_unigram_pieces_keep_to_sentencepieces_unicode_9_scripts(lines):
+    """spm_train forbids pieces across scripts as Unicode 9.0 assigns them (its unicode_script_map.h), not as a newer
+    Unicode does: U+0589 ARMENIAN FULL STOP is Common there, so U+0581 U+0589 is no piece (found by the whole-corpus
+    grid in UDHR's Armenian lines; these two words are the minimal input), and characters added since 9.0 (U+9FEF,
+    U+A7B9) are Common."""
+    _assert_same(lines, 20, num_threads=1, hard_vocab_limit=False)
+
+
 # Small alphabets (many ties), repeated words, CJK, digits, whitespace runs and characters the normalizer changes.
 _ALPHABET = st.sampled_from(list("aab  b1２アカ中文éΩ-.") + ["  ", "\t", "99", "ab", "aaaa", "中文中", "ﬁ"])
 _WORDS = st.sampled_from(["the", "then", "there", "a", "an", "and", "中文", "文字", "123", "▁x"])
