@@ -49,3 +49,24 @@ def openai_file(tmp_path_factory: pytest.TempPathFactory):
         return path
 
     return unpack
+
+
+# The whole-corpus unigram grid (tests/test_unigram_grid.py): 75 cells, ~2 min each on two idle cores (estimated from
+# their CPU time; at load 15 a multilingual cell took 9-18 min), so only with --unigram-grid.
+UNIGRAM_GRID_MINUTES = 150
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--unigram-grid", action="store_true", default=False,
+                     help="run tests/test_unigram_grid.py: unigram against spm_train on whole corpora "
+                          f"(~{UNIGRAM_GRID_MINUTES} min)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--unigram-grid"):
+        return
+    skip = pytest.mark.skip(reason="the whole-corpus unigram grid: run with --unigram-grid "
+                                   f"(~{UNIGRAM_GRID_MINUTES} min)")
+    for item in items:
+        if item.get_closest_marker("unigram_grid"):
+            item.add_marker(skip)

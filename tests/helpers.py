@@ -104,3 +104,38 @@ def corpus_sample(shared_data: Path, corpus: str, size: int) -> list[str]:
     if corpus == "multi":
         return [line for path in sorted(folder.rglob("*.txt"))[:15] for line in corpus_lines(path, size)]
     return corpus_lines(sorted(folder.glob("*.txt"))[0], size)
+
+
+def whole_corpus(shared_data: Path, corpus: str) -> list[Path]:
+    """Every file of a ../shared/data corpus (``en``, ``zh``, ``multi`` with its subfolders), in name order."""
+    return sorted(path for path in (shared_data / "corpora" / corpus).rglob("*") if path.is_file())
+
+
+def spm_unigram(**options):
+    """Train ``spm_train --model_type=unigram`` in-process (``input=`` files or ``sentence_iterator=`` lines, with
+    any trainer options) and return its model as hf_bpe's ``SentencePieceModel``; raises sentencepiece's
+    RuntimeError when spm_train refuses."""
+    import io
+
+    import sentencepiece as spm
+
+    from hf_bpe.formats.sentencepiece_model import SentencePieceModel
+
+    written = io.BytesIO()
+    spm.SentencePieceTrainer.train(model_writer=written, model_type="unigram", minloglevel=2, **options)
+    return SentencePieceModel.from_bytes(written.getvalue())
+
+
+def piece_triples(model) -> list[tuple[str, str, int]]:
+    """A SentencePiece model's pieces as (piece, score as its float32 bits in hex, type): equal lists mean equal
+    models piece for piece, bit for bit."""
+    import struct
+
+    return [(p.piece, struct.pack("<f", p.score).hex(), p.type) for p in model.pieces]
+
+
+def first_difference(ours: list, theirs: list) -> str:
+    """Say where two piece lists first differ (index, then a few entries of each), for assertion messages."""
+    first = next((i for i, (x, y) in enumerate(zip(ours, theirs)) if x != y), min(len(ours), len(theirs)))
+    return (f"first difference at id {first} (ours {len(ours)} pieces, spm {len(theirs)}): "
+            f"ours {ours[first:first + 3]}, spm {theirs[first:first + 3]}")

@@ -40,6 +40,7 @@ import regex
 from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel
 from ..core.sentencepiece_normalize import SentencePieceNormalizer
 from .sentencepiece_normalizer import SPACE
+from .sentencepiece_scripts import script_of
 from .sentencepiece_options import EMPTY_CORPUS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences, typed
 
 __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
@@ -60,8 +61,8 @@ SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
 _RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 WS, UNK_CHAR, BOUNDARY = SPACE, "\u2585", "\x1f"  # sentencepiece 0.2.3's kPretokenizationBoundaryChar
 
-# SentencePiece's script table (unicode_script_map.h) covers Unicode 9.0's scripts; a character it does not list is
-# Common. Scripts come from `regex` (a newer Unicode): a script SentencePiece does not know counts as Common.
+# SentencePiece's scripts (its unicode_script_map.h: Unicode 9.0's Scripts.txt, in sentencepiece_scripts); a
+# character it does not list is Common. A newer Unicode (`regex`'s) would let "ց։" be a piece, which 0.2.3 forbids.
 _SCRIPTS = (
     "Adlam Ahom Anatolian_Hieroglyphs Arabic Armenian Avestan Balinese Bamum Bassa_Vah Batak Bengali Bhaiksuki "
     "Bopomofo Brahmi Braille Buginese Buhid Canadian_Aboriginal Carian Caucasian_Albanian Chakma Cham Cherokee "
@@ -76,13 +77,7 @@ _SCRIPTS = (
     "Sinhala Sora_Sompeng Sundanese Syloti_Nagri Syriac Tagalog Tagbanwa Tai_Le Tai_Tham Tai_Viet Takri Tamil "
     "Tangut Telugu Thaana Thai Tibetan Tifinagh Tirhuta Ugaritic Vai Warang_Citi Yi"
 ).split()
-_SCRIPT = regex.compile("|".join(f"(?P<{name}>\\p{{Script={name}}})" for name in _SCRIPTS))
-
-
-@functools.cache
-def _script(char: str) -> str:
-    match = _SCRIPT.match(char)
-    return match.lastgroup if match else "Common"
+_script = functools.cache(script_of)
 
 
 def _is_decimal(char: str) -> bool:
