@@ -72,10 +72,12 @@ def test_unigram_corpora_equal_spm_train_for_each_thread_count(request, corpus, 
 
 @pytest.mark.shared_data
 @pytest.mark.slow
+@pytest.mark.unigram_grid  # minutes each, ten under load: with the grid (--unigram-grid), not on every run
 @pytest.mark.parametrize(("corpus", "vocab_size"), [("en", 8000), ("en", 32000), ("zh", 16000)])
 def test_unigram_whole_corpora_equal_spm_train(shared_data, corpus, vocab_size):
     """The compiled trainer on whole corpora (English 23.5 MB, the four Chinese files 22.1 MB) read as
-    ``spm_train --input`` reads them, with spm_train's defaults (16 threads); minutes each."""
+    ``spm_train --input`` reads them, with spm_train's defaults (16 threads); minutes each, so run with the
+    whole-corpus grid (``--unigram-grid``)."""
     paths = whole_corpus(shared_data, corpus)
     theirs = spm_unigram(input=",".join(map(str, paths)), vocab_size=vocab_size)
     with warnings.catch_warnings():  # the skipped long lines are said (tested with BPE); spm_train skips them too
