@@ -41,7 +41,13 @@ class Model {
     void set(const std::vector<std::vector<uint32_t>>& pieces, const std::vector<float>& scores) {
         pieces_ = pieces;
         scores_ = scores;
-        children_.clear();
+        size_t edges = 0;
+        for (const auto& piece : pieces) edges += piece.size();
+        size_t capacity = 16;
+        while (capacity < 2 * edges + 2) capacity *= 2;
+        keys_.assign(capacity, kEmpty);
+        values_.assign(capacity, 0);
+        mask_ = capacity - 1;
         terminal_.assign(1, -1);
         max_length_ = 0;
         min_score_ = std::numeric_limits<float>::max();
@@ -49,12 +55,14 @@ class Model {
             uint32_t node = 0;
             for (uint32_t c : pieces[id]) {
                 const uint64_t key = (uint64_t)node << 21 | c;
-                auto found = children_.find(key);
-                if (found == children_.end()) {
-                    found = children_.emplace(key, (uint32_t)terminal_.size()).first;
+                uint64_t at = mix(key) & mask_;
+                while (keys_[at] != kEmpty && keys_[at] != key) at = (at + 1) & mask_;
+                if (keys_[at] == kEmpty) {
+                    keys_[at] = key;
+                    values_[at] = (uint32_t)terminal_.size();
                     terminal_.push_back(-1);
                 }
-                node = found->second;
+                node = values_[at];
             }
             if (terminal_[node] < 0) terminal_[node] = (int32_t)id;
             max_length_ = std::max(max_length_, pieces[id].size());
@@ -71,9 +79,9 @@ class Model {
         uint32_t node = 0;
         const size_t limit = std::min(size, max_length_);
         for (size_t i = 0; i < limit; ++i) {
-            auto next = children_.find((uint64_t)node << 21 | text[i]);
-            if (next == children_.end()) return;
-            node = next->second;
+            const uint32_t* next = find((uint64_t)node << 21 | text[i]);
+            if (next == nullptr) return;
+            node = *next;
             if (terminal_[node] >= 0) found(i + 1, terminal_[node]);
         }
     }
@@ -83,8 +91,25 @@ class Model {
   private:
     std::vector<std::vector<uint32_t>> pieces_;
     std::vector<float> scores_;
-    std::unordered_map<uint64_t, uint32_t> children_;
+    // The trie's edges (node << 21 | character -> child) in an open-addressing table (linear probing, a power of
+    // two at most half full): the E-step looks one up per character of every prefix tried, std::unordered_map's
+    // chained buckets cost a cache miss or two more each.
+    std::vector<uint64_t> keys_;  // kEmpty where free
+    std::vector<uint32_t> values_;
+    uint64_t mask_ = 0;
+    static constexpr uint64_t kEmpty = ~(uint64_t)0;
     std::vector<int32_t> terminal_;
+
+    static uint64_t mix(uint64_t key) {
+        key *= 0x9E3779B97F4A7C15ull;
+        return key ^ (key >> 29);
+    }
+    const uint32_t* find(uint64_t key) const {
+        for (uint64_t at = mix(key) & mask_;; at = (at + 1) & mask_) {
+            if (keys_[at] == key) return &values_[at];
+            if (keys_[at] == kEmpty) return nullptr;
+        }
+    }
     size_t max_length_ = 0;
     float min_score_ = 0.0f, unk_score_ = 0.0f;
 };
@@ -278,6 +303,132 @@ class Lattice {
     }
 };
 
+// One text's lattice for the E-step and Viterbi counts, as flat edges: the pieces (and unknown nodes) by start, in
+// Lattice::set's order (shorter first, the unknown node last), so that edges [first[p], first[p + 1]) are begin[p].
+// Every node that begins at p has the same alpha (sentencepiece computes it once per node, from the same nodes
+// ending at p in the same order: the same floats), and every node that ends at p the same beta; so alpha and beta
+// are kept per position, O(edges) log-sum-exps instead of O(sum over p of |begin[p]| * |end[p]|).
+class Edges {
+  public:
+    std::vector<int32_t> ids;
+    std::vector<float> scores;
+    std::vector<uint32_t> ends;   // start + length
+    std::vector<uint32_t> first;  // first[p]: the first edge that begins at p; first[size] = edges
+    size_t size = 0;
+
+    void set(const Model& model, const uint32_t* text, size_t n) {
+        size = n;
+        ids.clear();
+        scores.clear();
+        ends.clear();
+        first.assign(n + 1, 0);
+        for (size_t start = 0; start < n; ++start) {
+            first[start] = (uint32_t)ids.size();
+            bool single = false;
+            model.prefixes(text + start, n - start, [&](size_t length, int32_t id) {
+                add(start + length, id, model.score(id));
+                single = single || length == 1;
+            });
+            if (!single) add(start + 1, 0, model.unk_score());
+        }
+        first[n] = (uint32_t)ids.size();
+    }
+
+    // Lattice::marginal, per position: alpha[p] (of the nodes beginning at p) folds the nodes ending at p by start,
+    // pushed forward in start order; beta[p] (of the nodes ending at p) folds the nodes beginning at p in order.
+    void marginal(float freq, std::vector<float>& expected) {
+        const size_t n = size;
+        alpha_.assign(n + 1, 0.0f);
+        beta_.assign(n + 1, 0.0f);
+        seen_.assign(n + 1, 0);
+        seen_[0] = 1;  // alpha[0]: the BOS node alone ends at 0 (score 0, alpha 0): log_sum_exp(., 0, init) = 0
+        for (size_t p = 0; p < n; ++p) {
+            const float a = alpha_[p];
+            for (uint32_t e = first[p]; e < first[p + 1]; ++e) {
+                const uint32_t q = ends[e];
+                alpha_[q] = log_sum_exp(alpha_[q], 1.0f * scores[e] + a, !seen_[q]);
+                seen_[q] = 1;
+            }
+        }
+        // beta[n] folds EOS alone (score 0, beta 0): 0.
+        for (size_t p = n; p-- > 0;) {
+            float b = 0.0f;
+            for (uint32_t e = first[p]; e < first[p + 1]; ++e)
+                b = log_sum_exp(b, scores[e] + beta_[ends[e]], e == first[p]);
+            beta_[p] = b;
+        }
+        const float z = alpha_[n];
+        for (size_t p = 0; p < n; ++p) {
+            for (uint32_t e = first[p]; e < first[p + 1]; ++e) {
+                if (ids[e] >= 0)
+                    expected[ids[e]] +=
+                        freq * std::exp(static_cast<double>(alpha_[p] + scores[e] + beta_[ends[e]] - z));
+            }
+        }
+    }
+
+    // Lattice::viterbi's path (BOS and EOS left out, as edge indices): a node's best left neighbour is the first
+    // of the highest backtrace[left] + score among the nodes ending at its start (by start), as there.
+    void viterbi(std::vector<uint32_t>& path) {
+        path.clear();
+        const size_t n = size, count = ids.size();
+        if (n == 0) return;
+        // The nodes ending at each position, by start: a counting sort of the edges by end (stable).
+        end_first_.assign(n + 2, 0);
+        for (size_t e = 0; e < count; ++e) ++end_first_[ends[e] + 1];
+        for (size_t p = 1; p <= n + 1; ++p) end_first_[p] += end_first_[p - 1];
+        by_end_.resize(count);
+        fill_.assign(end_first_.begin(), end_first_.end() - 1);
+        for (size_t e = 0; e < count; ++e) by_end_[fill_[ends[e]]++] = (uint32_t)e;
+        backtrace_.assign(count, 0.0f);
+        previous_.assign(count, -1);
+        int64_t eos_previous = -1;
+        for (size_t p = 0; p <= n; ++p) {
+            const uint32_t lo = end_first_[p], hi = end_first_[p + 1];
+            auto best_left = [&](float right_score, float& best_score) -> int64_t {
+                if (p == 0) {  // BOS alone: backtrace 0
+                    best_score = 0.0f + right_score;
+                    return -2;
+                }
+                int64_t best = -1;
+                for (uint32_t k = lo; k < hi; ++k) {
+                    const uint32_t left = by_end_[k];
+                    const float score = backtrace_[left] + right_score;
+                    if (best < 0 || score > best_score) {
+                        best = left;
+                        best_score = score;
+                    }
+                }
+                return best;
+            };
+            if (p == n) {
+                float best_score = 0.0f;
+                eos_previous = best_left(0.0f, best_score);
+                break;
+            }
+            for (uint32_t e = first[p]; e < first[p + 1]; ++e) {
+                float best_score = 0.0f;
+                previous_[e] = best_left(scores[e], best_score);
+                backtrace_[e] = best_score;
+            }
+        }
+        for (int64_t e = eos_previous; e >= 0; e = previous_[e]) path.push_back((uint32_t)e);
+        std::reverse(path.begin(), path.end());
+    }
+
+  private:
+    std::vector<float> alpha_, beta_, backtrace_;
+    std::vector<char> seen_;
+    std::vector<uint32_t> end_first_, fill_, by_end_;
+    std::vector<int64_t> previous_;
+
+    void add(size_t end, int32_t id, float score) {
+        ids.push_back(id);
+        scores.push_back(score);
+        ends.push_back((uint32_t)end);
+    }
+};
+
 // Runs body(virtual_thread, lattice) for each virtual thread on `workers` real threads.
 template <class F>
 void run_virtual(int virtual_threads, int workers, F&& body) {
@@ -285,7 +436,7 @@ void run_virtual(int virtual_threads, int workers, F&& body) {
     std::vector<std::thread> pool;
     for (int w = 0; w < workers; ++w) {
         pool.emplace_back([&, w]() {
-            Lattice lattice;
+            Edges lattice;
             for (int n = w; n < virtual_threads; n += workers) body(n, lattice);
         });
     }
@@ -295,7 +446,7 @@ void run_virtual(int virtual_threads, int workers, F&& body) {
 // RunEStep: the expected count of each piece (the virtual threads' float sums, added in thread order).
 inline std::vector<float> e_step(const Model& model, const Corpus& corpus, int virtual_threads, int workers) {
     std::vector<std::vector<float>> expected(virtual_threads);
-    run_virtual(virtual_threads, workers, [&](int n, Lattice& lattice) {
+    run_virtual(virtual_threads, workers, [&](int n, Edges& lattice) {
         expected[n].assign(model.size(), 0.0f);
         for (size_t i = n; i < corpus.size(); i += virtual_threads) {
             lattice.set(model, corpus.text.data() + corpus.offsets[i], corpus.offsets[i + 1] - corpus.offsets[i]);
@@ -310,14 +461,14 @@ inline std::vector<float> e_step(const Model& model, const Corpus& corpus, int v
 // PruneSentencePieces' second phase: each piece's count on the Viterbi paths, in float, per virtual thread.
 inline std::vector<float> viterbi_counts(const Model& model, const Corpus& corpus, int virtual_threads, int workers) {
     std::vector<std::vector<float>> freqs(virtual_threads);
-    run_virtual(virtual_threads, workers, [&](int n, Lattice& lattice) {
+    run_virtual(virtual_threads, workers, [&](int n, Edges& lattice) {
         freqs[n].assign(model.size(), 0.0f);
         std::vector<uint32_t> path;
         for (size_t i = n; i < corpus.size(); i += virtual_threads) {
             lattice.set(model, corpus.text.data() + corpus.offsets[i], corpus.offsets[i + 1] - corpus.offsets[i]);
             lattice.viterbi(path);
-            for (uint32_t node : path)
-                if (lattice.ids[node] >= 0) freqs[n][lattice.ids[node]] += corpus.counts[i];
+            for (uint32_t e : path)
+                if (lattice.ids[e] >= 0) freqs[n][lattice.ids[e]] += corpus.counts[i];
         }
     });
     std::vector<float> freq(model.size(), 0.0f);
