@@ -173,6 +173,17 @@ def test_suffix_and_lcp_arrays_equal_the_naive_ones(data):
         assert lcp[i] == next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
 
 
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(data=st.binary(max_size=300) | st.lists(st.sampled_from([b"a", b"b", b"\0", b"ab", b"ba"]), max_size=150)
+       .map(b"".join))
+def test_compiled_suffix_array_equals_the_reference(data):
+    """The seed step's induced sorting (SA-IS, recursing on repeated LMS substrings: the two-letter runs) gives the
+    reference's suffix array, a shorter suffix before the longer ones it begins."""
+    from hf_bpe.core._unigram import suffix_array as compiled_suffix_array
+
+    assert compiled_suffix_array(data) == suffix_array(data)
+
+
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(values=st.lists(st.integers(0, 4), max_size=40))
 def test_heap_pops_the_highest_first(values):

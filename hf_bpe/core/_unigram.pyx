@@ -8,7 +8,7 @@ The spec is ``hf_bpe.training.unigram_lattice`` and ``hf_bpe.training.unigram_re
 and finalization, so only the loops differ.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp cimport bool as cbool
 from libcpp.pair cimport pair
 from libcpp.string cimport string
@@ -45,6 +45,8 @@ cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
         SeedCounter(unordered_map[uint32_t, CharInfo], Options, size_t) except +
         void add_chunk(const string&) except + nogil
         vector[pair[string, float]] best() except + nogil
+
+    void sais[T](const T*, int32_t*, int32_t, int32_t) except + nogil
 
 
 cdef class UnigramCorpus:
@@ -140,3 +142,14 @@ def seed_candidates(chunks, char_info, opts, Py_ssize_t keep):
     finally:
         del counter
     return [(p.first.decode("utf-8"), p.second) for p in best]
+
+
+def suffix_array(const uint8_t[:] data):
+    """The suffix array of ``data`` (bytes) by the seed step's induced sorting (``sais`` in csrc/unigram_seed.hpp),
+    equal to ``hf_bpe.training.unigram_seed.suffix_array``'s."""
+    cdef int32_t n = data.shape[0]
+    cdef vector[int32_t] sa = vector[int32_t](n)
+    if n:
+        with nogil:
+            sais[uint8_t](&data[0], sa.data(), n, 256)
+    return sa
