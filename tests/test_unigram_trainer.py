@@ -304,6 +304,21 @@ def test_compiled_seed_step_equals_the_reference_on_repeated_sentences(words, re
                                     candidates=unigram_seed.compiled_candidates) == expected
 
 
+@pytest.mark.shared_data
+def test_compiled_seed_step_equals_the_reference_on_real_text(shared_data):
+    """A chunk of 64 KiB or more: the compiled LCP array and interval walk run in two parts on two threads (cut
+    where the LCP is 0), their tables added; the seeds are still the reference's."""
+    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+
+    opts = {**SPM_DEFAULTS, "seed_sentencepiece_size": 5000}
+    lines = corpus_sample(shared_data, "en", 40_000)
+    sentences = [["\u2581" + line.replace(" ", "\u2581"), 1 + i % 3] for i, line in enumerate(lines) if line]
+    assert sum(len(text.encode()) * count for text, count in sentences) > 1 << 16
+    expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
+    assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
+                                    candidates=unigram_seed.compiled_candidates) == expected
+
+
 def _assert_loads_equal(lines: list[str], vocab_size: int, options: dict) -> None:
     """The compiled store's sentences, required characters and words equal load_sentences' (the spec, with the
     pure-Python normalizer) and the reference's word count."""

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <exception>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -111,24 +113,54 @@ void sais(const T* s, int32_t* sa, int32_t n, int32_t alphabet) {
     induce();
 }
 
+// Runs body(part) for part = 0..parts-1, part 0 on this thread and the others on their own; rethrows the first
+// exception.
+template <class F>
+void run_parts(int parts, F&& body) {
+    std::vector<std::thread> pool;
+    std::vector<std::exception_ptr> errors(parts);
+    for (int part = 1; part < parts; ++part) {
+        pool.emplace_back([&, part]() {
+            try {
+                body(part);
+            } catch (...) {
+                errors[part] = std::current_exception();
+            }
+        });
+    }
+    try {
+        body(0);
+    } catch (...) {
+        errors[0] = std::current_exception();
+    }
+    for (auto& t : pool) t.join();
+    for (auto& error : errors)
+        if (error) std::rethrow_exception(error);
+}
+
 // lcp[i]: the longest common prefix of the suffixes sa[i-1] and sa[i] (sa the suffix array), at most cap (< 65536:
 // 4 * 512 + 2 at most, so 2 bytes each); lcp[0] = 0. Kasai et al.: the next suffix's LCP is at least this one's
-// minus 1, which holds as well for the values cut at cap + 1 (the true ones are no smaller): O(n) time.
-inline std::vector<uint16_t> lcp_array(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa, int32_t cap) {
+// minus 1, which holds as well for the values cut at cap + 1 (the true ones are no smaller): O(n) time. The text is
+// cut into `parts` ranges of suffixes, each on its own thread from h = 0.
+inline std::vector<uint16_t> lcp_array(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa, int32_t cap,
+                                       int parts = 1) {
     std::vector<uint16_t> lcp(n, 0);
     std::vector<int32_t> rank(n);
     for (int32_t i = 0; i < n; ++i) rank[sa[i]] = i;
-    int32_t h = 0;
-    for (int32_t i = 0; i < n; ++i) {
-        if (rank[i] == 0) {
-            h = 0;
-            continue;
+    run_parts(parts, [&](int part) {
+        const int32_t from = (int32_t)((int64_t)n * part / parts), to = (int32_t)((int64_t)n * (part + 1) / parts);
+        int32_t h = 0;
+        for (int32_t i = from; i < to; ++i) {
+            if (rank[i] == 0) {
+                h = 0;
+                continue;
+            }
+            const int32_t j = sa[rank[i] - 1];
+            while (h <= cap && i + h < n && j + h < n && s[i + h] == s[j + h]) ++h;
+            lcp[rank[i]] = (uint16_t)std::min(h, cap);
+            h = std::max(h - 1, 0);
         }
-        const int32_t j = sa[rank[i] - 1];
-        while (h <= cap && i + h < n && j + h < n && s[i + h] == s[j + h]) ++h;
-        lcp[rank[i]] = (uint16_t)std::min(h, cap);
-        h = std::max(h - 1, 0);
-    }
+    });
     return lcp;
 }
 
@@ -172,19 +204,28 @@ class SeedCounter {
             UINT16_MAX - 1);
         std::vector<int32_t> sa(n);
         sais<uint8_t>(s, sa.data(), n, 256);
-        const std::vector<uint16_t> lcp = lcp_array(s, n, sa, cap);
-        std::vector<std::pair<int32_t, int32_t>> stack{{0, 0}};  // (left end in sa, depth)
-        for (int32_t i = 1; i <= n; ++i) {
-            const int32_t value = i < n ? lcp[i] : 0;
-            int32_t last_left = i - 1;
-            while (value < stack.back().second) {
-                const auto top = stack.back();
-                stack.pop_back();
-                last_left = top.first;
-                process(s, n, sa[top.first], top.second, (uint64_t)(i - top.first));
-                if (value > stack.back().second) stack.emplace_back(top.first, value);
+        // The walk, in two halves of sa cut where the LCP is 0 (no interval of depth > 0 spans the cut; the nearest
+        // such place to the middle) on two threads, each into its own table; the counts are then added (sums of
+        // integers: the order does not matter).
+        const int parts = n >= (1 << 16) && std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+        const std::vector<uint16_t> lcp = lcp_array(s, n, sa, cap, parts);
+        int32_t cut = n;
+        if (parts == 2) {
+            for (int32_t d = 0; d < n / 2 && cut == n; ++d) {
+                if (lcp[n / 2 + d] == 0) cut = n / 2 + d;
+                else if (n / 2 - d > 0 && lcp[n / 2 - d] == 0) cut = n / 2 - d;
             }
-            if (value > stack.back().second) stack.emplace_back(last_left, value);
+        }
+        if (cut == n) {
+            walk(s, n, sa, lcp, 0, n, counts_, chars_);
+        } else {
+            Counts other;
+            std::vector<uint32_t> other_chars;
+            run_parts(2, [&](int part) {
+                if (part == 0) walk(s, n, sa, lcp, 0, cut, counts_, chars_);
+                else walk(s, n, sa, lcp, cut, n, other, other_chars);
+            });
+            for (const auto& kv : other) counts_[kv.first] += kv.second;
         }
         if (counts_.size() > 2 * 8 * keep_) keep_best(8 * keep_);
     }
@@ -210,7 +251,8 @@ class SeedCounter {
     std::unordered_map<uint32_t, CharInfo> info_;
     Options opt_;
     size_t keep_;
-    std::unordered_map<std::string, uint64_t> counts_;
+    using Counts = std::unordered_map<std::string, uint64_t>;
+    Counts counts_;
     std::vector<uint32_t> chars_;
 
     static bool better(const Item& a, const Item& b) {
@@ -236,18 +278,38 @@ class SeedCounter {
         counts_.swap(kept);
     }
 
-    void process(const uint8_t* s, int32_t n, int32_t offset, int32_t depth, uint64_t freq) {
+    // The LCP-interval tree of sa[from..to) (lcp[from] taken as 0), intervals in post-order into `counts`.
+    void walk(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa, const std::vector<uint16_t>& lcp,
+              int32_t from, int32_t to, Counts& counts, std::vector<uint32_t>& chars) const {
+        std::vector<std::pair<int32_t, int32_t>> stack{{from, 0}};  // (left end in sa, depth)
+        for (int32_t i = from + 1; i <= to; ++i) {
+            const int32_t value = i < to ? lcp[i] : 0;
+            int32_t last_left = i - 1;
+            while (value < stack.back().second) {
+                const auto top = stack.back();
+                stack.pop_back();
+                last_left = top.first;
+                process(s, n, sa[top.first], top.second, (uint64_t)(i - top.first), counts, chars);
+                if (value > stack.back().second) stack.emplace_back(top.first, value);
+            }
+            if (value > stack.back().second) stack.emplace_back(last_left, value);
+        }
+    }
+
+    void process(const uint8_t* s, int32_t n, int32_t offset, int32_t depth, uint64_t freq, Counts& counts,
+                 std::vector<uint32_t>& chars) const {
         if (depth <= 1 || (int64_t)offset + depth > n) return;
         if ((s[offset] & 0xC0) == 0x80 || (offset + depth < n && (s[offset + depth] & 0xC0) == 0x80)) return;
         int32_t size = depth;
         while (size > 0 && s[offset + size - 1] == 0) --size;  // trailing NULs cut off
         for (int32_t i = 0; i < size; ++i)
             if (s[offset + i] == 0) return;
-        if (valid(s + offset, (size_t)size)) counts_[std::string(reinterpret_cast<const char*>(s + offset), size)] += freq;
+        if (valid(s + offset, (size_t)size, chars))
+            counts[std::string(reinterpret_cast<const char*>(s + offset), size)] += freq;
     }
 
     // The characters' count in (1, max_piece_length] and IsValidSentencePiece.
-    bool valid(const uint8_t* piece, size_t size) {
+    bool valid(const uint8_t* piece, size_t size, std::vector<uint32_t>& chars_) const {
         size_t n = 0;
         for (size_t i = 0; i < size; ++i) n += (piece[i] & 0xC0) != 0x80;
         if (n <= 1 || (int64_t)n > opt_.max_piece_length) return false;
