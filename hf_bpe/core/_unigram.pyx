@@ -43,7 +43,7 @@ cdef extern from "csrc/sp_piece_check.hpp" namespace "hfbpe_sp":
 cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
     cdef cppclass SeedCounter:
         SeedCounter(unordered_map[uint32_t, CharInfo], Options, size_t) except +
-        void add_chunk(const string&) except + nogil
+        void add_chunk(const uint8_t*, size_t) except + nogil
         vector[pair[string, float]] best() except + nogil
 
     void sais[T](const T*, int32_t*, int32_t, int32_t) except + nogil
@@ -130,13 +130,14 @@ def seed_candidates(chunks, char_info, opts, Py_ssize_t keep):
     options.split_digits = opts["split_digits"]
     options.allow_ws_only = opts["allow_whitespace_only_pieces"]
     cdef SeedCounter* counter = new SeedCounter(info, options, keep)
-    cdef string chunk
+    cdef const uint8_t[:] chunk
     cdef vector[pair[string, float]] best
     try:
         for data in chunks:
-            chunk = data
-            with nogil:
-                counter.add_chunk(chunk)
+            chunk = data  # read in place: no copy of the chunk
+            if chunk.shape[0]:
+                with nogil:
+                    counter.add_chunk(&chunk[0], chunk.shape[0])
         with nogil:
             best = counter.best()
     finally:
