@@ -319,6 +319,31 @@ def test_compiled_seed_step_equals_the_reference_on_real_text(shared_data):
                                     candidates=unigram_seed.compiled_candidates) == expected
 
 
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.tuples(st.text("abc\u2581", max_size=10), st.integers(1, 3)), min_size=1, max_size=12),
+       first=st.sets(st.text("abc\u2581", min_size=1, max_size=3), min_size=1, max_size=12),
+       second=st.sets(st.text("abc\u2581", min_size=1, max_size=3), min_size=1, max_size=12),
+       scores=st.lists(st.floats(-20, -0.5, width=32), min_size=12, max_size=12), threads=st.sampled_from([1, 3]))
+def test_compiled_loops_reuse_the_first_models_pieces_only_when_they_cover_the_next(texts, first, second, scores,
+                                                                                    threads):
+    """The compiled E-step and Viterbi counts record the pieces found under the first model and replay them for a
+    later one whose pieces are all among them (a subset: the trainer's case), else walk the new trie: either way
+    the reference's sums, round after round on one corpus."""
+    from hf_bpe.training.unigram_reference import ReferenceLoops
+    from hf_bpe.training.unigram_trainer import CompiledLoops
+
+    texts = [[text, count] for text, count in texts]
+    compiled = CompiledLoops(texts, threads, workers=2)
+    reference = ReferenceLoops(texts, threads)
+    one = sorted(first | second)
+    models = [sorted(first), one, sorted(second), one, sorted(first)[::-1]]  # a superset (recorded anew), subsets
+    for pieces in models:
+        scored = [(piece, scores[i % len(scores)]) for i, piece in enumerate(pieces)]
+        for method in ("e_step", "viterbi_counts"):
+            assert getattr(compiled, method)(compiled.model(scored)) == getattr(reference, method)(
+                reference.model(scored))
+
+
 def _assert_loads_equal(lines: list[str], vocab_size: int, options: dict) -> None:
     """The compiled store's sentences, required characters and words equal load_sentences' (the spec, with the
     pure-Python normalizer) and the reference's word count."""

@@ -22,12 +22,15 @@ cdef extern from "csrc/unigram_lattice.hpp" namespace "hfbpe_unigram":
         void add(const uint32_t*, size_t, int64_t) except +
         size_t size()
 
+    cdef cppclass Recorded:
+        pass
+
     cdef cppclass Model:
         void set(const vector[vector[uint32_t]]&, const vector[float]&) except +
         size_t size()
 
-    vector[float] e_step(const Model&, const Corpus&, int, int) except + nogil
-    vector[float] viterbi_counts(const Model&, const Corpus&, int, int) except + nogil
+    vector[float] e_step(const Model&, const Corpus&, Recorded&, int, int) except + nogil
+    vector[float] viterbi_counts(const Model&, const Corpus&, Recorded&, int, int) except + nogil
     void alternatives(const Model&, vector[char]&, vector[vector[int32_t]]&) except + nogil
     vector[char] reachable(const Model&) except + nogil
 
@@ -50,9 +53,11 @@ cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
 
 
 cdef class UnigramCorpus:
-    """Texts (sentences or words) with their counts, in training order."""
+    """Texts (sentences or words) with their counts, in training order; and the pieces found in them under the
+    first model, which later models (subsets of it) read instead of walking their tries."""
 
     cdef Corpus corpus
+    cdef Recorded recorded
 
     def __init__(self, texts):
         cdef vector[uint32_t] chars
@@ -84,14 +89,14 @@ cdef class UnigramModel:
         """RunEStep's expected counts (float32 values), summed per thread as sentencepiece's num_threads split."""
         cdef vector[float] out
         with nogil:
-            out = e_step(self.model, corpus.corpus, threads, workers)
+            out = e_step(self.model, corpus.corpus, corpus.recorded, threads, workers)
         return out
 
     def viterbi_counts(self, UnigramCorpus corpus, int threads, int workers):
         """Each piece's count on the Viterbi paths (float32 values), summed per thread as above."""
         cdef vector[float] out
         with nogil:
-            out = viterbi_counts(self.model, corpus.corpus, threads, workers)
+            out = viterbi_counts(self.model, corpus.corpus, corpus.recorded, threads, workers)
         return out
 
     def alternatives(self):

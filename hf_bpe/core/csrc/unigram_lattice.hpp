@@ -49,6 +49,7 @@ class Model {
         values_.assign(capacity, 0);
         mask_ = capacity - 1;
         terminal_.assign(1, -1);
+        distinct_ = 0;
         max_length_ = 0;
         min_score_ = std::numeric_limits<float>::max();
         for (size_t id = 0; id < pieces.size(); ++id) {
@@ -64,7 +65,10 @@ class Model {
                 }
                 node = values_[at];
             }
-            if (terminal_[node] < 0) terminal_[node] = (int32_t)id;
+            if (terminal_[node] < 0) {
+                terminal_[node] = (int32_t)id;
+                distinct_ += node != 0;
+            }
             max_length_ = std::max(max_length_, pieces[id].size());
             min_score_ = std::min(min_score_, scores[id]);
         }
@@ -87,6 +91,27 @@ class Model {
     }
     float score(int32_t id) const { return scores_[id]; }
     float unk_score() const { return unk_score_; }
+    // The id of each of `pieces` in this model, -1 for none.
+    std::vector<int32_t> ids_of(const std::vector<std::vector<uint32_t>>& pieces) const {
+        std::vector<int32_t> out(pieces.size(), -1);
+        for (size_t k = 0; k < pieces.size(); ++k) {
+            uint32_t node = 0;
+            bool found = true;
+            for (uint32_t c : pieces[k]) {
+                const uint32_t* next = find((uint64_t)node << 21 | c);
+                if (next == nullptr) {
+                    found = false;
+                    break;
+                }
+                node = *next;
+            }
+            if (found && !pieces[k].empty()) out[k] = terminal_[node];
+        }
+        return out;
+    }
+    const std::vector<std::vector<uint32_t>>& pieces() const { return pieces_; }
+    size_t distinct() const { return distinct_; }
+    size_t max_length() const { return max_length_; }
 
   private:
     std::vector<std::vector<uint32_t>> pieces_;
@@ -99,6 +124,7 @@ class Model {
     uint64_t mask_ = 0;
     static constexpr uint64_t kEmpty = ~(uint64_t)0;
     std::vector<int32_t> terminal_;
+    size_t distinct_ = 0;  // the pieces the trie can find: distinct and not empty
 
     static uint64_t mix(uint64_t key) {
         key *= 0x9E3779B97F4A7C15ull;
@@ -316,7 +342,14 @@ class Edges {
     std::vector<uint32_t> first;  // first[p]: the first edge that begins at p; first[size] = edges
     size_t size = 0;
 
-    void set(const Model& model, const uint32_t* text, size_t n) {
+    // set() from a text's recorded pieces (found[start]: how many pieces the trie found at start; found_ids: their
+    // ids, shorter first) under an earlier model whose pieces hold all of this model's (the trainer only drops
+    // pieces), `live` mapping its ids to this model's (-1: dropped) and `length` giving their lengths. The kept ones
+    // come in set()'s order (both tries give the prefixes shorter first); no trie walk.
+    // Returns how many found_ids it read.
+    size_t set_recorded(const Model& model, size_t n, const uint16_t* found, const int32_t* found_ids,
+                        const std::vector<int32_t>& live, const std::vector<uint16_t>& length) {
+        const int32_t* const from = found_ids;
         size = n;
         ids.clear();
         scores.clear();
@@ -325,14 +358,42 @@ class Edges {
         for (size_t start = 0; start < n; ++start) {
             first[start] = (uint32_t)ids.size();
             bool single = false;
+            for (const int32_t* end = found_ids + found[start]; found_ids < end; ++found_ids) {
+                const int32_t id = live[*found_ids];
+                if (id < 0) continue;
+                add(start + length[*found_ids], id, model.score(id));
+                single = single || length[*found_ids] == 1;
+            }
+            if (!single) add(start + 1, 0, model.unk_score());
+        }
+        first[n] = (uint32_t)ids.size();
+        return (size_t)(found_ids - from);
+    }
+
+    // set(), recording the pieces found at each start for set_recorded (appended to found and found_ids).
+    void set(const Model& model, const uint32_t* text, size_t n, std::vector<uint16_t>* found = nullptr,
+             std::vector<int32_t>* found_ids = nullptr) {
+        size = n;
+        ids.clear();
+        scores.clear();
+        ends.clear();
+        first.assign(n + 1, 0);
+        for (size_t start = 0; start < n; ++start) {
+            first[start] = (uint32_t)ids.size();
+            bool single = false;
+            uint16_t count = 0;
             model.prefixes(text + start, n - start, [&](size_t length, int32_t id) {
                 add(start + length, id, model.score(id));
                 single = single || length == 1;
+                if (found_ids != nullptr) found_ids->push_back(id);
+                ++count;
             });
+            if (found != nullptr) found->push_back(count);
             if (!single) add(start + 1, 0, model.unk_score());
         }
         first[n] = (uint32_t)ids.size();
     }
+
 
     // Lattice::marginal, per position: alpha[p] (of the nodes beginning at p) folds the nodes ending at p by start,
     // pushed forward in start order; beta[p] (of the nodes ending at p) folds the nodes beginning at p in order.
@@ -443,15 +504,65 @@ void run_virtual(int virtual_threads, int workers, F&& body) {
     for (auto& t : pool) t.join();
 }
 
-// RunEStep: the expected count of each piece (the virtual threads' float sums, added in thread order).
-inline std::vector<float> e_step(const Model& model, const Corpus& corpus, int virtual_threads, int workers) {
-    std::vector<std::vector<float>> expected(virtual_threads);
-    run_virtual(virtual_threads, workers, [&](int n, Edges& lattice) {
-        expected[n].assign(model.size(), 0.0f);
-        for (size_t i = n; i < corpus.size(); i += virtual_threads) {
-            lattice.set(model, corpus.text.data() + corpus.offsets[i], corpus.offsets[i + 1] - corpus.offsets[i]);
-            lattice.marginal((float)corpus.counts[i], expected[n]);
+// The pieces the trie found in each text under the model they were recorded with (the first model the E-step
+// met: the seeds), per virtual thread (its texts in order), so that later models, whose pieces are among those,
+// set their lattices without walking a trie (Edges::set_recorded): 2 bytes per character and 4 per piece found.
+struct Recorded {
+    std::vector<std::vector<uint32_t>> pieces;  // the recording model's; empty: nothing recorded
+    std::vector<uint16_t> lengths;
+    std::vector<std::vector<uint16_t>> found;
+    std::vector<std::vector<int32_t>> found_ids;
+};
+
+// Runs body(n, i, lattice) for each text i of each virtual thread n, its lattice set from the record when every
+// piece of the model is among the recorded ones, else by the trie (recording them: this model's record replaces
+// the old one).
+template <class F>
+void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, int virtual_threads, int workers,
+                   F&& body) {
+    std::vector<int32_t> live;
+    bool replay = !record.pieces.empty() && record.found.size() == (size_t)virtual_threads;
+    if (replay) {
+        live = model.ids_of(record.pieces);
+        size_t matched = 0;
+        for (int32_t id : live) matched += id >= 0;
+        replay = matched == model.distinct();
+    }
+    const bool recording = !replay && model.max_length() < 65536;
+    if (!replay) {
+        record = Recorded();
+        if (recording) {
+            record.pieces = model.pieces();
+            for (const auto& piece : record.pieces) record.lengths.push_back((uint16_t)piece.size());
+            record.found.resize(virtual_threads);
+            record.found_ids.resize(virtual_threads);
         }
+    }
+    run_virtual(virtual_threads, workers, [&](int n, Edges& lattice) {
+        size_t at = 0, at_ids = 0;
+        for (size_t i = n; i < corpus.size(); i += virtual_threads) {
+            const size_t size = corpus.offsets[i + 1] - corpus.offsets[i];
+            if (replay) {
+                at_ids += lattice.set_recorded(model, size, record.found[n].data() + at,
+                                               record.found_ids[n].data() + at_ids, live, record.lengths);
+                at += size;
+            } else if (recording) {
+                lattice.set(model, corpus.text.data() + corpus.offsets[i], size, &record.found[n],
+                            &record.found_ids[n]);
+            } else {
+                lattice.set(model, corpus.text.data() + corpus.offsets[i], size);
+            }
+            body(n, i, lattice);
+        }
+    });
+}
+
+// RunEStep: the expected count of each piece (the virtual threads' float sums, added in thread order).
+inline std::vector<float> e_step(const Model& model, const Corpus& corpus, Recorded& record, int virtual_threads,
+                                 int workers) {
+    std::vector<std::vector<float>> expected(virtual_threads, std::vector<float>(model.size(), 0.0f));
+    for_each_text(model, corpus, record, virtual_threads, workers, [&](int n, size_t i, Edges& lattice) {
+        lattice.marginal((float)corpus.counts[i], expected[n]);
     });
     for (int n = 1; n < virtual_threads; ++n)
         for (size_t k = 0; k < expected[0].size(); ++k) expected[0][k] += expected[n][k];
@@ -459,17 +570,14 @@ inline std::vector<float> e_step(const Model& model, const Corpus& corpus, int v
 }
 
 // PruneSentencePieces' second phase: each piece's count on the Viterbi paths, in float, per virtual thread.
-inline std::vector<float> viterbi_counts(const Model& model, const Corpus& corpus, int virtual_threads, int workers) {
-    std::vector<std::vector<float>> freqs(virtual_threads);
-    run_virtual(virtual_threads, workers, [&](int n, Edges& lattice) {
-        freqs[n].assign(model.size(), 0.0f);
-        std::vector<uint32_t> path;
-        for (size_t i = n; i < corpus.size(); i += virtual_threads) {
-            lattice.set(model, corpus.text.data() + corpus.offsets[i], corpus.offsets[i + 1] - corpus.offsets[i]);
-            lattice.viterbi(path);
-            for (uint32_t e : path)
-                if (lattice.ids[e] >= 0) freqs[n][lattice.ids[e]] += corpus.counts[i];
-        }
+inline std::vector<float> viterbi_counts(const Model& model, const Corpus& corpus, Recorded& record,
+                                         int virtual_threads, int workers) {
+    std::vector<std::vector<float>> freqs(virtual_threads, std::vector<float>(model.size(), 0.0f));
+    std::vector<std::vector<uint32_t>> paths(virtual_threads);
+    for_each_text(model, corpus, record, virtual_threads, workers, [&](int n, size_t i, Edges& lattice) {
+        lattice.viterbi(paths[n]);
+        for (uint32_t e : paths[n])
+            if (lattice.ids[e] >= 0) freqs[n][lattice.ids[e]] += corpus.counts[i];
     });
     std::vector<float> freq(model.size(), 0.0f);
     for (int n = 0; n < virtual_threads; ++n)
