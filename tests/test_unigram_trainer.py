@@ -263,7 +263,7 @@ def test_unigram_compiled_loops_equal_the_reference(english, threads):
             {"allow_whitespace_only_pieces": True}, {"split_by_unicode_script": False, "split_by_number": False}]))
 def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
     """Small chunks and small tables: several chunks add into one table, which keeps its best entries; small
-    max_sentencepiece_length: the compiled walk orders suffixes by their first 4 * max + 3 bytes only."""
+    max_sentencepiece_length: the compiled LCP values are capped; the characters counted in C++."""
     from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
 
     opts = {**SPM_DEFAULTS, **options, "seed_sentencepiece_size": keep}
@@ -274,7 +274,8 @@ def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
     try:
         expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
         assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
-                                        candidates=unigram_seed.compiled_candidates) == expected
+                                        candidates=unigram_seed.compiled_candidates,
+                                        count_chars=unigram_seed.compiled_count_characters) == expected
     finally:
         unigram_seed.CHUNK_BYTES = saved
 
@@ -301,7 +302,8 @@ def test_compiled_seed_step_equals_the_reference_on_repeated_sentences(words, re
     sentences = [["\u2581" + text.replace(" ", "\u2581"), 1] for text in words * repeat]
     expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
     assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
-                                    candidates=unigram_seed.compiled_candidates) == expected
+                                    candidates=unigram_seed.compiled_candidates,
+                                        count_chars=unigram_seed.compiled_count_characters) == expected
 
 
 @pytest.mark.shared_data
@@ -316,7 +318,8 @@ def test_compiled_seed_step_equals_the_reference_on_real_text(shared_data):
     assert sum(len(text.encode()) * count for text, count in sentences) > 1 << 16
     expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
     assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
-                                    candidates=unigram_seed.compiled_candidates) == expected
+                                    candidates=unigram_seed.compiled_candidates,
+                                        count_chars=unigram_seed.compiled_count_characters) == expected
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

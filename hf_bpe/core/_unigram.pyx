@@ -159,3 +159,18 @@ def suffix_array(const uint8_t[:] data):
         with nogil:
             sais[uint8_t](&data[0], sa.data(), n, 256)
     return sa
+
+
+def char_counts(sentences):
+    """Each character's count in the ``[text, count]`` sentences, as a dict (``hf_bpe.training.unigram_seed.
+    count_characters``'s)."""
+    cdef unordered_map[uint32_t, int64_t] counts
+    cdef vector[uint32_t] chars
+    cdef int64_t times
+    cdef size_t i
+    for text, count in sentences:
+        chars = code_points(text)
+        times = count
+        for i in range(chars.size()):
+            counts[chars[i]] += times
+    return {chr(p.first): p.second for p in counts}
