@@ -46,17 +46,28 @@ void sais(const T* s, int32_t* sa, int32_t n, int32_t alphabet) {
     auto ends = [&]() {
         for (int32_t c = 0, sum = 0; c < alphabet; ++c) sum += counts[c], bucket[c] = sum;
     };
+    // The symbol and type before the suffix kAhead places on in sa, fetched ahead of their (random) reads: sa's
+    // entry there may still change, then the fetch is only wasted (about a fifth less time on English).
+    constexpr int32_t kAhead = 24;
+    auto prefetch = [&](int32_t at) {
+        if (at >= 0 && at < n && sa[at] > 0) {
+            __builtin_prefetch(&s[sa[at] - 1]);
+            __builtin_prefetch(&stype[sa[at] - 1]);
+        }
+    };
     // L-type suffixes from the sorted ones before them (the last suffix first: it follows the sentinel), then
     // S-type ones from the end.
     auto induce = [&]() {
         starts();
         sa[bucket[s[n - 1]]++] = n - 1;
         for (int32_t i = 0; i < n; ++i) {
+            prefetch(i + kAhead);
             const int32_t j = sa[i] - 1;
             if (sa[i] > 0 && !stype[j]) sa[bucket[s[j]]++] = j;
         }
         ends();
         for (int32_t i = n - 1; i >= 0; --i) {
+            prefetch(i - kAhead);
             const int32_t j = sa[i] - 1;
             if (sa[i] > 0 && stype[j]) sa[--bucket[s[j]]] = j;
         }
