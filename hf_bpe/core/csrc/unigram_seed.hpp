@@ -1,7 +1,7 @@
 // Unigram's seed step (sentencepiece 0.2.3's MakeSeedSentencePiecesFromCorpus), compiled: each chunk's suffix array
-// (induced sorting, O(n), 5 bytes per byte) and LCP array (Kasai, O(n), capped: 2 bytes per byte) are walked as an
-// LCP-interval tree; the byte strings that pass sentencepiece's checks add their counts into one table, which keeps
-// the best 8 * keep entries when it grows past 16 * keep, and gives the best `keep` at the end. The spec is
+// (induced sorting, O(n), 5 bytes per byte) and its neighbours' LCPs (capped, computed as the walk needs them) are
+// walked as an LCP-interval tree; the byte strings that pass sentencepiece's checks add their counts into one
+// table, which keeps the best 8 * keep entries when it grows past 16 * keep, and gives the best `keep` at the end. The spec is
 // hf_bpe/training/unigram_seed.py (the suffix and LCP arrays are unique, so any correct construction gives libsais's).
 #pragma once
 
@@ -150,38 +150,22 @@ void run_parts(int parts, F&& body) {
         if (error) std::rethrow_exception(error);
 }
 
-// lcp[i]: the longest common prefix of the suffixes sa[i-1] and sa[i] (sa the suffix array), at most cap (< 65536:
-// 4 * 512 + 2 at most, so 2 bytes each); lcp[0] = 0. Each pair compared directly, 8 bytes at a time, up to cap
-// bytes: O(n * cap / 8) at worst (cap is ~40 bytes on English with the defaults), but sa and lcp are read in order
-// and one suffix a step is new (Kasai's O(n) needs the inverse suffix array, 4 bytes per byte more, and three
-// random reads a step). sa is cut into `parts` ranges, each on its own thread.
-inline std::vector<uint16_t> lcp_array(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa, int32_t cap,
-                                       int parts = 1) {
-    std::vector<uint16_t> lcp(n, 0);
-    run_parts(parts, [&](int part) {
-        const int32_t from = std::max<int32_t>(1, (int32_t)((int64_t)n * part / parts));
-        const int32_t to = (int32_t)((int64_t)n * (part + 1) / parts);
-        for (int32_t i = from; i < to; ++i) {
-            const uint8_t* x = s + sa[i - 1];
-            const uint8_t* y = s + sa[i];
-            const int32_t limit = std::min<int32_t>(cap, n - std::max(sa[i - 1], sa[i]));
-            int32_t h = 0;
-            while (h + 8 <= limit) {
-                uint64_t u, v;
-                std::memcpy(&u, x + h, 8);
-                std::memcpy(&v, y + h, 8);
-                if (u != v) {
-                    h += __builtin_ctzll(u ^ v) >> 3;  // little-endian: the first differing byte
-                    goto done;
-                }
-                h += 8;
-            }
-            while (h < limit && x[h] == y[h]) ++h;
-        done:
-            lcp[i] = (uint16_t)std::min(h, limit);
-        }
-    });
-    return lcp;
+// The longest common prefix of the suffixes x and y of s[0..n), at most cap: compared directly, 8 bytes at a time
+// (cap is ~40 bytes on English with the defaults). The walk asks for the LCPs of sa's neighbours in sa's order, so
+// no LCP array is kept (Kasai's O(n) one needs it and the inverse suffix array, 6 bytes per byte more, and three
+// random reads a step where this has one: the new suffix, which the walk then reads again).
+inline int32_t common_prefix(const uint8_t* s, int32_t n, int32_t x, int32_t y, int32_t cap) {
+    const int32_t limit = std::min<int32_t>(cap, n - std::max(x, y));
+    int32_t h = 0;
+    while (h + 8 <= limit) {
+        uint64_t u, v;
+        std::memcpy(&u, s + x + h, 8);
+        std::memcpy(&v, s + y + h, 8);
+        if (u != v) return h + (__builtin_ctzll(u ^ v) >> 3);  // little-endian: the first differing byte
+        h += 8;
+    }
+    while (h < limit && s[x + h] == s[y + h]) ++h;
+    return h;
 }
 
 // The most bytes that m consecutive characters of s[0..n) take (all of s when it has fewer), or INT64_MAX when s
@@ -216,7 +200,7 @@ class SeedCounter {
         // No string deeper than 4 * max_piece_length + 1 bytes can be kept (its NUL-trimmed bytes hold too many
         // characters or a NUL), nor deeper than the widest max_piece_length + 1 consecutive characters of the chunk
         // (a kept string is at most that many characters, its one trailing NUL included; English: ~40 bytes).
-        // Capping the LCP values there leaves the shallower intervals as they are, and fits them in 2 bytes.
+        // Capping the LCP values there leaves the shallower intervals as they are.
         const int64_t widest = widest_window(s, n, opt_.max_piece_length + 1);
         const int32_t cap = (int32_t)std::min<int64_t>(
             std::min<int64_t>(4 * opt_.max_piece_length + 2, widest == INT64_MAX ? INT64_MAX : widest + 1),
@@ -227,22 +211,22 @@ class SeedCounter {
         // such place to the middle) on two threads, each into its own table; the counts are then added (sums of
         // integers: the order does not matter).
         const int parts = n >= (1 << 16) && std::thread::hardware_concurrency() >= 2 ? 2 : 1;
-        const std::vector<uint16_t> lcp = lcp_array(s, n, sa, cap, parts);
+        auto lcp = [&](int32_t i) { return common_prefix(s, n, sa[i - 1], sa[i], cap); };
         int32_t cut = n;
         if (parts == 2) {
             for (int32_t d = 0; d < n / 2 && cut == n; ++d) {
-                if (lcp[n / 2 + d] == 0) cut = n / 2 + d;
-                else if (n / 2 - d > 0 && lcp[n / 2 - d] == 0) cut = n / 2 - d;
+                if (lcp(n / 2 + d) == 0) cut = n / 2 + d;
+                else if (n / 2 - d > 0 && lcp(n / 2 - d) == 0) cut = n / 2 - d;
             }
         }
         if (cut == n) {
-            walk(s, n, sa, lcp, 0, n, counts_, chars_);
+            walk(s, n, sa, cap, 0, n, counts_, chars_);
         } else {
             Counts other;
             std::vector<uint32_t> other_chars;
             run_parts(2, [&](int part) {
-                if (part == 0) walk(s, n, sa, lcp, 0, cut, counts_, chars_);
-                else walk(s, n, sa, lcp, cut, n, other, other_chars);
+                if (part == 0) walk(s, n, sa, cap, 0, cut, counts_, chars_);
+                else walk(s, n, sa, cap, cut, n, other, other_chars);
             });
             for (const auto& kv : other) counts_[kv.first] += kv.second;
         }
@@ -297,12 +281,13 @@ class SeedCounter {
         counts_.swap(kept);
     }
 
-    // The LCP-interval tree of sa[from..to) (lcp[from] taken as 0), intervals in post-order into `counts`.
-    void walk(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa, const std::vector<uint16_t>& lcp,
+    // The LCP-interval tree of sa[from..to) (the LCP at from taken as 0; LCPs capped at cap), intervals in post-order
+    // into `counts`.
+    void walk(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa, int32_t cap,
               int32_t from, int32_t to, Counts& counts, std::vector<uint32_t>& chars) const {
         std::vector<std::pair<int32_t, int32_t>> stack{{from, 0}};  // (left end in sa, depth)
         for (int32_t i = from + 1; i <= to; ++i) {
-            const int32_t value = i < to ? lcp[i] : 0;
+            const int32_t value = i < to ? common_prefix(s, n, sa[i - 1], sa[i], cap) : 0;
             int32_t last_left = i - 1;
             while (value < stack.back().second) {
                 const auto top = stack.back();
