@@ -17,6 +17,9 @@ from libcpp.vector cimport vector
 
 from hf_bpe.core._code_points cimport code_points
 
+cdef extern from "<malloc.h>" nogil:
+    int malloc_trim(size_t pad)
+
 cdef extern from "csrc/unigram_lattice.hpp" namespace "hfbpe_unigram":
     cdef cppclass Corpus:
         void add(const uint32_t*, size_t, int64_t) except +
@@ -147,6 +150,8 @@ def seed_candidates(chunks, char_info, opts, Py_ssize_t keep):
             best = counter.best()
     finally:
         del counter
+        with nogil:
+            malloc_trim(0)  # the tables' nodes, freed on two threads' heaps: back to the system before EM
     return [(p.first.decode("utf-8"), p.second) for p in best]
 
 

@@ -41,10 +41,8 @@ class Model {
     void set(const std::vector<std::vector<uint32_t>>& pieces, const std::vector<float>& scores) {
         pieces_ = pieces;
         scores_ = scores;
-        size_t edges = 0;
-        for (const auto& piece : pieces) edges += piece.size();
         size_t capacity = 16;
-        while (capacity < 2 * edges + 2) capacity *= 2;
+        while (capacity < 2 * pieces.size() + 2) capacity *= 2;  // grown as the trie's nodes come
         keys_.assign(capacity, kEmpty);
         values_.assign(capacity, 0);
         mask_ = capacity - 1;
@@ -62,6 +60,12 @@ class Model {
                     keys_[at] = key;
                     values_[at] = (uint32_t)terminal_.size();
                     terminal_.push_back(-1);
+                    if (2 * terminal_.size() > keys_.size()) {  // at most half full
+                        const uint32_t child = values_[at];
+                        grow();
+                        node = child;
+                        continue;
+                    }
                 }
                 node = values_[at];
             }
@@ -129,6 +133,21 @@ class Model {
     static uint64_t mix(uint64_t key) {
         key *= 0x9E3779B97F4A7C15ull;
         return key ^ (key >> 29);
+    }
+    void grow() {
+        std::vector<uint64_t> keys(keys_.size() * 2, kEmpty);
+        std::vector<uint32_t> values(keys.size(), 0);
+        const uint64_t mask = keys.size() - 1;
+        for (size_t k = 0; k < keys_.size(); ++k) {
+            if (keys_[k] == kEmpty) continue;
+            uint64_t at = mix(keys_[k]) & mask;
+            while (keys[at] != kEmpty) at = (at + 1) & mask;
+            keys[at] = keys_[k];
+            values[at] = values_[k];
+        }
+        keys_.swap(keys);
+        values_.swap(values);
+        mask_ = mask;
     }
     const uint32_t* find(uint64_t key) const {
         for (uint64_t at = mix(key) & mask_;; at = (at + 1) & mask_) {
