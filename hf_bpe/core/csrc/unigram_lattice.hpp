@@ -369,50 +369,26 @@ class Edges {
     size_t set_recorded(const Model& model, size_t n, const uint16_t* found, const int32_t* found_ids,
                         const std::vector<int32_t>& live, const std::vector<uint16_t>& length) {
         const int32_t* const from = found_ids;
-        size = n;
-        ids.clear();
-        scores.clear();
-        ends.clear();
-        first.assign(n + 1, 0);
-        for (size_t start = 0; start < n; ++start) {
-            first[start] = (uint32_t)ids.size();
-            bool single = false;
-            for (const int32_t* end = found_ids + found[start]; found_ids < end; ++found_ids) {
-                const int32_t id = live[*found_ids];
-                if (id < 0) continue;
-                add(start + length[*found_ids], id, model.score(id));
-                single = single || length[*found_ids] == 1;
-            }
-            if (!single) add(start + 1, 0, model.unk_score());
-        }
-        first[n] = (uint32_t)ids.size();
+        fill(model, n, [&](size_t start, auto&& emit) {
+            for (const int32_t* end = found_ids + found[start]; found_ids < end; ++found_ids)
+                if (live[*found_ids] >= 0) emit(length[*found_ids], live[*found_ids]);
+        });
         return (size_t)(found_ids - from);
     }
 
     // set(), recording the pieces found at each start for set_recorded (appended to found and found_ids).
     void set(const Model& model, const uint32_t* text, size_t n, std::vector<uint16_t>* found = nullptr,
              std::vector<int32_t>* found_ids = nullptr) {
-        size = n;
-        ids.clear();
-        scores.clear();
-        ends.clear();
-        first.assign(n + 1, 0);
-        for (size_t start = 0; start < n; ++start) {
-            first[start] = (uint32_t)ids.size();
-            bool single = false;
+        fill(model, n, [&](size_t start, auto&& emit) {
             uint16_t count = 0;
             model.prefixes(text + start, n - start, [&](size_t length, int32_t id) {
-                add(start + length, id, model.score(id));
-                single = single || length == 1;
+                emit(length, id);
                 if (found_ids != nullptr) found_ids->push_back(id);
                 ++count;
             });
             if (found != nullptr) found->push_back(count);
-            if (!single) add(start + 1, 0, model.unk_score());
-        }
-        first[n] = (uint32_t)ids.size();
+        });
     }
-
 
     // Lattice::marginal, per position: alpha[p] (of the nodes beginning at p) folds the nodes ending at p by start,
     // pushed forward in start order; beta[p] (of the nodes ending at p) folds the nodes beginning at p in order.
@@ -497,6 +473,27 @@ class Edges {
     }
 
   private:
+    // The edges of a text of n characters: at each start, pieces(start, emit) emits (length, id) shorter first,
+    // then an unknown node follows where no one-character piece did.
+    template <class Pieces>
+    void fill(const Model& model, size_t n, Pieces&& pieces) {
+        size = n;
+        ids.clear();
+        scores.clear();
+        ends.clear();
+        first.assign(n + 1, 0);
+        for (size_t start = 0; start < n; ++start) {
+            first[start] = (uint32_t)ids.size();
+            bool single = false;
+            pieces(start, [&](size_t length, int32_t id) {
+                add(start + length, id, model.score(id));
+                single = single || length == 1;
+            });
+            if (!single) add(start + 1, 0, model.unk_score());
+        }
+        first[n] = (uint32_t)ids.size();
+    }
+
     std::vector<float> alpha_, beta_, backtrace_;
     std::vector<char> seen_;
     std::vector<uint32_t> end_first_, fill_, by_end_;
