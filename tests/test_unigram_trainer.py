@@ -339,7 +339,8 @@ def test_compiled_loops_reuse_the_first_models_pieces_only_when_they_cover_the_n
     compiled = CompiledLoops(texts, threads, workers=2)
     reference = ReferenceLoops(texts, threads)
     one = sorted(first | second)
-    models = [sorted(first), one, sorted(second), one, sorted(first)[::-1]]  # a superset (recorded anew), subsets
+    # A superset (recorded anew), subsets, then one with a piece the record may lack.
+    models = [sorted(first), one, sorted(second), one, sorted(first)[::-1], sorted({*one[:1], "acb\u2581"})]
     for pieces in models:
         scored = [(piece, scores[i % len(scores)]) for i, piece in enumerate(pieces)]
         for method in ("e_step", "viterbi_counts"):

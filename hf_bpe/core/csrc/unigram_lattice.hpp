@@ -540,8 +540,14 @@ void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, i
     bool replay = !record.pieces.empty() && record.found.size() == (size_t)virtual_threads;
     if (replay) {
         live = model.ids_of(record.pieces);
+        std::vector<char> seen(model.size(), 0);  // distinct ids: the recorded pieces may repeat one
         size_t matched = 0;
-        for (int32_t id : live) matched += id >= 0;
+        for (int32_t id : live) {
+            if (id >= 0 && !seen[id]) {
+                seen[id] = 1;
+                ++matched;
+            }
+        }
         replay = matched == model.distinct();
     }
     const bool recording = !replay && model.max_length() < 65536;
