@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -550,7 +551,13 @@ void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, i
         }
         replay = matched == model.distinct();
     }
-    const bool recording = !replay && model.max_length() < 65536;
+    bool recording = !replay && model.max_length() < 65536;
+    // At most 4 recorded pieces a character (English words: ~2.5 under the seeds); past that (Chinese sentences
+    // under a million seeds: ~10) the record would outweigh what it saves, so it is dropped and every model walks
+    // its trie.
+    const size_t budget = 4 * corpus.text.size();
+    std::atomic<size_t> recorded{0};
+    std::atomic<bool> over{false};
     if (!replay) {
         record = Recorded();
         if (recording) {
@@ -568,15 +575,27 @@ void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, i
                 at_ids += lattice.set_recorded(model, size, record.found[n].data() + at,
                                                record.found_ids[n].data() + at_ids, live, record.lengths);
                 at += size;
-            } else if (recording) {
+            } else if (recording && !over.load(std::memory_order_relaxed)) {
+                const size_t before = record.found_ids[n].size();
                 lattice.set(model, corpus.text.data() + corpus.offsets[i], size, &record.found[n],
                             &record.found_ids[n]);
+                if (recorded.fetch_add(record.found_ids[n].size() - before) + record.found_ids[n].size() - before >
+                    budget) {
+                    over = true;
+                    std::vector<uint16_t>().swap(record.found[n]);  // freed now: the others stop recording
+                    std::vector<int32_t>().swap(record.found_ids[n]);
+                }
             } else {
                 lattice.set(model, corpus.text.data() + corpus.offsets[i], size);
             }
             body(n, i, lattice);
         }
+        if (over) {
+            std::vector<uint16_t>().swap(record.found[n]);
+            std::vector<int32_t>().swap(record.found_ids[n]);
+        }
     });
+    if (over) record = Recorded();
 }
 
 // RunEStep: the expected count of each piece (the virtual threads' float sums, added in thread order).
