@@ -182,6 +182,17 @@ def test_suffix_and_lcp_arrays_equal_the_naive_ones(data):
         assert lcp[i] == next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
 
 
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(data=st.binary(max_size=300) | st.lists(st.sampled_from([b"a", b"b", b"\0", b"ab", b"ba"]), max_size=150)
+       .map(b"".join))
+def test_compiled_suffix_array_equals_the_reference(data):
+    """The seed step's induced sorting (SA-IS, recursing on repeated LMS substrings: the two-letter runs) gives the
+    reference's suffix array, a shorter suffix before the longer ones it begins."""
+    from hf_bpe.core._unigram import suffix_array as compiled_suffix_array
+
+    assert compiled_suffix_array(data) == suffix_array(data)
+
+
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(values=st.lists(st.integers(0, 4), max_size=40))
 def test_heap_pops_the_highest_first(values):
@@ -261,7 +272,7 @@ def test_unigram_compiled_loops_equal_the_reference(english, threads):
             {"allow_whitespace_only_pieces": True}, {"split_by_unicode_script": False, "split_by_number": False}]))
 def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
     """Small chunks and small tables: several chunks add into one table, which keeps its best entries; small
-    max_sentencepiece_length: the compiled walk orders suffixes by their first 4 * max + 3 bytes only."""
+    max_sentencepiece_length: the compiled LCP values are capped; the characters counted in C++."""
     from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
 
     opts = {**SPM_DEFAULTS, **options, "seed_sentencepiece_size": keep}
@@ -272,7 +283,8 @@ def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
     try:
         expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
         assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
-                                        candidates=unigram_seed.compiled_candidates) == expected
+                                        candidates=unigram_seed.compiled_candidates,
+                                        count_chars=unigram_seed.compiled_count_characters) == expected
     finally:
         unigram_seed.CHUNK_BYTES = saved
 
@@ -299,7 +311,50 @@ def test_compiled_seed_step_equals_the_reference_on_repeated_sentences(words, re
     sentences = [["\u2581" + text.replace(" ", "\u2581"), 1] for text in words * repeat]
     expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
     assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
-                                    candidates=unigram_seed.compiled_candidates) == expected
+                                    candidates=unigram_seed.compiled_candidates,
+                                        count_chars=unigram_seed.compiled_count_characters) == expected
+
+
+@pytest.mark.shared_data
+def test_compiled_seed_step_equals_the_reference_on_real_text(shared_data):
+    """A chunk of 64 KiB or more: the compiled LCP array and interval walk run in two parts on two threads (cut
+    where the LCP is 0), their tables added; the seeds are still the reference's."""
+    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+
+    opts = {**SPM_DEFAULTS, "seed_sentencepiece_size": 5000}
+    lines = corpus_sample(shared_data, "en", 40_000)
+    sentences = [["\u2581" + line.replace(" ", "\u2581"), 1 + i % 3] for i, line in enumerate(lines) if line]
+    assert sum(len(text.encode()) * count for text, count in sentences) > 1 << 16
+    expected = unigram_seed.seed_pieces(sentences, opts, vocab_size=10)
+    assert unigram_seed.seed_pieces(sentences, opts, vocab_size=10,
+                                    candidates=unigram_seed.compiled_candidates,
+                                        count_chars=unigram_seed.compiled_count_characters) == expected
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.tuples(st.text("abc\u2581", max_size=10), st.integers(1, 3)), min_size=1, max_size=12),
+       first=st.sets(st.text("abc\u2581", min_size=1, max_size=3), min_size=1, max_size=12),
+       second=st.sets(st.text("abc\u2581", min_size=1, max_size=3), min_size=1, max_size=12),
+       scores=st.lists(st.floats(-20, -0.5, width=32), min_size=12, max_size=12), threads=st.sampled_from([1, 3]))
+def test_compiled_loops_reuse_the_first_models_pieces_only_when_they_cover_the_next(texts, first, second, scores,
+                                                                                    threads):
+    """The compiled E-step and Viterbi counts record the pieces found under the first model and replay them for a
+    later one whose pieces are all among them (a subset: the trainer's case), else walk the new trie: either way
+    the reference's sums, round after round on one corpus."""
+    from hf_bpe.training.unigram_reference import ReferenceLoops
+    from hf_bpe.training.unigram_trainer import CompiledLoops
+
+    texts = [[text, count] for text, count in texts]
+    compiled = CompiledLoops(texts, threads, workers=2)
+    reference = ReferenceLoops(texts, threads)
+    one = sorted(first | second)
+    # A superset (recorded anew), subsets, then one with a piece the record may lack.
+    models = [sorted(first), one, sorted(second), one, sorted(first)[::-1], sorted({*one[:1], "acb\u2581"})]
+    for pieces in models:
+        scored = [(piece, scores[i % len(scores)]) for i, piece in enumerate(pieces)]
+        for method in ("e_step", "viterbi_counts"):
+            assert getattr(compiled, method)(compiled.model(scored)) == getattr(reference, method)(
+                reference.model(scored))
 
 
 def _assert_loads_equal(lines: list[str], vocab_size: int, options: dict) -> None:

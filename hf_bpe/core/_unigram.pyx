@@ -8,7 +8,7 @@ The spec is ``hf_bpe.training.unigram_lattice`` and ``hf_bpe.training.unigram_re
 and finalization, so only the loops differ.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libcpp cimport bool as cbool
 from libcpp.pair cimport pair
 from libcpp.string cimport string
@@ -17,17 +17,23 @@ from libcpp.vector cimport vector
 
 from hf_bpe.core._code_points cimport code_points
 
+cdef extern from "<malloc.h>" nogil:
+    int malloc_trim(size_t pad)
+
 cdef extern from "csrc/unigram_lattice.hpp" namespace "hfbpe_unigram":
     cdef cppclass Corpus:
         void add(const uint32_t*, size_t, int64_t) except +
         size_t size()
 
+    cdef cppclass Recorded:
+        pass
+
     cdef cppclass Model:
         void set(const vector[vector[uint32_t]]&, const vector[float]&) except +
         size_t size()
 
-    vector[float] e_step(const Model&, const Corpus&, int, int) except + nogil
-    vector[float] viterbi_counts(const Model&, const Corpus&, int, int) except + nogil
+    vector[float] e_step(const Model&, const Corpus&, Recorded&, int, int) except + nogil
+    vector[float] viterbi_counts(const Model&, const Corpus&, Recorded&, int, int) except + nogil
     void alternatives(const Model&, vector[char]&, vector[vector[int32_t]]&) except + nogil
     vector[char] reachable(const Model&) except + nogil
 
@@ -43,14 +49,18 @@ cdef extern from "csrc/sp_piece_check.hpp" namespace "hfbpe_sp":
 cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
     cdef cppclass SeedCounter:
         SeedCounter(unordered_map[uint32_t, CharInfo], Options, size_t) except +
-        void add_chunk(const string&) except + nogil
+        void add_chunk(const uint8_t*, size_t) except + nogil
         vector[pair[string, float]] best() except + nogil
+
+    void sais[T](const T*, int32_t*, int32_t, int32_t) except + nogil
 
 
 cdef class UnigramCorpus:
-    """Texts (sentences or words) with their counts, in training order."""
+    """Texts (sentences or words) with their counts, in training order; and the pieces found in them under the
+    first model, which later models (subsets of it) read instead of walking their tries."""
 
     cdef Corpus corpus
+    cdef Recorded recorded
 
     def __init__(self, texts):
         cdef vector[uint32_t] chars
@@ -82,14 +92,14 @@ cdef class UnigramModel:
         """RunEStep's expected counts (float32 values), summed per thread as sentencepiece's num_threads split."""
         cdef vector[float] out
         with nogil:
-            out = e_step(self.model, corpus.corpus, threads, workers)
+            out = e_step(self.model, corpus.corpus, corpus.recorded, threads, workers)
         return out
 
     def viterbi_counts(self, UnigramCorpus corpus, int threads, int workers):
         """Each piece's count on the Viterbi paths (float32 values), summed per thread as above."""
         cdef vector[float] out
         with nogil:
-            out = viterbi_counts(self.model, corpus.corpus, threads, workers)
+            out = viterbi_counts(self.model, corpus.corpus, corpus.recorded, threads, workers)
         return out
 
     def alternatives(self):
@@ -128,15 +138,44 @@ def seed_candidates(chunks, char_info, opts, Py_ssize_t keep):
     options.split_digits = opts["split_digits"]
     options.allow_ws_only = opts["allow_whitespace_only_pieces"]
     cdef SeedCounter* counter = new SeedCounter(info, options, keep)
-    cdef string chunk
+    cdef const uint8_t[:] chunk
     cdef vector[pair[string, float]] best
     try:
         for data in chunks:
-            chunk = data
-            with nogil:
-                counter.add_chunk(chunk)
+            chunk = data  # read in place: no copy of the chunk
+            if chunk.shape[0]:
+                with nogil:
+                    counter.add_chunk(&chunk[0], chunk.shape[0])
         with nogil:
             best = counter.best()
     finally:
         del counter
+        with nogil:
+            malloc_trim(0)  # the tables' nodes, freed on two threads' heaps: back to the system before EM
     return [(p.first.decode("utf-8"), p.second) for p in best]
+
+
+def suffix_array(const uint8_t[:] data):
+    """The suffix array of ``data`` (bytes) by the seed step's induced sorting (``sais`` in csrc/unigram_seed.hpp),
+    equal to ``hf_bpe.training.unigram_seed.suffix_array``'s."""
+    cdef int32_t n = data.shape[0]
+    cdef vector[int32_t] sa = vector[int32_t](n)
+    if n:
+        with nogil:
+            sais[uint8_t](&data[0], sa.data(), n, 256)
+    return sa
+
+
+def char_counts(sentences):
+    """Each character's count in the ``[text, count]`` sentences, as a dict (``hf_bpe.training.unigram_seed.
+    count_characters``'s)."""
+    cdef unordered_map[uint32_t, int64_t] counts
+    cdef vector[uint32_t] chars
+    cdef int64_t times
+    cdef size_t i
+    for text, count in sentences:
+        chars = code_points(text)
+        times = count
+        for i in range(chars.size()):
+            counts[chars[i]] += times
+    return {chr(p.first): p.second for p in counts}

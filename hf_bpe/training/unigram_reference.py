@@ -38,7 +38,7 @@ from ..formats.sentencepiece_model import SentencePieceModel
 from .sentencepiece_bpe import load_sentences, prepare_training, serialize_pieces, split_words
 from .sentencepiece_options import typed
 from .unigram_lattice import Lattice, TrainerModel, digamma, f32
-from .unigram_seed import reference_candidates, seed_pieces
+from .unigram_seed import count_characters, reference_candidates, seed_pieces
 
 __all__ = ["ReferenceLoops", "UNIGRAM_DEFAULTS", "check_unigram_options", "count_words", "run_unigram", "train_unigram_reference"]
 
@@ -78,6 +78,7 @@ class ReferenceLoops:
 
     normalizer = SentencePieceNormalizer
     candidates = staticmethod(reference_candidates)
+    count_chars = staticmethod(count_characters)
 
     def __init__(self, texts: Sequence[Sequence[Any]], threads: int) -> None:
         self.texts, self.threads = texts, threads
@@ -265,12 +266,14 @@ def run_unigram(corpus: Iterable[str], vocab_size: int, options: Mapping[str, An
                 loops: Callable[[Sequence[Sequence[Any]], int], Any]) -> SentencePieceModel:
     """The training driver, with the hot loops given: ``loops(texts, num_threads)`` returns an object with the
     methods of :class:`ReferenceLoops` (the reference's, or the compiled ones); ``loops.load`` loads the
-    sentences (:meth:`ReferenceLoops.load`), ``loops.candidates`` is the seed step's string finder."""
+    sentences (:meth:`ReferenceLoops.load`), ``loops.candidates`` is the seed step's string finder and
+    ``loops.count_chars`` its character counter."""
     # 1. Options, meta pieces, normalizer; the sentences.
     opts, meta, spec = check_unigram_options(vocab_size, options)
     sentences, required, words = loops.load(corpus, opts, meta, spec, vocab_size)
     # 2. Seeds, then the words.
-    pieces = seed_pieces(sentences, opts, vocab_size=vocab_size, candidates=loops.candidates)
+    pieces = seed_pieces(sentences, opts, vocab_size=vocab_size, candidates=loops.candidates,
+                         count_chars=loops.count_chars)
     if opts["split_by_whitespace"]:
         sentences = words()
     del words  # with it goes the compiled loader's store

@@ -34,7 +34,8 @@ from typing import Any
 from .sentencepiece_bpe import BOUNDARY, UNK_CHAR, char_info, valid_piece
 from .unigram_lattice import f32
 
-__all__ = ["CHUNK_BYTES", "compiled_candidates", "lcp_array", "reference_candidates", "seed_pieces", "suffix_array"]
+__all__ = ["CHUNK_BYTES", "compiled_candidates", "compiled_count_characters", "count_characters", "lcp_array",
+           "reference_candidates", "seed_pieces", "suffix_array"]
 
 CHUNK_BYTES = 500 * 1024 * 1024  # sentencepiece 0.2.3's kMaxChunkBytes
 
@@ -183,8 +184,29 @@ def compiled_candidates(chunks: Iterable[bytes], chars: Iterable[str], opts: Map
     return seed_candidates(chunks, info, opts, keep)
 
 
+def count_characters(sentences: Iterable[Sequence[Any]]) -> dict[str, int]:
+    """Each character's count in the ``[text, count]`` sentences."""
+    chars: Counter[str] = Counter()
+    for text, count in sentences:
+        if count == 1:
+            chars.update(text)
+        else:
+            for c in text:
+                chars[c] += count
+    return dict(chars)
+
+
+def compiled_count_characters(sentences: Iterable[Sequence[Any]]) -> dict[str, int]:
+    """:func:`count_characters` on the compiled core, with the same result."""
+    from ..core._unigram import char_counts
+
+    return char_counts(sentences)
+
+
 def seed_pieces(sentences: Sequence[Sequence[Any]], opts: Mapping[str, Any], *, vocab_size: int,
-                candidates: Callable[..., list[tuple[str, float]]] = reference_candidates) -> list[tuple[str, float]]:
+                candidates: Callable[..., list[tuple[str, float]]] = reference_candidates,
+                count_chars: Callable[[Sequence[Sequence[Any]]], dict[str, int]] = count_characters,
+                ) -> list[tuple[str, float]]:
     """Return the seed pieces with their float32 log-probability scores, in sentencepiece's order.
 
     Args:
@@ -193,15 +215,10 @@ def seed_pieces(sentences: Sequence[Sequence[Any]], opts: Mapping[str, Any], *, 
             ``allow_whitespace_only_pieces``, ``seed_sentencepiece_size``).
         vocab_size: the target vocabulary size (for ``seed_sentencepiece_size=0``).
         candidates: :func:`reference_candidates` or :func:`compiled_candidates`.
+        count_chars: :func:`count_characters` or :func:`compiled_count_characters`.
     """
     # Every character but the unknown and boundary ones, by count (then smaller UTF-8, i.e. smaller code point).
-    chars: Counter[str] = Counter()
-    for text, count in sentences:
-        if count == 1:
-            chars.update(text)
-        else:
-            for c in text:
-                chars[c] += count
+    chars = count_chars(sentences)
     chars.pop(UNK_CHAR, None)
     chars.pop(BOUNDARY, None)
     seeds = [(c, f32(n)) for c, n in sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))]

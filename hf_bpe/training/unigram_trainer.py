@@ -21,7 +21,7 @@ from typing import Any
 from ..formats.sentencepiece_model import SentencePieceModel
 from .sentencepiece_bpe import load_store
 from .unigram_reference import run_unigram
-from .unigram_seed import compiled_candidates
+from .unigram_seed import compiled_candidates, compiled_count_characters
 
 __all__ = ["CompiledLoops", "train_unigram"]
 
@@ -30,6 +30,7 @@ class CompiledLoops:
     """:class:`~hf_bpe.training.unigram_reference.ReferenceLoops`' methods on the compiled core."""
 
     candidates = staticmethod(compiled_candidates)
+    count_chars = staticmethod(compiled_count_characters)
 
     def __init__(self, texts: Sequence[Sequence[Any]], threads: int, workers: int | None = None) -> None:
         from ..core._unigram import UnigramCorpus

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -41,22 +42,38 @@ class Model {
     void set(const std::vector<std::vector<uint32_t>>& pieces, const std::vector<float>& scores) {
         pieces_ = pieces;
         scores_ = scores;
-        children_.clear();
+        size_t capacity = 16;
+        while (capacity < 2 * pieces.size() + 2) capacity *= 2;  // grown as the trie's nodes come
+        keys_.assign(capacity, kEmpty);
+        values_.assign(capacity, 0);
+        mask_ = capacity - 1;
         terminal_.assign(1, -1);
+        distinct_ = 0;
         max_length_ = 0;
         min_score_ = std::numeric_limits<float>::max();
         for (size_t id = 0; id < pieces.size(); ++id) {
             uint32_t node = 0;
             for (uint32_t c : pieces[id]) {
                 const uint64_t key = (uint64_t)node << 21 | c;
-                auto found = children_.find(key);
-                if (found == children_.end()) {
-                    found = children_.emplace(key, (uint32_t)terminal_.size()).first;
+                uint64_t at = mix(key) & mask_;
+                while (keys_[at] != kEmpty && keys_[at] != key) at = (at + 1) & mask_;
+                if (keys_[at] == kEmpty) {
+                    keys_[at] = key;
+                    values_[at] = (uint32_t)terminal_.size();
                     terminal_.push_back(-1);
+                    if (2 * terminal_.size() > keys_.size()) {  // at most half full
+                        const uint32_t child = values_[at];
+                        grow();
+                        node = child;
+                        continue;
+                    }
                 }
-                node = found->second;
+                node = values_[at];
             }
-            if (terminal_[node] < 0) terminal_[node] = (int32_t)id;
+            if (terminal_[node] < 0) {
+                terminal_[node] = (int32_t)id;
+                distinct_ += node != 0;
+            }
             max_length_ = std::max(max_length_, pieces[id].size());
             min_score_ = std::min(min_score_, scores[id]);
         }
@@ -71,20 +88,74 @@ class Model {
         uint32_t node = 0;
         const size_t limit = std::min(size, max_length_);
         for (size_t i = 0; i < limit; ++i) {
-            auto next = children_.find((uint64_t)node << 21 | text[i]);
-            if (next == children_.end()) return;
-            node = next->second;
+            const uint32_t* next = find((uint64_t)node << 21 | text[i]);
+            if (next == nullptr) return;
+            node = *next;
             if (terminal_[node] >= 0) found(i + 1, terminal_[node]);
         }
     }
     float score(int32_t id) const { return scores_[id]; }
     float unk_score() const { return unk_score_; }
+    // The id of each of `pieces` in this model, -1 for none.
+    std::vector<int32_t> ids_of(const std::vector<std::vector<uint32_t>>& pieces) const {
+        std::vector<int32_t> out(pieces.size(), -1);
+        for (size_t k = 0; k < pieces.size(); ++k) {
+            uint32_t node = 0;
+            bool found = true;
+            for (uint32_t c : pieces[k]) {
+                const uint32_t* next = find((uint64_t)node << 21 | c);
+                if (next == nullptr) {
+                    found = false;
+                    break;
+                }
+                node = *next;
+            }
+            if (found && !pieces[k].empty()) out[k] = terminal_[node];
+        }
+        return out;
+    }
+    const std::vector<std::vector<uint32_t>>& pieces() const { return pieces_; }
+    size_t distinct() const { return distinct_; }
+    size_t max_length() const { return max_length_; }
 
   private:
     std::vector<std::vector<uint32_t>> pieces_;
     std::vector<float> scores_;
-    std::unordered_map<uint64_t, uint32_t> children_;
+    // The trie's edges (node << 21 | character -> child) in an open-addressing table (linear probing, a power of
+    // two at most half full): the E-step looks one up per character of every prefix tried, std::unordered_map's
+    // chained buckets cost a cache miss or two more each.
+    std::vector<uint64_t> keys_;  // kEmpty where free
+    std::vector<uint32_t> values_;
+    uint64_t mask_ = 0;
+    static constexpr uint64_t kEmpty = ~(uint64_t)0;
     std::vector<int32_t> terminal_;
+    size_t distinct_ = 0;  // the pieces the trie can find: distinct and not empty
+
+    static uint64_t mix(uint64_t key) {
+        key *= 0x9E3779B97F4A7C15ull;
+        return key ^ (key >> 29);
+    }
+    void grow() {
+        std::vector<uint64_t> keys(keys_.size() * 2, kEmpty);
+        std::vector<uint32_t> values(keys.size(), 0);
+        const uint64_t mask = keys.size() - 1;
+        for (size_t k = 0; k < keys_.size(); ++k) {
+            if (keys_[k] == kEmpty) continue;
+            uint64_t at = mix(keys_[k]) & mask;
+            while (keys[at] != kEmpty) at = (at + 1) & mask;
+            keys[at] = keys_[k];
+            values[at] = values_[k];
+        }
+        keys_.swap(keys);
+        values_.swap(values);
+        mask_ = mask;
+    }
+    const uint32_t* find(uint64_t key) const {
+        for (uint64_t at = mix(key) & mask_;; at = (at + 1) & mask_) {
+            if (keys_[at] == key) return &values_[at];
+            if (keys_[at] == kEmpty) return nullptr;
+        }
+    }
     size_t max_length_ = 0;
     float min_score_ = 0.0f, unk_score_ = 0.0f;
 };
@@ -278,6 +349,164 @@ class Lattice {
     }
 };
 
+// One text's lattice for the E-step and Viterbi counts, as flat edges: the pieces (and unknown nodes) by start, in
+// Lattice::set's order (shorter first, the unknown node last), so that edges [first[p], first[p + 1]) are begin[p].
+// Every node that begins at p has the same alpha (sentencepiece computes it once per node, from the same nodes
+// ending at p in the same order: the same floats), and every node that ends at p the same beta; so alpha and beta
+// are kept per position, O(edges) log-sum-exps instead of O(sum over p of |begin[p]| * |end[p]|).
+class Edges {
+  public:
+    std::vector<int32_t> ids;
+    std::vector<float> scores;
+    std::vector<uint32_t> ends;   // start + length
+    std::vector<uint32_t> first;  // first[p]: the first edge that begins at p; first[size] = edges
+    size_t size = 0;
+
+    // set() from a text's recorded pieces (found[start]: how many pieces the trie found at start; found_ids: their
+    // ids, shorter first) under an earlier model whose pieces hold all of this model's (the trainer only drops
+    // pieces), `live` mapping its ids to this model's (-1: dropped) and `length` giving their lengths. The kept ones
+    // come in set()'s order (both tries give the prefixes shorter first); no trie walk.
+    // Returns how many found_ids it read.
+    size_t set_recorded(const Model& model, size_t n, const uint16_t* found, const int32_t* found_ids,
+                        const std::vector<int32_t>& live, const std::vector<uint16_t>& length) {
+        const int32_t* const from = found_ids;
+        fill(model, n, [&](size_t start, auto&& emit) {
+            for (const int32_t* end = found_ids + found[start]; found_ids < end; ++found_ids)
+                if (live[*found_ids] >= 0) emit(length[*found_ids], live[*found_ids]);
+        });
+        return (size_t)(found_ids - from);
+    }
+
+    // set(), recording the pieces found at each start for set_recorded (appended to found and found_ids).
+    void set(const Model& model, const uint32_t* text, size_t n, std::vector<uint16_t>* found = nullptr,
+             std::vector<int32_t>* found_ids = nullptr) {
+        fill(model, n, [&](size_t start, auto&& emit) {
+            uint16_t count = 0;
+            model.prefixes(text + start, n - start, [&](size_t length, int32_t id) {
+                emit(length, id);
+                if (found_ids != nullptr) found_ids->push_back(id);
+                ++count;
+            });
+            if (found != nullptr) found->push_back(count);
+        });
+    }
+
+    // Lattice::marginal, per position: alpha[p] (of the nodes beginning at p) folds the nodes ending at p by start,
+    // pushed forward in start order; beta[p] (of the nodes ending at p) folds the nodes beginning at p in order.
+    void marginal(float freq, std::vector<float>& expected) {
+        const size_t n = size;
+        alpha_.assign(n + 1, 0.0f);
+        beta_.assign(n + 1, 0.0f);
+        seen_.assign(n + 1, 0);
+        seen_[0] = 1;  // alpha[0]: the BOS node alone ends at 0 (score 0, alpha 0): log_sum_exp(., 0, init) = 0
+        for (size_t p = 0; p < n; ++p) {
+            const float a = alpha_[p];
+            for (uint32_t e = first[p]; e < first[p + 1]; ++e) {
+                const uint32_t q = ends[e];
+                alpha_[q] = log_sum_exp(alpha_[q], 1.0f * scores[e] + a, !seen_[q]);
+                seen_[q] = 1;
+            }
+        }
+        // beta[n] folds EOS alone (score 0, beta 0): 0.
+        for (size_t p = n; p-- > 0;) {
+            float b = 0.0f;
+            for (uint32_t e = first[p]; e < first[p + 1]; ++e)
+                b = log_sum_exp(b, scores[e] + beta_[ends[e]], e == first[p]);
+            beta_[p] = b;
+        }
+        const float z = alpha_[n];
+        for (size_t p = 0; p < n; ++p) {
+            for (uint32_t e = first[p]; e < first[p + 1]; ++e) {
+                if (ids[e] >= 0)
+                    expected[ids[e]] +=
+                        freq * std::exp(static_cast<double>(alpha_[p] + scores[e] + beta_[ends[e]] - z));
+            }
+        }
+    }
+
+    // Lattice::viterbi's path (BOS and EOS left out, as edge indices): a node's best left neighbour is the first
+    // of the highest backtrace[left] + score among the nodes ending at its start (by start), as there.
+    void viterbi(std::vector<uint32_t>& path) {
+        path.clear();
+        const size_t n = size, count = ids.size();
+        if (n == 0) return;
+        // The nodes ending at each position, by start: a counting sort of the edges by end (stable).
+        end_first_.assign(n + 2, 0);
+        for (size_t e = 0; e < count; ++e) ++end_first_[ends[e] + 1];
+        for (size_t p = 1; p <= n + 1; ++p) end_first_[p] += end_first_[p - 1];
+        by_end_.resize(count);
+        fill_.assign(end_first_.begin(), end_first_.end() - 1);
+        for (size_t e = 0; e < count; ++e) by_end_[fill_[ends[e]]++] = (uint32_t)e;
+        backtrace_.assign(count, 0.0f);
+        previous_.assign(count, -1);
+        int64_t eos_previous = -1;
+        for (size_t p = 0; p <= n; ++p) {
+            const uint32_t lo = end_first_[p], hi = end_first_[p + 1];
+            auto best_left = [&](float right_score, float& best_score) -> int64_t {
+                if (p == 0) {  // BOS alone: backtrace 0
+                    best_score = 0.0f + right_score;
+                    return -2;
+                }
+                int64_t best = -1;
+                for (uint32_t k = lo; k < hi; ++k) {
+                    const uint32_t left = by_end_[k];
+                    const float score = backtrace_[left] + right_score;
+                    if (best < 0 || score > best_score) {
+                        best = left;
+                        best_score = score;
+                    }
+                }
+                return best;
+            };
+            if (p == n) {
+                float best_score = 0.0f;
+                eos_previous = best_left(0.0f, best_score);
+                break;
+            }
+            for (uint32_t e = first[p]; e < first[p + 1]; ++e) {
+                float best_score = 0.0f;
+                previous_[e] = best_left(scores[e], best_score);
+                backtrace_[e] = best_score;
+            }
+        }
+        for (int64_t e = eos_previous; e >= 0; e = previous_[e]) path.push_back((uint32_t)e);
+        std::reverse(path.begin(), path.end());
+    }
+
+  private:
+    // The edges of a text of n characters: at each start, pieces(start, emit) emits (length, id) shorter first,
+    // then an unknown node follows where no one-character piece did.
+    template <class Pieces>
+    void fill(const Model& model, size_t n, Pieces&& pieces) {
+        size = n;
+        ids.clear();
+        scores.clear();
+        ends.clear();
+        first.assign(n + 1, 0);
+        for (size_t start = 0; start < n; ++start) {
+            first[start] = (uint32_t)ids.size();
+            bool single = false;
+            pieces(start, [&](size_t length, int32_t id) {
+                add(start + length, id, model.score(id));
+                single = single || length == 1;
+            });
+            if (!single) add(start + 1, 0, model.unk_score());
+        }
+        first[n] = (uint32_t)ids.size();
+    }
+
+    std::vector<float> alpha_, beta_, backtrace_;
+    std::vector<char> seen_;
+    std::vector<uint32_t> end_first_, fill_, by_end_;
+    std::vector<int64_t> previous_;
+
+    void add(size_t end, int32_t id, float score) {
+        ids.push_back(id);
+        scores.push_back(score);
+        ends.push_back((uint32_t)end);
+    }
+};
+
 // Runs body(virtual_thread, lattice) for each virtual thread on `workers` real threads.
 template <class F>
 void run_virtual(int virtual_threads, int workers, F&& body) {
@@ -285,22 +514,96 @@ void run_virtual(int virtual_threads, int workers, F&& body) {
     std::vector<std::thread> pool;
     for (int w = 0; w < workers; ++w) {
         pool.emplace_back([&, w]() {
-            Lattice lattice;
+            Edges lattice;
             for (int n = w; n < virtual_threads; n += workers) body(n, lattice);
         });
     }
     for (auto& t : pool) t.join();
 }
 
-// RunEStep: the expected count of each piece (the virtual threads' float sums, added in thread order).
-inline std::vector<float> e_step(const Model& model, const Corpus& corpus, int virtual_threads, int workers) {
-    std::vector<std::vector<float>> expected(virtual_threads);
-    run_virtual(virtual_threads, workers, [&](int n, Lattice& lattice) {
-        expected[n].assign(model.size(), 0.0f);
-        for (size_t i = n; i < corpus.size(); i += virtual_threads) {
-            lattice.set(model, corpus.text.data() + corpus.offsets[i], corpus.offsets[i + 1] - corpus.offsets[i]);
-            lattice.marginal((float)corpus.counts[i], expected[n]);
+// The pieces the trie found in each text under the model they were recorded with (the first model the E-step
+// met: the seeds), per virtual thread (its texts in order), so that later models, whose pieces are among those,
+// set their lattices without walking a trie (Edges::set_recorded): 2 bytes per character and 4 per piece found.
+struct Recorded {
+    std::vector<std::vector<uint32_t>> pieces;  // the recording model's; empty: nothing recorded
+    std::vector<uint16_t> lengths;
+    std::vector<std::vector<uint16_t>> found;
+    std::vector<std::vector<int32_t>> found_ids;
+};
+
+// Runs body(n, i, lattice) for each text i of each virtual thread n, its lattice set from the record when every
+// piece of the model is among the recorded ones, else by the trie (recording them: this model's record replaces
+// the old one).
+template <class F>
+void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, int virtual_threads, int workers,
+                   F&& body) {
+    std::vector<int32_t> live;
+    bool replay = !record.pieces.empty() && record.found.size() == (size_t)virtual_threads;
+    if (replay) {
+        live = model.ids_of(record.pieces);
+        std::vector<char> seen(model.size(), 0);  // distinct ids: the recorded pieces may repeat one
+        size_t matched = 0;
+        for (int32_t id : live) {
+            if (id >= 0 && !seen[id]) {
+                seen[id] = 1;
+                ++matched;
+            }
         }
+        replay = matched == model.distinct();
+    }
+    bool recording = !replay && model.max_length() < 65536;
+    // At most 4 recorded pieces a character (English words: ~2.5 under the seeds); past that (Chinese sentences
+    // under a million seeds: ~10) the record would outweigh what it saves, so it is dropped and every model walks
+    // its trie.
+    const size_t budget = 4 * corpus.text.size();
+    std::atomic<size_t> recorded{0};
+    std::atomic<bool> over{false};
+    if (!replay) {
+        record = Recorded();
+        if (recording) {
+            record.pieces = model.pieces();
+            for (const auto& piece : record.pieces) record.lengths.push_back((uint16_t)piece.size());
+            record.found.resize(virtual_threads);
+            record.found_ids.resize(virtual_threads);
+        }
+    }
+    run_virtual(virtual_threads, workers, [&](int n, Edges& lattice) {
+        size_t at = 0, at_ids = 0;
+        for (size_t i = n; i < corpus.size(); i += virtual_threads) {
+            const size_t size = corpus.offsets[i + 1] - corpus.offsets[i];
+            if (replay) {
+                at_ids += lattice.set_recorded(model, size, record.found[n].data() + at,
+                                               record.found_ids[n].data() + at_ids, live, record.lengths);
+                at += size;
+            } else if (recording && !over.load(std::memory_order_relaxed)) {
+                const size_t before = record.found_ids[n].size();
+                lattice.set(model, corpus.text.data() + corpus.offsets[i], size, &record.found[n],
+                            &record.found_ids[n]);
+                if (recorded.fetch_add(record.found_ids[n].size() - before) + record.found_ids[n].size() - before >
+                    budget) {
+                    over = true;
+                    std::vector<uint16_t>().swap(record.found[n]);  // freed now: the others stop recording
+                    std::vector<int32_t>().swap(record.found_ids[n]);
+                }
+            } else {
+                lattice.set(model, corpus.text.data() + corpus.offsets[i], size);
+            }
+            body(n, i, lattice);
+        }
+        if (over) {
+            std::vector<uint16_t>().swap(record.found[n]);
+            std::vector<int32_t>().swap(record.found_ids[n]);
+        }
+    });
+    if (over) record = Recorded();
+}
+
+// RunEStep: the expected count of each piece (the virtual threads' float sums, added in thread order).
+inline std::vector<float> e_step(const Model& model, const Corpus& corpus, Recorded& record, int virtual_threads,
+                                 int workers) {
+    std::vector<std::vector<float>> expected(virtual_threads, std::vector<float>(model.size(), 0.0f));
+    for_each_text(model, corpus, record, virtual_threads, workers, [&](int n, size_t i, Edges& lattice) {
+        lattice.marginal((float)corpus.counts[i], expected[n]);
     });
     for (int n = 1; n < virtual_threads; ++n)
         for (size_t k = 0; k < expected[0].size(); ++k) expected[0][k] += expected[n][k];
@@ -308,17 +611,14 @@ inline std::vector<float> e_step(const Model& model, const Corpus& corpus, int v
 }
 
 // PruneSentencePieces' second phase: each piece's count on the Viterbi paths, in float, per virtual thread.
-inline std::vector<float> viterbi_counts(const Model& model, const Corpus& corpus, int virtual_threads, int workers) {
-    std::vector<std::vector<float>> freqs(virtual_threads);
-    run_virtual(virtual_threads, workers, [&](int n, Lattice& lattice) {
-        freqs[n].assign(model.size(), 0.0f);
-        std::vector<uint32_t> path;
-        for (size_t i = n; i < corpus.size(); i += virtual_threads) {
-            lattice.set(model, corpus.text.data() + corpus.offsets[i], corpus.offsets[i + 1] - corpus.offsets[i]);
-            lattice.viterbi(path);
-            for (uint32_t node : path)
-                if (lattice.ids[node] >= 0) freqs[n][lattice.ids[node]] += corpus.counts[i];
-        }
+inline std::vector<float> viterbi_counts(const Model& model, const Corpus& corpus, Recorded& record,
+                                         int virtual_threads, int workers) {
+    std::vector<std::vector<float>> freqs(virtual_threads, std::vector<float>(model.size(), 0.0f));
+    std::vector<std::vector<uint32_t>> paths(virtual_threads);
+    for_each_text(model, corpus, record, virtual_threads, workers, [&](int n, size_t i, Edges& lattice) {
+        lattice.viterbi(paths[n]);
+        for (uint32_t e : paths[n])
+            if (lattice.ids[e] >= 0) freqs[n][lattice.ids[e]] += corpus.counts[i];
     });
     std::vector<float> freq(model.size(), 0.0f);
     for (int n = 0; n < virtual_threads; ++n)

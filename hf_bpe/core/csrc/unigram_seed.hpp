@@ -1,14 +1,17 @@
 // Unigram's seed step (sentencepiece 0.2.3's MakeSeedSentencePiecesFromCorpus), compiled: each chunk's suffix array
-// (prefix doubling with radix sorts from the first 4 bytes, O(n log n)) and LCP array (Kasai, O(n)) are walked as an LCP-interval tree; the
-// byte strings that pass sentencepiece's checks add their counts into one table, which keeps the best 8 * keep
-// entries when it grows past 16 * keep, and gives the best `keep` at the end. The spec is
+// (induced sorting, O(n), 5 bytes per byte) and its neighbours' LCPs (capped, computed as the walk needs them) are
+// walked as an LCP-interval tree; the byte strings that pass sentencepiece's checks add their counts into one
+// table, which keeps the best 8 * keep entries when it grows past 16 * keep, and gives the best `keep` at the end. The spec is
 // hf_bpe/training/unigram_seed.py (the suffix and LCP arrays are unique, so any correct construction gives libsais's).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
+#include <exception>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -20,134 +23,149 @@ namespace hfbpe_unigram {
 using hfbpe_sp::CharInfo;
 using hfbpe_sp::Options;
 
-// The suffixes of s[0..n) in order of their first `depth` bytes (a shorter suffix before the longer ones it
-// begins; suffixes with the same first `depth` bytes in any order), by prefix doubling with radix sorts, then
-// comparison sorts of the unfinished groups once they are under a third: O(n log n log depth) time at worst,
-// 3 + 1 int32 per byte (and 2 int32 per unfinished suffix). depth >= n gives the suffix array.
-inline std::vector<int32_t> suffix_order(const uint8_t* s, int32_t n, int64_t depth) {
-    std::vector<int32_t> sa(n), rank(n), tmp(n), count(std::max<int32_t>(n, 256) + 1);
-    // The first 4 bytes at once (a byte past the end is 0, every byte b is b + 1): two stable counting sorts on
-    // 16-bit keys, bytes 2-3 then bytes 0-1, instead of the first two doubling rounds (each a full pass of random
-    // reads and writes).
-    auto byte = [&](int64_t i) -> uint32_t { return i < n ? s[i] + 1u : 0u; };
-    auto half = [&](int32_t i, int32_t at) -> uint32_t { return byte((int64_t)i + at) * 257u + byte((int64_t)i + at + 1); };
-    {
-        std::vector<int32_t> buckets(257 * 257 + 1, 0);
-        for (int32_t i = 0; i < n; ++i) ++buckets[half(i, 2) + 1];
-        for (size_t b = 1; b < buckets.size(); ++b) buckets[b] += buckets[b - 1];
-        for (int32_t i = 0; i < n; ++i) tmp[buckets[half(i, 2)]++] = i;
-        std::fill(buckets.begin(), buckets.end(), 0);
-        for (int32_t i = 0; i < n; ++i) ++buckets[half(i, 0) + 1];
-        for (size_t b = 1; b < buckets.size(); ++b) buckets[b] += buckets[b - 1];
-        for (int32_t j = 0; j < n; ++j) sa[buckets[half(tmp[j], 0)]++] = tmp[j];
+// The suffix array of s[0..n) by induced sorting (SA-IS: Nong, Zhang and Chan 2009), with a virtual sentinel after
+// s[n - 1] smaller than every symbol (a shorter suffix before the longer ones it begins): O(n) time; the suffix
+// array itself (4 bytes per symbol), one type byte per symbol and K bucket counters per level, the reduced problem
+// (at most n / 2 names) solved recursively inside the suffix array's own space.
+template <class T>
+void sais(const T* s, int32_t* sa, int32_t n, int32_t alphabet) {
+    if (n <= 0) return;
+    if (n == 1) {
+        sa[0] = 0;
+        return;
     }
-    auto first4 = [&](int32_t i) -> uint64_t { return (uint64_t)half(i, 0) << 17 | half(i, 2); };
-    // unfinished: the suffixes whose class holds others too (counted by runs of equal classes in sa).
-    int32_t classes = 0;
-    int64_t unfinished = 0, run = 1;
-    for (int32_t i = 0; i < n; ++i) {
-        if (i > 0 && first4(sa[i]) != first4(sa[i - 1])) {
-            ++classes;
-            unfinished += run > 1 ? run : 0;
-            run = 1;
-        } else if (i > 0) {
-            ++run;
+    // 1. Types: S (1) when the suffix is smaller than the next one; the last symbol is L (the sentinel is smaller).
+    std::vector<uint8_t> stype(n, 0);
+    for (int32_t i = n - 2; i >= 0; --i) stype[i] = s[i] < s[i + 1] || (s[i] == s[i + 1] && stype[i + 1]);
+    auto lms = [&](int32_t i) { return i > 0 && stype[i] && !stype[i - 1]; };
+    std::vector<int32_t> counts(alphabet, 0), bucket(alphabet);
+    for (int32_t i = 0; i < n; ++i) ++counts[s[i]];
+    auto starts = [&]() {
+        for (int32_t c = 0, sum = 0; c < alphabet; ++c) bucket[c] = sum, sum += counts[c];
+    };
+    auto ends = [&]() {
+        for (int32_t c = 0, sum = 0; c < alphabet; ++c) sum += counts[c], bucket[c] = sum;
+    };
+    // The symbol and type before the suffix kAhead places on in sa, fetched ahead of their (random) reads: sa's
+    // entry there may still change, then the fetch is only wasted (about a fifth less time on English).
+    constexpr int32_t kAhead = 24;
+    auto prefetch = [&](int32_t at) {
+        if (at >= 0 && at < n && sa[at] > 0) {
+            __builtin_prefetch(&s[sa[at] - 1]);
+            __builtin_prefetch(&stype[sa[at] - 1]);
         }
-        rank[sa[i]] = classes;
-    }
-    unfinished += n > 0 && run > 1 ? run : 0;
-    int64_t k = 4;
-    // Radix rounds over every suffix while most are unfinished (a third or more).
-    for (; classes + 1 < n && k < depth && 3 * unfinished >= n; k *= 2) {
-        // Order by the second half (past the end first), then a stable counting sort by the first half.
-        int32_t at = 0;
-        for (int32_t i = (int32_t)std::max<int64_t>(0, n - k); i < n; ++i) tmp[at++] = i;
-        for (int32_t i = 0; i < n; ++i)
-            if (sa[i] >= k) tmp[at++] = (int32_t)(sa[i] - k);
-        std::fill(count.begin(), count.begin() + classes + 2, 0);
-        for (int32_t i = 0; i < n; ++i) ++count[rank[i] + 1];
-        for (int32_t i = 1; i <= classes + 1; ++i) count[i] += count[i - 1];
-        for (int32_t i = 0; i < n; ++i) sa[count[rank[tmp[i]]]++] = tmp[i];
-        auto second = [&](int32_t i) { return i + k < n ? rank[i + k] : -1; };
-        tmp[sa[0]] = 0;
-        classes = 0;
-        unfinished = 0;
-        run = 1;
-        for (int32_t i = 1; i < n; ++i) {
-            if (rank[sa[i]] != rank[sa[i - 1]] || second(sa[i]) != second(sa[i - 1])) {
-                ++classes;
-                unfinished += run > 1 ? run : 0;
-                run = 1;
-            } else {
-                ++run;
-            }
-            tmp[sa[i]] = classes;
+    };
+    // L-type suffixes from the sorted ones before them (the last suffix first: it follows the sentinel), then
+    // S-type ones from the end.
+    auto induce = [&]() {
+        starts();
+        sa[bucket[s[n - 1]]++] = n - 1;
+        for (int32_t i = 0; i < n; ++i) {
+            prefetch(i + kAhead);
+            const int32_t j = sa[i] - 1;
+            if (sa[i] > 0 && !stype[j]) sa[bucket[s[j]]++] = j;
         }
-        unfinished += run > 1 ? run : 0;
-        rank.swap(tmp);
-    }
-    if (classes + 1 >= n || k >= depth) return sa;
-    // Then only the unfinished classes, each sorted on its own by the rank k bytes on (Manber and Myers' doubling
-    // restricted to unfinished groups): English text has a third of its suffixes unfinished after 16 bytes and
-    // under 1% after 32. A rank becomes the index in sa of its class's first suffix (the same order as the class
-    // numbers), so finished suffixes keep theirs; new ranks are written after each round, so every comparison in a
-    // round reads the ranks of the first k bytes.
-    std::vector<std::pair<int32_t, int32_t>> groups, next, keyed;  // groups: [l, r) in sa; keyed: (key, suffix)
-    for (int32_t j = 0; j < n;) {
-        int32_t e = j + 1;
-        while (e < n && rank[sa[e]] == rank[sa[j]]) ++e;
-        if (e - j > 1) groups.emplace_back(j, e);
-        for (int32_t t = j; t < e; ++t) tmp[sa[t]] = j;
-        j = e;
-    }
-    rank.swap(tmp);
-    for (; !groups.empty() && k < depth; k *= 2) {
-        next.clear();
-        for (const auto& group : groups) {
-            const int32_t l = group.first, size = group.second - group.first;
-            keyed.clear();
-            for (int32_t j = l; j < group.second; ++j) {
-                const int32_t i = sa[j];
-                keyed.emplace_back(i + k < n ? rank[i + k] : -1, i);
-            }
-            std::sort(keyed.begin(), keyed.end());
-            for (int32_t a = 0; a < size;) {
-                int32_t b = a + 1;
-                while (b < size && keyed[b].first == keyed[a].first) ++b;
-                if (b - a > 1) next.emplace_back(l + a, l + b);
-                for (int32_t t = a; t < b; ++t) {
-                    sa[l + t] = keyed[t].second;
-                    tmp[keyed[t].second] = l + a;
-                }
-                a = b;
+        ends();
+        for (int32_t i = n - 1; i >= 0; --i) {
+            prefetch(i - kAhead);
+            const int32_t j = sa[i] - 1;
+            if (sa[i] > 0 && stype[j]) sa[--bucket[s[j]]] = j;
+        }
+    };
+    // 2. The LMS substrings sorted by one induction from the LMS suffixes at their buckets' ends.
+    std::fill(sa, sa + n, -1);
+    ends();
+    for (int32_t i = 1; i < n; ++i)
+        if (lms(i)) sa[--bucket[s[i]]] = i;
+    induce();
+    int32_t n1 = 0;
+    for (int32_t i = 0; i < n; ++i)
+        if (lms(sa[i])) sa[n1++] = sa[i];
+    // 3. Names: equal LMS substrings (symbols and types up to the next LMS position) share one; a substring that
+    // reaches the sentinel equals no other. name[pos / 2] lives in sa[n1..) (LMS positions are 2 apart at least).
+    std::fill(sa + n1, sa + n, -1);
+    int32_t names = 0, previous = -1;
+    for (int32_t i = 0; i < n1; ++i) {
+        const int32_t pos = sa[i];
+        bool differ = previous < 0;
+        for (int32_t d = 0; !differ; ++d) {
+            if (pos + d == n || previous + d == n || s[pos + d] != s[previous + d] ||
+                stype[pos + d] != stype[previous + d]) {
+                differ = true;
+            } else if (d > 0 && (lms(pos + d) || lms(previous + d))) {
+                break;
             }
         }
-        for (const auto& group : groups)
-            for (int32_t j = group.first; j < group.second; ++j) rank[sa[j]] = tmp[sa[j]];
-        groups.swap(next);
+        if (differ) {
+            ++names;
+            previous = pos;
+        }
+        sa[n1 + pos / 2] = names - 1;
     }
-    return sa;
+    for (int32_t i = n - 1, j = n - 1; i >= n1; --i)
+        if (sa[i] >= 0) sa[j--] = sa[i];
+    // 4. The reduced string (names in text order, at sa's end) sorted into sa[0..n1), recursively if names repeat.
+    int32_t* s1 = sa + n - n1;
+    if (names < n1) {
+        sais<int32_t>(s1, sa, n1, names);
+    } else {
+        for (int32_t i = 0; i < n1; ++i) sa[s1[i]] = i;
+    }
+    // 5. The LMS suffixes in their order at their buckets' ends, then the final induction.
+    for (int32_t i = 1, j = 0; i < n; ++i)
+        if (lms(i)) s1[j++] = i;
+    for (int32_t i = 0; i < n1; ++i) sa[i] = s1[sa[i]];
+    std::fill(sa + n1, sa + n, -1);
+    ends();
+    for (int32_t i = n1 - 1; i >= 0; --i) {
+        const int32_t j = sa[i];
+        sa[i] = -1;
+        sa[--bucket[s[j]]] = j;
+    }
+    induce();
 }
 
-// lcp[i]: the longest common prefix of the suffixes sa[i-1] and sa[i], at most cap; lcp[0] = 0; sa in the order of
-// the first cap + 1 bytes (suffix_order). Kasai's bound (the next suffix's LCP is at least this one's minus 1) holds
-// after an LCP of at most cap (the two suffixes differ where sa's order is exact); after two suffixes tied on cap + 1
-// bytes (ordered arbitrarily) the next LCP is counted from 0: O(n * cap) at worst.
-inline std::vector<int32_t> lcp_array(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa, int32_t cap) {
-    std::vector<int32_t> rank(n), lcp(n, 0);
-    for (int32_t i = 0; i < n; ++i) rank[sa[i]] = i;
-    int32_t h = 0;
-    for (int32_t i = 0; i < n; ++i) {
-        if (rank[i] == 0) {
-            h = 0;
-            continue;
-        }
-        const int32_t j = sa[rank[i] - 1];
-        while (h <= cap && i + h < n && j + h < n && s[i + h] == s[j + h]) ++h;
-        lcp[rank[i]] = std::min(h, cap);
-        h = h > cap ? 0 : std::max(h - 1, 0);
+// Runs body(part) for part = 0..parts-1, part 0 on this thread and the others on their own; rethrows the first
+// exception.
+template <class F>
+void run_parts(int parts, F&& body) {
+    std::vector<std::thread> pool;
+    std::vector<std::exception_ptr> errors(parts);
+    for (int part = 1; part < parts; ++part) {
+        pool.emplace_back([&, part]() {
+            try {
+                body(part);
+            } catch (...) {
+                errors[part] = std::current_exception();
+            }
+        });
     }
-    return lcp;
+    try {
+        body(0);
+    } catch (...) {
+        errors[0] = std::current_exception();
+    }
+    for (auto& t : pool) t.join();
+    for (auto& error : errors)
+        if (error) std::rethrow_exception(error);
+}
+
+// The longest common prefix of the suffixes x and y of s[0..n), at most cap: compared directly, 8 bytes at a time
+// (cap is ~40 bytes on English with the defaults). The walk asks for the LCPs of sa's neighbours in sa's order, so
+// no LCP array is kept (Kasai's O(n) one needs it and the inverse suffix array, 6 bytes per byte more, and three
+// random reads a step where this has one: the new suffix, which the walk then reads again).
+inline int32_t common_prefix(const uint8_t* s, int32_t n, int32_t x, int32_t y, int32_t cap) {
+    const int32_t limit = std::min<int32_t>(cap, n - std::max(x, y));
+    int32_t h = 0;
+    while (h + 8 <= limit) {
+        uint64_t u, v;
+        std::memcpy(&u, s + x + h, 8);
+        std::memcpy(&v, s + y + h, 8);
+        if (u != v) return h + (__builtin_ctzll(u ^ v) >> 3);  // little-endian: the first differing byte
+        h += 8;
+    }
+    while (h < limit && s[x + h] == s[y + h]) ++h;
+    return h;
 }
 
 // The most bytes that m consecutive characters of s[0..n) take (all of s when it has fewer), or INT64_MAX when s
@@ -176,33 +194,41 @@ class SeedCounter {
         : info_(std::move(info)), opt_(options), keep_(keep) {}
 
     // Phases 2-3 for one chunk (sentences, each NUL-terminated), then BoundedPriorityQueue::MaybeGc.
-    void add_chunk(const std::string& chunk) {
-        if (chunk.size() >= (size_t)INT32_MAX) throw std::length_error("a seed chunk of 2**31 bytes or more");
-        const int32_t n = (int32_t)chunk.size();
-        const uint8_t* s = reinterpret_cast<const uint8_t*>(chunk.data());
+    void add_chunk(const uint8_t* s, size_t size) {
+        if (size >= (size_t)INT32_MAX) throw std::length_error("a seed chunk of 2**31 bytes or more");
+        const int32_t n = (int32_t)size;
         // No string deeper than 4 * max_piece_length + 1 bytes can be kept (its NUL-trimmed bytes hold too many
         // characters or a NUL), nor deeper than the widest max_piece_length + 1 consecutive characters of the chunk
-        // (a kept string is at most that many characters, its one trailing NUL included; English: ~40 bytes, one
-        // doubling round fewer). Capping the LCP values there leaves the shallower intervals as they are: the
-        // suffixes need only be ordered by their first cap + 1 bytes.
+        // (a kept string is at most that many characters, its one trailing NUL included; English: ~40 bytes).
+        // Capping the LCP values there leaves the shallower intervals as they are.
         const int64_t widest = widest_window(s, n, opt_.max_piece_length + 1);
         const int32_t cap = (int32_t)std::min<int64_t>(
             std::min<int64_t>(4 * opt_.max_piece_length + 2, widest == INT64_MAX ? INT64_MAX : widest + 1),
-            INT32_MAX - 1);
-        const std::vector<int32_t> sa = suffix_order(s, n, (int64_t)cap + 1);
-        const std::vector<int32_t> lcp = lcp_array(s, n, sa, cap);
-        std::vector<std::pair<int32_t, int32_t>> stack{{0, 0}};  // (left end in sa, depth)
-        for (int32_t i = 1; i <= n; ++i) {
-            const int32_t value = i < n ? lcp[i] : 0;
-            int32_t last_left = i - 1;
-            while (value < stack.back().second) {
-                const auto top = stack.back();
-                stack.pop_back();
-                last_left = top.first;
-                process(s, n, sa[top.first], top.second, (uint64_t)(i - top.first));
-                if (value > stack.back().second) stack.emplace_back(top.first, value);
+            UINT16_MAX - 1);
+        std::vector<int32_t> sa(n);
+        sais<uint8_t>(s, sa.data(), n, 256);
+        // The walk, in two halves of sa cut where the LCP is 0 (no interval of depth > 0 spans the cut; the nearest
+        // such place to the middle) on two threads, each into its own table; the counts are then added (sums of
+        // integers: the order does not matter).
+        const int parts = n >= (1 << 16) && std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+        auto lcp = [&](int32_t i) { return common_prefix(s, n, sa[i - 1], sa[i], cap); };
+        int32_t cut = n;
+        if (parts == 2) {
+            for (int32_t d = 0; d < n / 2 && cut == n; ++d) {
+                if (lcp(n / 2 + d) == 0) cut = n / 2 + d;
+                else if (n / 2 - d > 0 && lcp(n / 2 - d) == 0) cut = n / 2 - d;
             }
-            if (value > stack.back().second) stack.emplace_back(last_left, value);
+        }
+        if (cut == n) {
+            walk(s, n, sa, cap, 0, n, counts_, chars_);
+        } else {
+            Counts other;
+            std::vector<uint32_t> other_chars;
+            run_parts(2, [&](int part) {
+                if (part == 0) walk(s, n, sa, cap, 0, cut, counts_, chars_);
+                else walk(s, n, sa, cap, cut, n, other, other_chars);
+            });
+            for (const auto& kv : other) counts_[kv.first] += kv.second;
         }
         if (counts_.size() > 2 * 8 * keep_) keep_best(8 * keep_);
     }
@@ -228,7 +254,8 @@ class SeedCounter {
     std::unordered_map<uint32_t, CharInfo> info_;
     Options opt_;
     size_t keep_;
-    std::unordered_map<std::string, uint64_t> counts_;
+    using Counts = std::unordered_map<std::string, uint64_t>;
+    Counts counts_;
     std::vector<uint32_t> chars_;
 
     static bool better(const Item& a, const Item& b) {
@@ -254,18 +281,39 @@ class SeedCounter {
         counts_.swap(kept);
     }
 
-    void process(const uint8_t* s, int32_t n, int32_t offset, int32_t depth, uint64_t freq) {
+    // The LCP-interval tree of sa[from..to) (the LCP at from taken as 0; LCPs capped at cap), intervals in post-order
+    // into `counts`.
+    void walk(const uint8_t* s, int32_t n, const std::vector<int32_t>& sa, int32_t cap,
+              int32_t from, int32_t to, Counts& counts, std::vector<uint32_t>& chars) const {
+        std::vector<std::pair<int32_t, int32_t>> stack{{from, 0}};  // (left end in sa, depth)
+        for (int32_t i = from + 1; i <= to; ++i) {
+            const int32_t value = i < to ? common_prefix(s, n, sa[i - 1], sa[i], cap) : 0;
+            int32_t last_left = i - 1;
+            while (value < stack.back().second) {
+                const auto top = stack.back();
+                stack.pop_back();
+                last_left = top.first;
+                process(s, n, sa[top.first], top.second, (uint64_t)(i - top.first), counts, chars);
+                if (value > stack.back().second) stack.emplace_back(top.first, value);
+            }
+            if (value > stack.back().second) stack.emplace_back(last_left, value);
+        }
+    }
+
+    void process(const uint8_t* s, int32_t n, int32_t offset, int32_t depth, uint64_t freq, Counts& counts,
+                 std::vector<uint32_t>& chars) const {
         if (depth <= 1 || (int64_t)offset + depth > n) return;
         if ((s[offset] & 0xC0) == 0x80 || (offset + depth < n && (s[offset + depth] & 0xC0) == 0x80)) return;
         int32_t size = depth;
         while (size > 0 && s[offset + size - 1] == 0) --size;  // trailing NULs cut off
         for (int32_t i = 0; i < size; ++i)
             if (s[offset + i] == 0) return;
-        if (valid(s + offset, (size_t)size)) counts_[std::string(reinterpret_cast<const char*>(s + offset), size)] += freq;
+        if (valid(s + offset, (size_t)size, chars))
+            counts[std::string(reinterpret_cast<const char*>(s + offset), size)] += freq;
     }
 
     // The characters' count in (1, max_piece_length] and IsValidSentencePiece.
-    bool valid(const uint8_t* piece, size_t size) {
+    bool valid(const uint8_t* piece, size_t size, std::vector<uint32_t>& chars_) const {
         size_t n = 0;
         for (size_t i = 0; i < size; ++i) n += (piece[i] & 0xC0) != 0x80;
         if (n <= 1 || (int64_t)n > opt_.max_piece_length) return false;
