@@ -252,9 +252,27 @@ def _check_classes(bytearray table):
 
 
 def ascii_fast_path():
-    """Return whether letter runs are scanned 8 bytes at a time (T's ASCII letters are A-Z a-z, little-endian)."""
+    """Return whether letter runs are scanned 8 bytes at a time (T's ASCII letters are A-Z a-z, little-endian).
+
+    >>> ascii_fast_path() in (True, False)
+    True
+    """
     _ensure_tables()
     return bool(classes.swar)
+
+
+def _set_ascii_fast_path(bint on):
+    """Turn the 8-byte letter runs on (where allowed) or off; return the previous state (tests: both give the same
+    pieces). Not thread-safe: only while no scanner runs.
+
+    >>> previous = _set_ascii_fast_path(False)
+    >>> split("Hello", SCANNERS["gpt2"]), _set_ascii_fast_path(previous)
+    (['Hello'], False)
+    """
+    _ensure_tables()
+    previous = bool(classes.swar)
+    classes.swar = on and kLittleEndian and ascii_letters_match(classes.T)
+    return previous
 
 
 cdef inline int _ensure_tables() except -1:
@@ -368,6 +386,9 @@ cdef const char* _PIECES_CAPSULE = b"hf_bpe.core._scanner.pieces"  # a C literal
 
 def split_utf8(str text not None, int pid):
     """Return the UTF-8 pieces of `text` as the encoders' splitter (``pieces_function``) makes them (for tests).
+
+    >>> split_utf8("it's caf\u00e9", SCANNERS["gpt2"])
+    [b'it', b"'s", b' caf\\xc3\\xa9']
 
     Raises:
         UnicodeEncodeError: the text holds a lone surrogate.

@@ -6,7 +6,8 @@
 // \r, \n are \s; the apostrophe and '/' are in none of L, N, \s).
 // Written as always-inlined templates so that each pattern's loop (pieces()) holds its scanner whole: no call and no
 // pattern dispatch per piece (with the scanners in Cython, GCC kept one out-of-line call per piece).
-// One-byte text reads letter runs 8 bytes at a time (letters()), where the table's ASCII letters are exactly A-Z a-z.
+// One- and two-byte text reads letter runs 8 bytes at a time (letters()), where the table's ASCII letters are exactly
+// A-Z a-z (else T alone is read); ASCII is transcoded to UTF-8 8 bytes at a time (utf8_of()).
 #pragma once
 
 #include <cstddef>
@@ -75,6 +76,16 @@ HFBPE_SCAN_INLINE uint64_t non_letters(uint64_t w) {
     return (~letter | w) & 0x8080808080808080ULL;
 }
 
+// The same for 4 two-byte lanes: bit 15 of each lane set where it is not an ASCII letter. A lane at or above U+0080
+// may carry into the lane above it, which is later in the text: the lowest set bit, the only one read, is exact.
+HFBPE_SCAN_INLINE uint64_t non_letters16(uint64_t w) {
+    uint64_t hi = w & 0xFF80FF80FF80FF80ULL;
+    uint64_t non_ascii = hi | (hi + 0x7F807F807F807F80ULL);  // bit 15: lane >= 0x80
+    uint64_t x = w | 0x0020002000200020ULL;
+    uint64_t letter = (x + 0x7F9F7F9F7F9F7F9FULL) & ~(x + 0x7F857F857F857F85ULL);
+    return (~letter | non_ascii) & 0x8000800080008000ULL;
+}
+
 template <class Ch>
 HFBPE_SCAN_INLINE Idx run(const Ch* s, Idx i, Idx n, uint8_t flag) {
     // End of the run of characters that have `flag`, starting at i.
@@ -85,20 +96,21 @@ HFBPE_SCAN_INLINE Idx run(const Ch* s, Idx i, Idx n, uint8_t flag) {
 
 template <class Ch>
 HFBPE_SCAN_INLINE Idx letters(const Ch* s, Idx i, Idx n) {
-    // End of the \p{L} run starting at i. One-byte text: 8 bytes at a time while they are ASCII letters; a byte
-    // that stops them is then classified by T (a Latin-1 letter goes on).
-    if constexpr (sizeof(Ch) == 1 && kLittleEndian) {
+    // End of the \p{L} run starting at i. One- and two-byte text: 8 bytes (8 or 4 characters) at a time while they
+    // are ASCII letters; the character that stops them is then classified by T (a non-ASCII letter goes on).
+    if constexpr (sizeof(Ch) <= 2 && kLittleEndian) {
         if (g.swar) {
             const uint8_t* T = g.T;
-            while (i + 8 <= n) {
+            constexpr Idx kStep = 8 / sizeof(Ch);
+            while (i + kStep <= n) {
                 uint64_t w;
                 std::memcpy(&w, s + i, 8);
-                uint64_t stop = non_letters(w);
+                uint64_t stop = sizeof(Ch) == 1 ? non_letters(w) : non_letters16(w);
                 if (stop == 0) {
-                    i += 8;
+                    i += kStep;
                     continue;
                 }
-                i += __builtin_ctzll(stop) >> 3;
+                i += __builtin_ctzll(stop) >> (sizeof(Ch) == 1 ? 3 : 4);
                 if (s[i] < 128 || !(T[s[i]] & F_L)) return i;
                 ++i;
             }
@@ -305,11 +317,34 @@ inline Idx next_piece(const Ch* s, Idx n, Idx p, int pid) {
     }
 }
 
-// UTF-8 of s[a:b] into out (room for 4 bytes per code point); -1 on a lone surrogate (not encodable).
+// UTF-8 of s[a:b] into out (room for 4 bytes per code point); -1 on a lone surrogate (not encodable). ASCII is
+// copied 8 bytes of code units at a time (8, 4 or 2 characters), the rest one code point at a time.
 template <class Ch>
 HFBPE_SCAN_INLINE Idx utf8_of(const Ch* s, Idx a, Idx b, char* out) {
-    Idx j = 0;
-    for (Idx i = a; i < b; ++i) {
+    Idx j = 0, i = a;
+    if constexpr (kLittleEndian) {
+        constexpr Idx kStep = 8 / sizeof(Ch);
+        while (i + kStep <= b) {
+            uint64_t w;
+            std::memcpy(&w, s + i, 8);
+            if constexpr (sizeof(Ch) == 1) {
+                if (w & 0x8080808080808080ULL) break;
+                std::memcpy(out + j, &w, 8);
+            } else if constexpr (sizeof(Ch) == 2) {
+                if (w & 0xFF80FF80FF80FF80ULL) break;
+                uint64_t t = (w | (w >> 8)) & 0x0000FFFF0000FFFFULL;  // lanes' low bytes side by side
+                uint32_t packed = (uint32_t)(t | (t >> 16));
+                std::memcpy(out + j, &packed, 4);
+            } else {
+                if (w & 0xFFFFFF80FFFFFF80ULL) break;
+                uint16_t packed = (uint16_t)(w | (w >> 24));
+                std::memcpy(out + j, &packed, 2);
+            }
+            i += kStep;
+            j += kStep;
+        }
+    }
+    for (; i < b; ++i) {
         uint32_t c = s[i];
         if (c < 0x80) {
             out[j++] = (char)c;
