@@ -97,7 +97,8 @@ HFBPE_SCAN_INLINE Idx run(const Ch* s, Idx i, Idx n, uint8_t flag) {
 template <class Ch>
 HFBPE_SCAN_INLINE Idx letters(const Ch* s, Idx i, Idx n) {
     // End of the \p{L} run starting at i. One- and two-byte text: 8 bytes (8 or 4 characters) at a time while they
-    // are ASCII letters; the character that stops them is then classified by T (a non-ASCII letter goes on).
+    // are ASCII letters; the character that stops them is then classified by T (at a non-ASCII letter the table
+    // reads the rest of the run).
     if constexpr (sizeof(Ch) <= 2 && kLittleEndian) {
         if (g.swar) {
             const uint8_t* T = g.T;
@@ -112,7 +113,8 @@ HFBPE_SCAN_INLINE Idx letters(const Ch* s, Idx i, Idx n) {
                 }
                 i += __builtin_ctzll(stop) >> (sizeof(Ch) == 1 ? 3 : 4);
                 if (s[i] < 128 || !(T[s[i]] & F_L)) return i;
-                ++i;
+                // A non-ASCII letter: the rest of the run by the table (a CJK run would stop every step).
+                return run(s, i + 1, n, F_L);
             }
         }
     }
