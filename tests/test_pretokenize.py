@@ -58,10 +58,18 @@ def _shared_lines(path: Path, every: int = 1, size: int = 1) -> list[str]:
 
 
 def _assert_equal_to_regex(text: str) -> None:
+    try:
+        text.encode("utf-8")
+        encodable = True
+    except UnicodeEncodeError:  # a lone surrogate: no UTF-8 pieces (test_pretokenize_scanner_on_surrogates)
+        encodable = False
     for name in NAMES:
         expected = COMPILED[name].findall(text)
         got = _scanner.split(text, _scanner.SCANNERS[name])
         assert got == expected, (name, text)
+        if encodable:  # the encoders' splitter (one loop per pattern, UTF-8 written in place)
+            assert _scanner.split_utf8(text, _scanner.SCANNERS[name]) == [piece.encode() for piece in expected], (
+                name, text)
 
 
 # --- the scanners are the regexes ------------------------------------------------------------------------------
@@ -88,6 +96,42 @@ def test_pretokenize_scanner_equals_regex_on_tricky_fragments(text: str) -> None
         pieces = pre.split(text)
         assert "".join(pieces) == text and all(pieces)  # the pieces tile the text
         assert pre.split_bytes(text) == [piece.encode() for piece in pieces]
+
+
+# The ASCII fast path's edges: ASCII letter runs of every length around 8 (letter runs of a one-byte text are read
+# 8 bytes at a time), Latin-1 characters of each class that stop or continue such a run (letters, digits, a space,
+# symbols), letters and symbols at and above U+8000 (lanes that carry in the 2-byte test), contractions in both
+# cases, \r\n, whitespace and digit groups; the text's kind (1, 2 or 4 bytes per character) varied by a suffix.
+LATIN1 = "\u00e9\u00df\u00aa\u00b5\u00c0\u00ff\u00d7\u00f7\u00a0\u00b2\u00bd\u00ad\u00bf"
+ascii_word = st.text(alphabet="abcxyzABCXYZ", min_size=1, max_size=20)
+fast_fragment = st.one_of(
+    ascii_word,
+    st.sampled_from([*LATIN1, "'s", "'S", "'ll", "'LL", "'Re", "'ve", "'d", "'M", "'", "\r\n", "\n", "\r", " ", "  ",
+                     "   ", "\t", " \n ", "1", "12", "123", "1234", "1234567", " 42", ".", "!?", " ,", "/", "\u0301",
+                     "\u4e2d\u6587", "\u0663\u0664", "\uff21\uff41", "\uac00", "\uffe0", "\u0161"]),
+)
+fast_text = st.tuples(st.lists(fast_fragment, max_size=12).map("".join), st.sampled_from(["", "\u266f", "\U0001f600"]))
+
+
+@settings(deadline=None, derandomize=True, max_examples=400)
+@given(fast_text)
+def test_pretokenize_scanner_equals_regex_around_ascii_runs(parts: tuple[str, str]) -> None:
+    text, suffix = parts
+    _assert_equal_to_regex(text + suffix)
+    _assert_equal_to_regex(suffix + text)
+    previous = _scanner._set_ascii_fast_path(False)  # the table path alone (as where regex's ASCII classes differ)
+    try:
+        _assert_equal_to_regex(text + suffix)
+    finally:
+        _scanner._set_ascii_fast_path(previous)
+
+
+def test_pretokenize_scanner_reads_ascii_letters_eight_at_a_time() -> None:
+    # On this (little-endian) machine with regex's classes, the fast path is on: the tests above exercise it.
+    assert _scanner.ascii_fast_path()
+    for k in range(30):  # runs ending at every offset of a word and of the text, in 1-, 2- and 4-byte str
+        for wide in ("", "\u266f", "\U0001f600"):
+            _assert_equal_to_regex("x" * k + " y" + "Z" * k + "\u00e9" * (k % 3) + wide * (k % 2) + "'s" + "q" * k)
 
 
 def test_pretokenize_scanner_equals_regex_on_all_short_strings() -> None:

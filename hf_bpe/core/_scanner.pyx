@@ -18,6 +18,9 @@ Scanner ids (``SCANNERS``) and the regex each one reproduces:
   \\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`` (differs from gpt4 only where a whitespace run reaches the end of the text)
 * ``qwen2``: llama3 with ``\\p{N}`` instead of ``\\p{N}{1,3}``
 * ``o200k``: tiktoken o200k_base (case-aware letter runs with an optional contraction suffix)
+
+The scanners are C++ templates (``csrc/scanner.hpp``), inlined into one loop per pattern for the encoders' splitter
+(``pieces_function``); this module builds their character classes and makes Python objects of their pieces.
 """
 
 import sys
@@ -31,7 +34,7 @@ from libcpp.vector cimport vector
 
 from hf_bpe.core._text_ref cimport (
     PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH,
-    PyUnicode_IS_ASCII, PyUnicode_KIND, TextRef, hfbpe_unicode_ready,
+    PyUnicode_IS_ASCII, PyUnicode_KIND, TextRef, hfbpe_text_ref, hfbpe_unicode_ready,
 )
 
 
@@ -43,6 +46,39 @@ cdef extern from "csrc/piece_counter.hpp":
         void add_in_thread "add"(const char* p, size_t n) nogil
 
 
+cdef extern from "csrc/scanner.hpp" namespace "hfbpe::scanner":
+    # The scanners themselves (always-inlined C++ templates, one loop per pattern); this module builds their
+    # classes (`classes`, from regex) and makes Python objects of their pieces.
+    cdef struct Classes "hfbpe::scanner::Classes":
+        const uint8_t* T
+        uint8_t fold_ascii[128]
+        uint32_t fold_extra_cp[32]       # MAX_FOLD_EXTRA
+        uint8_t fold_extra_letter[32]
+        int n_fold_extra
+        bint swar
+    Classes classes "hfbpe::scanner::g"
+    bint kLittleEndian
+    # Class flags (one byte per code point) and scanner ids.
+    enum:
+        F_L "hfbpe::scanner::F_L"        # \p{L}
+        F_N "hfbpe::scanner::F_N"        # \p{N}
+        F_S "hfbpe::scanner::F_S"        # \s
+        F_UP "hfbpe::scanner::F_UP"      # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]   (o200k "upper" run)
+        F_LO "hfbpe::scanner::F_LO"      # [\p{Ll}\p{Lm}\p{Lo}\p{M}]         (o200k "lower" run)
+        F_NL "hfbpe::scanner::F_NL"      # [\r\n]
+        F_LNS "hfbpe::scanner::F_LNS"
+        PID_GPT2 "hfbpe::scanner::PID_GPT2"
+        PID_GPT4 "hfbpe::scanner::PID_GPT4"
+        PID_LLAMA3 "hfbpe::scanner::PID_LLAMA3"
+        PID_QWEN2 "hfbpe::scanner::PID_QWEN2"
+        PID_O200K "hfbpe::scanner::PID_O200K"
+        MAX_FOLD_EXTRA "hfbpe::scanner::MAX_FOLD_EXTRA"
+    bint ascii_letters_match(const uint8_t* t) noexcept nogil
+    Py_ssize_t next_piece[Ch](const Ch* s, Py_ssize_t n, Py_ssize_t p, int pid) noexcept nogil
+    Py_ssize_t utf8_of[Ch](const Ch* s, Py_ssize_t a, Py_ssize_t b, char* out) noexcept nogil
+    int pieces[Ch](const Ch* s, Py_ssize_t n, bint ascii, int pid, string* utf8, vector[size_t]* ends) noexcept nogil
+
+
 cdef extern from "csrc/parallel_count.hpp":
     ctypedef int (*HfbpeScanFn "hfbpe::ScanFn")(const TextRef*, int, HfbpePieceCounter*, string*) noexcept nogil
 
@@ -52,43 +88,13 @@ cdef extern from "csrc/parallel_count.hpp":
 # ---------------------------------------------------------------------------------------------------------------
 
 cdef enum:
-    F_L = 1      # \p{L}
-    F_N = 2      # \p{N}
-    F_S = 4      # \s
-    F_UP = 8     # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]   (o200k "upper" run)
-    F_LO = 16    # [\p{Ll}\p{Lm}\p{Lo}\p{M}]         (o200k "lower" run)
-    F_NL = 32    # [\r\n]
-    F_LNS = F_L | F_N | F_S
-
-cdef enum:
     CH_APOS = 0x27
     CH_SPACE = 0x20
     CH_SLASH = 0x2F
-    CH_d = 0x64
-    CH_e = 0x65
-    CH_l = 0x6C
-    CH_m = 0x6D
-    CH_r = 0x72
-    CH_s = 0x73
-    CH_t = 0x74
-    CH_v = 0x76
-    MAX_FOLD_EXTRA = 32
 
-SCANNERS = {"gpt2": 0, "gpt4": 1, "llama3": 2, "qwen2": 3, "o200k": 4}
-cdef enum:
-    PID_GPT2 = 0
-    PID_GPT4 = 1
-    PID_LLAMA3 = 2
-    PID_QWEN2 = 3
-    PID_O200K = 4
+SCANNERS = {"gpt2": PID_GPT2, "gpt4": PID_GPT4, "llama3": PID_LLAMA3, "qwen2": PID_QWEN2, "o200k": PID_O200K}
 
-cdef bytearray _table = None          # keeps the flag table alive; T points into it
-cdef const uint8_t* T = NULL
-# Case-insensitive contraction letters: code point -> ASCII lower letter of "strevmld", 0 for none.
-cdef uint8_t FOLD_ASCII[128]
-cdef uint32_t FOLD_EXTRA_CP[MAX_FOLD_EXTRA]
-cdef uint8_t FOLD_EXTRA_LETTER[MAX_FOLD_EXTRA]
-cdef int n_fold_extra = 0
+cdef bytearray _table = None          # keeps the flag table alive; classes.T points into it
 
 TABLE_BUILD_SECONDS = None            # one-time cost of _build_tables, for reporting
 TABLE_SOURCE = None                   # where _build_tables found the tables: "cache" or "regex"
@@ -124,7 +130,7 @@ def _build_tables():
     first. Raises RuntimeError if ``regex`` breaks an invariant the scanners rely on (checked here, on cached tables
     too, so a future Unicode/regex change fails loudly).
     """
-    global _table, T, n_fold_extra, TABLE_BUILD_SECONDS, TABLE_SOURCE
+    global _table, TABLE_BUILD_SECONDS, TABLE_SOURCE
     import regex
 
     from hf_bpe.core import disk_cache
@@ -149,13 +155,15 @@ def _build_tables():
     table, fold_ascii, extras = found
     cdef Py_ssize_t cp
     for cp in range(128):
-        FOLD_ASCII[cp] = fold_ascii[cp]
+        classes.fold_ascii[cp] = fold_ascii[cp]
     for cp, (a, b) in enumerate(extras):
-        FOLD_EXTRA_CP[cp] = <uint32_t>a
-        FOLD_EXTRA_LETTER[cp] = <uint8_t>b
-    n_fold_extra = len(extras)
+        classes.fold_extra_cp[cp] = <uint32_t>a
+        classes.fold_extra_letter[cp] = <uint8_t>b
+    classes.n_fold_extra = len(extras)
     _table = table
-    T = <const uint8_t*><char*>_table
+    # Letter runs are read 8 bytes at a time only where T's ASCII letters are A-Z a-z (else T alone is read).
+    classes.swar = kLittleEndian and ascii_letters_match(<const uint8_t*><char*>_table)
+    classes.T = <const uint8_t*><char*>_table  # last: a non-NULL T means the classes are ready
     TABLE_BUILD_SECONDS = time.perf_counter() - t0
     TABLE_SOURCE = source
 
@@ -243,8 +251,32 @@ def _check_classes(bytearray table):
         raise RuntimeError("regex classifies space, \\r, \\n, ' or / unexpectedly; the scanner assumes the usual")
 
 
+def ascii_fast_path():
+    """Return whether letter runs are scanned 8 bytes at a time (T's ASCII letters are A-Z a-z, little-endian).
+
+    >>> ascii_fast_path() in (True, False)
+    True
+    """
+    _ensure_tables()
+    return bool(classes.swar)
+
+
+def _set_ascii_fast_path(bint on):
+    """Turn the 8-byte letter runs on (where allowed) or off; return the previous state (tests: both give the same
+    pieces). Not thread-safe: only while no scanner runs.
+
+    >>> previous = _set_ascii_fast_path(False)
+    >>> split("Hello", SCANNERS["gpt2"]), _set_ascii_fast_path(previous)
+    (['Hello'], False)
+    """
+    _ensure_tables()
+    previous = bool(classes.swar)
+    classes.swar = on and kLittleEndian and ascii_letters_match(classes.T)
+    return previous
+
+
 cdef inline int _ensure_tables() except -1:
-    if T == NULL:
+    if classes.T == NULL:
         _build_tables()
     return 0
 
@@ -260,272 +292,18 @@ def class_flags(str ch):
     _ensure_tables()
     if len(ch) != 1:
         raise ValueError(f"class_flags expects one character, got {ch!r} of length {len(ch)}")
-    return T[ord(ch)]
+    return classes.T[ord(ch)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Scanners. Each `_next_*` takes the text (n code points) and a start p < n and returns the end (> p) of the piece
-# that the regex matches at p. The regexes cover every character, so the pieces tile the text.
+# Pieces as Python objects or counts. The scanners are csrc/scanner.hpp's: next_piece(s, n, p, pid) is the end (> p)
+# of the piece that the regex matches at p; the regexes cover every character, so the pieces tile the text.
 # ---------------------------------------------------------------------------------------------------------------
 
 ctypedef fused uchar_t:
     uint8_t
     uint16_t
     uint32_t
-
-
-cdef inline Py_ssize_t _run(const uchar_t* s, Py_ssize_t i, Py_ssize_t n, uint8_t flag) noexcept nogil:
-    # End of the run of characters that have `flag`, starting at i.
-    while i < n and T[s[i]] & flag:
-        i += 1
-    return i
-
-
-cdef inline Py_ssize_t _run_other(const uchar_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    # End of the run of [^\s\p{L}\p{N}] starting at i.
-    while i < n and not (T[s[i]] & F_LNS):
-        i += 1
-    return i
-
-
-cdef inline Py_ssize_t _run_nl(const uchar_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    # End of the run of [\r\n] starting at i.
-    while i < n and (s[i] == 0x0A or s[i] == 0x0D):
-        i += 1
-    return i
-
-
-cdef inline uint8_t _fold(uint32_t c) noexcept nogil:
-    # The letter of "strevmld" that `c` matches case-insensitively, or 0.
-    cdef int i
-    if c < 128:
-        return FOLD_ASCII[c]
-    for i in range(n_fold_extra):
-        if FOLD_EXTRA_CP[i] == c:
-            return FOLD_EXTRA_LETTER[i]
-    return 0
-
-
-cdef inline Py_ssize_t _contraction_ci(const uchar_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
-    # End of (?i:'s|'t|'re|'ve|'m|'ll|'d) at p, or p when it does not match.
-    cdef uint8_t l1, l2
-    if s[p] != CH_APOS or p + 1 >= n:
-        return p
-    l1 = _fold(s[p + 1])
-    if l1 == CH_s or l1 == CH_t or l1 == CH_m or l1 == CH_d:
-        return p + 2
-    if l1 != 0 and p + 2 < n:
-        l2 = _fold(s[p + 2])
-        if (l2 == CH_e and (l1 == CH_r or l1 == CH_v)) or (l1 == CH_l and l2 == CH_l):
-            return p + 3
-    return p
-
-
-cdef inline Py_ssize_t _whitespace(const uchar_t* s, Py_ssize_t n, Py_ssize_t p, bint to_end_first) noexcept nogil:
-    # s[p] is \s. Phase 1: the maximal \s run [p, e) and its last [\r\n] (one forward pass).
-    cdef Py_ssize_t e = p, last_nl = -1
-    cdef uint8_t f
-    while e < n:
-        f = T[s[e]]
-        if not f & F_S:
-            break
-        if f & F_NL:
-            last_nl = e
-        e += 1
-    # 2. tiktoken cl100k's `\s++$`: a run that reaches the end of the text is one piece.
-    if to_end_first and e == n:
-        return n
-    # 3. `\s*[\r\n]+`: \s* backtracks to the last [\r\n] of the run, which [\r\n]+ then takes alone.
-    if last_nl >= 0:
-        return last_nl + 1
-    # 4. `\s+(?!\S)`: the whole run at the end of the text, else all but its last character (if that leaves one).
-    if e == n:
-        return n
-    if e - p >= 2:
-        return e - 1
-    # 5. `\s+` (or tiktoken's `\s`): a single whitespace character before a non-space.
-    return p + 1
-
-
-cdef inline Py_ssize_t _whitespace_gpt2(const uchar_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
-    # `\s+(?!\S)|\s+` at a whitespace character p.
-    cdef Py_ssize_t e = _run(s, p + 1, n, F_S)
-    if e == n:
-        return n
-    if e - p >= 2:
-        return e - 1
-    return p + 1
-
-
-cdef Py_ssize_t _next_gpt2(const uchar_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
-    cdef uint32_t c = s[p], c1, c2
-    cdef uint8_t f, f1
-    # 1. 's|'t|'re|'ve|'m|'ll|'d, case-sensitive.
-    if c == CH_APOS and p + 1 < n:
-        c1 = s[p + 1]
-        if c1 == CH_s or c1 == CH_t or c1 == CH_m or c1 == CH_d:
-            return p + 2
-        if p + 2 < n:
-            c2 = s[p + 2]
-            if (c2 == CH_e and (c1 == CH_r or c1 == CH_v)) or (c1 == CH_l and c2 == CH_l):
-                return p + 3
-    # 2. ` ?X+` for X in \p{L}, \p{N}, [^\s\p{L}\p{N}], with the space taken when the next character is X.
-    if c == CH_SPACE and p + 1 < n:
-        f1 = T[s[p + 1]]
-        if f1 & F_L:
-            return _run(s, p + 2, n, F_L)
-        if f1 & F_N:
-            return _run(s, p + 2, n, F_N)
-        if not f1 & F_S:
-            return _run_other(s, p + 2, n)
-    f = T[c]
-    if f & F_L:
-        return _run(s, p + 1, n, F_L)
-    if f & F_N:
-        return _run(s, p + 1, n, F_N)
-    if not f & F_S:
-        return _run_other(s, p + 1, n)
-    # 3. Whitespace.
-    return _whitespace_gpt2(s, n, p)
-
-
-cdef Py_ssize_t _next_cl100k(
-    const uchar_t* s, Py_ssize_t n, Py_ssize_t p, Py_ssize_t max_digits, bint to_end_first
-) noexcept nogil:
-    # gpt4 (to_end_first, max_digits 3), llama3 (max_digits 3), qwen2 (max_digits 1).
-    cdef uint32_t c = s[p]
-    cdef uint8_t f = T[c]
-    cdef Py_ssize_t e
-    # 1. (?i:'s|'t|'re|'ve|'m|'ll|'d)
-    if c == CH_APOS:
-        e = _contraction_ci(s, n, p)
-        if e != p:
-            return e
-    # 2. [^\r\n\p{L}\p{N}]?\p{L}+
-    if f & F_L:
-        return _run(s, p + 1, n, F_L)
-    if not f & (F_N | F_NL) and p + 1 < n and T[s[p + 1]] & F_L:
-        return _run(s, p + 2, n, F_L)
-    # 3. \p{N}{1,3} (or \p{N})
-    if f & F_N:
-        e = p + 1
-        while e < n and e - p < max_digits and T[s[e]] & F_N:
-            e += 1
-        return e
-    # 4. ` ?[^\s\p{L}\p{N}]+[\r\n]*`
-    if c == CH_SPACE and p + 1 < n and not T[s[p + 1]] & F_LNS:
-        return _run_nl(s, _run_other(s, p + 2, n), n)
-    if not f & F_LNS:
-        return _run_nl(s, _run_other(s, p + 1, n), n)
-    # 5. Whitespace.
-    return _whitespace(s, n, p, to_end_first)
-
-
-cdef inline Py_ssize_t _o200k_lower_tail(const uchar_t* s, Py_ssize_t n, Py_ssize_t q) noexcept nogil:
-    # End of [UP]*[LO]+ at q, or -1. UP* is greedy, so the run of UP from q is taken first; LO+ then needs a LO
-    # right after it (only an Ll can be there, as UP-and-LO chars would be in the run), else UP* gives back
-    # characters until the last LO in the run, which LO+ takes alone (its neighbour is UP-only or the run end).
-    cdef Py_ssize_t u, k
-    if q >= n:
-        return -1
-    u = _run(s, q, n, F_UP)
-    if u < n and T[s[u]] & F_LO:
-        return _run(s, u + 1, n, F_LO)
-    k = u - 1
-    while k >= q:
-        if T[s[k]] & F_LO:
-            return k + 1
-        k -= 1
-    return -1
-
-
-cdef inline Py_ssize_t _o200k_upper_head(const uchar_t* s, Py_ssize_t n, Py_ssize_t q) noexcept nogil:
-    # End of [UP]+[LO]* at q, or -1 (both greedy; nothing after them can fail, so no backtracking).
-    cdef Py_ssize_t u
-    if q >= n:
-        return -1
-    u = _run(s, q, n, F_UP)
-    if u == q:
-        return -1
-    return _run(s, u, n, F_LO)
-
-
-cdef Py_ssize_t _next_o200k(const uchar_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
-    cdef uint32_t c = s[p]
-    cdef uint8_t f = T[c]
-    cdef bint can_prefix = not f & (F_L | F_N | F_NL)     # [^\r\n\p{L}\p{N}]
-    cdef Py_ssize_t e = -1
-    # 1-2. P?[UP]*[LO]+C? | P?[UP]+[LO]*C?, tried in the regex's order: alternative 1 with the optional prefix P
-    #      taken, then without; then alternative 2 likewise. C is the optional case-insensitive contraction.
-    #      (A mark can be both the prefix and part of a run, hence both tries.)
-    if can_prefix:
-        e = _o200k_lower_tail(s, n, p + 1)
-    if e < 0 and f & (F_UP | F_LO):
-        e = _o200k_lower_tail(s, n, p)
-    if e < 0 and can_prefix:
-        e = _o200k_upper_head(s, n, p + 1)
-    if e < 0 and f & F_UP:
-        e = _o200k_upper_head(s, n, p)
-    if e >= 0:
-        if e < n and s[e] == CH_APOS:
-            return _contraction_ci(s, n, e)
-        return e
-    # 3. \p{N}{1,3}
-    if f & F_N:
-        e = p + 1
-        while e < n and e - p < 3 and T[s[e]] & F_N:
-            e += 1
-        return e
-    # 4. ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-    if c == CH_SPACE and p + 1 < n and not T[s[p + 1]] & F_LNS:
-        e = _run_other(s, p + 2, n)
-    elif not f & F_LNS:
-        e = _run_other(s, p + 1, n)
-    if e >= 0:
-        while e < n and (s[e] == 0x0A or s[e] == 0x0D or s[e] == CH_SLASH):
-            e += 1
-        return e
-    # 5. Whitespace: \s*[\r\n]+|\s+(?!\S)|\s+
-    return _whitespace(s, n, p, False)
-
-
-cdef inline Py_ssize_t _next(const uchar_t* s, Py_ssize_t n, Py_ssize_t p, int pid) noexcept nogil:
-    if pid == PID_GPT2:
-        return _next_gpt2(s, n, p)
-    if pid == PID_O200K:
-        return _next_o200k(s, n, p)
-    if pid == PID_QWEN2:
-        return _next_cl100k(s, n, p, 1, False)
-    return _next_cl100k(s, n, p, 3, pid == PID_GPT4)
-
-
-cdef inline Py_ssize_t _utf8(const uchar_t* s, Py_ssize_t a, Py_ssize_t b, char* out) noexcept nogil:
-    # UTF-8 of s[a:b] into out (room for 4 bytes per code point); -1 on a lone surrogate (not encodable).
-    cdef Py_ssize_t i, j = 0
-    cdef uint32_t c
-    for i in range(a, b):
-        c = s[i]
-        if c < 0x80:
-            out[j] = <char>c
-            j += 1
-        elif c < 0x800:
-            out[j] = <char>(0xC0 | (c >> 6))
-            out[j + 1] = <char>(0x80 | (c & 0x3F))
-            j += 2
-        elif c < 0x10000:
-            if 0xD800 <= c < 0xE000:
-                return -1
-            out[j] = <char>(0xE0 | (c >> 12))
-            out[j + 1] = <char>(0x80 | ((c >> 6) & 0x3F))
-            out[j + 2] = <char>(0x80 | (c & 0x3F))
-            j += 3
-        else:
-            out[j] = <char>(0xF0 | (c >> 18))
-            out[j + 1] = <char>(0x80 | ((c >> 12) & 0x3F))
-            out[j + 2] = <char>(0x80 | ((c >> 6) & 0x3F))
-            out[j + 3] = <char>(0x80 | (c & 0x3F))
-            j += 4
-    return j
 
 
 # Output modes of _scan.
@@ -541,7 +319,7 @@ cdef int _scan(
 ) except -1:
     cdef Py_ssize_t p = 0, e, m
     while p < n:
-        e = _next(s, n, p, pid)
+        e = next_piece(s, n, p, pid)
         if mode == OUT_STR:
             out.append(text[p:e])
         else:
@@ -554,7 +332,7 @@ cdef int _scan(
             else:
                 if <Py_ssize_t>buf.size() < 4 * (e - p):
                     buf.resize(4 * (e - p))    # grows to 4 bytes per code point of the longest piece
-                m = _utf8(s, p, e, <char*>buf.data())
+                m = utf8_of(s, p, e, <char*>buf.data())
                 if m < 0:
                     text.encode("utf-8")      # raises the standard UnicodeEncodeError naming the surrogate
                     raise UnicodeError(f"cannot encode {text!r} to UTF-8")
@@ -572,13 +350,13 @@ cdef int _count_nogil(
     """_scan's counting mode for a thread: no Python object; -1 for a lone surrogate (reported by the caller)."""
     cdef Py_ssize_t p = 0, e, m
     while p < n:
-        e = _next(s, n, p, pid)
+        e = next_piece(s, n, p, pid)
         if ascii:
             counter.add_in_thread(<const char*>s + p, e - p)
         else:
             if <Py_ssize_t>buf.size() < 4 * (e - p):
                 buf.resize(4 * (e - p))
-            m = _utf8(s, p, e, <char*>buf.data())
+            m = utf8_of(s, p, e, <char*>buf.data())
             if m < 0:
                 return -1
             counter.add_in_thread(buf.data(), m)
@@ -594,42 +372,42 @@ cdef int _count_ref(const TextRef* ref, int pid, HfbpePieceCounter* counter, str
     return _count_nogil(<const uint32_t*>ref.data, ref.length, False, pid, counter, buf)
 
 
-cdef int _pieces_nogil(
-    const uchar_t* s, Py_ssize_t n, bint ascii, int pid, string* utf8, vector[size_t]* ends
-) noexcept nogil:
-    """A text's UTF-8 and its pieces' end offsets, for encoding on a thread; -1 for a lone surrogate."""
-    cdef Py_ssize_t p = 0, e, m
-    cdef size_t at
-    utf8.clear()
-    ends.clear()
-    if ascii:
-        utf8.append(<const char*>s, n)    # ASCII str data is its own UTF-8: piece ends are character offsets
-        while p < n:
-            p = _next(s, n, p, pid)
-            ends.push_back(p)
-        return 0
-    while p < n:
-        e = _next(s, n, p, pid)
-        at = utf8.size()
-        utf8.resize(at + 4 * (e - p))
-        m = _utf8(s, p, e, <char*>utf8.data() + at)
-        if m < 0:
-            return -1
-        utf8.resize(at + m)
-        ends.push_back(at + m)
-        p = e
-    return 0
-
-
 cdef int _pieces_ref(const TextRef* ref, int pid, string* utf8, vector[size_t]* ends) noexcept nogil:
+    # A text's UTF-8 and its pieces' end offsets, for encoding on a thread; -1 for a lone surrogate.
     if ref.kind == PyUnicode_1BYTE_KIND:
-        return _pieces_nogil(<const uint8_t*>ref.data, ref.length, ref.ascii, pid, utf8, ends)
+        return pieces(<const uint8_t*>ref.data, ref.length, ref.ascii, pid, utf8, ends)
     if ref.kind == PyUnicode_2BYTE_KIND:
-        return _pieces_nogil(<const uint16_t*>ref.data, ref.length, False, pid, utf8, ends)
-    return _pieces_nogil(<const uint32_t*>ref.data, ref.length, False, pid, utf8, ends)
+        return pieces(<const uint16_t*>ref.data, ref.length, False, pid, utf8, ends)
+    return pieces(<const uint32_t*>ref.data, ref.length, False, pid, utf8, ends)
 
 
 cdef const char* _PIECES_CAPSULE = b"hf_bpe.core._scanner.pieces"  # a C literal: outlives every capsule
+
+
+def split_utf8(str text not None, int pid):
+    """Return the UTF-8 pieces of `text` as the encoders' splitter (``pieces_function``) makes them (for tests).
+
+    >>> split_utf8("it's caf\u00e9", SCANNERS["gpt2"])
+    [b'it', b"'s", b' caf\\xc3\\xa9']
+
+    Raises:
+        UnicodeEncodeError: the text holds a lone surrogate.
+    """
+    _check_pid(pid)
+    _ensure_tables()
+    cdef TextRef ref
+    cdef string utf8
+    cdef vector[size_t] ends
+    cdef size_t start = 0, stop
+    hfbpe_text_ref(text, &ref)
+    if _pieces_ref(&ref, pid, &utf8, &ends) < 0:
+        text.encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
+        raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
+    out = []
+    for stop in ends:
+        out.append(utf8.substr(start, stop - start))
+        start = stop
+    return out
 
 
 def pieces_function():
