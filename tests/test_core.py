@@ -198,6 +198,46 @@ def test_core_encoder_short_piece_table_equals_reference(merges, words, cache_si
     assert core.encode_words(words) == expected
 
 
+# Texts whose gpt2 pieces run 1..40+ bytes (letters, digits, punctuation, spaces, 2- and 3-byte characters), some
+# with over 64 pieces (the probe loop's block); whole words that are pieces, one with an id too large to keep inline.
+PROBE_TEXT = st.one_of(
+    st.text(alphabet="ab1 !\u00e9\u4e2d", max_size=60),
+    st.sampled_from(["a " * 70, "ab1!" * 40, "\u00e9" * 20 + " ab" * 66, " " + "b" * 15 + " " + "a" * 16]),
+)
+PROBE_WHOLE = {b"ab": 7, b" a": 8, b"1": 5, "\u4e2d".encode(): 9, b" " + b"b" * 15: 3, b"!!": 2**31 - 1}
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    merges=st.lists(MERGE, max_size=30),
+    texts=st.lists(PROBE_TEXT, max_size=8),
+    cache_size=st.sampled_from([0, 1, 2, 17, 65536]),
+    whole=st.sampled_from([None, PROBE_WHOLE]),
+    seeded=st.booleans(),
+)
+def test_core_encoder_texts_probe_loop_equals_reference(merges, texts, cache_size, whole, seeded) -> None:
+    # Encoder::encode_pieces (batches as lists and arrays, single texts): keys and slot prefetches for a block of
+    # pieces, then lookups storing 4 id words per hit; 1-byte pieces as byte ids, misses, spilled ids (> 4), long
+    # pieces and whole words the slow way; wipes of small caches. Arbitrary merges: repeated pairs, merges that make
+    # an existing id, ids no byte reaches.
+    from hf_bpe.core import _scanner
+    from hf_bpe.core.pretokenize import Pretokenizer
+
+    pieces, pid = _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
+    pretokenizer = Pretokenizer("gpt2")
+    byte_ids = [b % 4 for b in range(256)]
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    core._seed_cache(seeded)
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    expected = [reference.encode_words(pretokenizer.split_bytes(text)) for text in texts]
+    for _ in range(2):  # cold, then from the caches
+        assert core.encode_texts(texts, pieces, pid, 1) == expected
+        ids, offsets = core.encode_texts_arrays(texts, pieces, pid, 1)
+        flat, starts = memoryview(ids).tolist(), memoryview(offsets).tolist()
+        assert [flat[starts[k]:starts[k + 1]] for k in range(len(texts))] == expected
+        assert [core.encode_text(text, pieces, pid) for text in texts] == expected
+
+
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(
     pairs=st.lists(st.tuples(st.integers(0, 24), st.integers(0, 24)), max_size=40),
