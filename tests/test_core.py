@@ -238,6 +238,26 @@ def test_core_encoder_texts_probe_loop_equals_reference(merges, texts, cache_siz
         assert [core.encode_text(text, pieces, pid) for text in texts] == expected
 
 
+def test_core_encoder_texts_find_seeded_spellings() -> None:
+    # The batch loop's keys (16-byte loads, or byte by byte near a text's end) equal the keys the seeded image was
+    # built with: every piece that is a spelling hits, far from the end and near it; the rest are bytes or misses.
+    from hf_bpe.core import _scanner
+
+    from hf_bpe.core.pretokenize import Pretokenizer
+
+    # Spellings of 3, 4 and 13 bytes (" abcabcabcabc": its second 8 bytes masked too); the last merge's result
+    # is not its own id (" abc" merges first).
+    merges = [(97, 98, 256), (256, 99, 257), (32, 257, 258), (32, 256, 259), (257, 257, 261), (261, 261, 262),
+              (32, 262, 263)]
+    core = _core.WordEncoder(merges, list(range(256)))
+    core._seed_cache(True)
+    text = " abc abcabcabcabc ab abc" + " ab" * 10 + " abcabcabcabc abc."
+    ids = core.encode_texts([text], _scanner.pieces_function(), _scanner.SCANNERS["gpt2"], 1)
+    reference = _reference.WordEncoder(merges, list(range(256)))
+    assert ids == [reference.encode_words(Pretokenizer("gpt2").split_bytes(text))]
+    assert core._cache_stats() | {"seeded": 0} == {"hits": 16, "misses": 0, "uncached": 1, "wipes": 0, "seeded": 0}
+
+
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(
     pairs=st.lists(st.tuples(st.integers(0, 24), st.integers(0, 24)), max_size=40),

@@ -80,14 +80,19 @@ public:
         int32_t buf[4 * BLOCK];
         uint64_t hits = 0, direct = 0;  // the stats, kept in registers
         size_t from = 0;
+        const size_t wide_end = n ? ends[n - 1] : 0;  // the text's bytes are text[0..wide_end)
         for (size_t base = 0; base < n; base += BLOCK) {
             const size_t m = std::min(BLOCK, n - base);
             const size_t* block = ends + base;
-            // 1. Keys and hashes; slots requested.
+            // 1. Keys and hashes (16-byte loads up to 16 bytes before the text's end); slots requested.
             for (size_t j = 0; j < m; ++j) {
                 const size_t size = block[j] - from;
                 if (size - 2 < PIECE_MAX - 1 || (size == 1 && !bytes_direct)) {
-                    piece_key(text + from, size, k0s[j], k1s[j]);
+                    if (from + 16 <= wide_end) {
+                        piece_key_wide(text + from, size, k0s[j], k1s[j]);
+                    } else {
+                        piece_key(text + from, size, k0s[j], k1s[j]);
+                    }
                     hashes[j] = piece_hash(k0s[j], k1s[j]);
                     pieces->prefetch(hashes[j]);
                 } else if (size == 1) {

@@ -58,6 +58,22 @@ static inline void piece_key(const char* p, size_t n, uint64_t& k0, uint64_t& k1
     k1 |= (uint64_t)n << 56;
 }
 
+// piece_key of p[0..n), 1 <= n <= 15, when 16 bytes from p may be read (p + 16 <= end of the text): two loads
+// masked to the piece's bytes, no branch on n (piece lengths are random to the branch predictor). Same k0, k1.
+static const uint64_t PIECE_MASK0[16] = {0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL,
+                                         0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL,
+                                         ~0ULL, ~0ULL, ~0ULL};
+static const uint64_t PIECE_MASK1[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL,
+                                         0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL};
+static inline void piece_key_wide(const char* p, size_t n, uint64_t& k0, uint64_t& k1) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    k0 = load64(p) & PIECE_MASK0[n];
+    k1 = (load64(p + 8) & PIECE_MASK1[n]) | ((uint64_t)n << 56);
+#else
+    piece_key(p, n, k0, k1);
+#endif
+}
+
 // Two multiplies and a byte swap (mix64 costs four more operations, on every piece of a batch): a product's bit i
 // depends on the input's bits 0..i only, so its top byte, the one that depends on all of k0 and k1, becomes the
 // low byte that indexes the table (then the next ones: every table size indexes with the best-mixed bits).
