@@ -291,6 +291,15 @@ def test_core_encoder_cache_stats_count_hits_misses_and_wipes() -> None:
     distinct = [bytes([97 + i // 26, 97 + i % 26, 120]) for i in range(40)]
     assert small.encode_words(distinct) == _reference.WordEncoder(merges, list(range(256))).encode_words(distinct)
     assert small._cache_stats()["misses"] == 40 and small._cache_stats()["wipes"] == 2
+    # So does the table of longer words (2 words: room for 32 before a wipe; 40 words wipe it once).
+    longer = _core.WordEncoder(merges, list(range(256)), cache_size=2)
+    long_words = [b"abcd" * 4 + bytes([97 + i // 26, 97 + i % 26]) for i in range(20)]
+    expected = _reference.WordEncoder(merges, list(range(256))).encode_words(long_words)
+    assert longer.encode_words(long_words) == expected and longer.encode_words(long_words) == expected
+    assert longer._cache_stats() == {"hits": 20, "misses": 20, "uncached": 0, "wipes": 0, "seeded": 0}
+    more = long_words + [b"x" * 16 + w for w in long_words]
+    assert longer.encode_words(more) == _reference.WordEncoder(merges, list(range(256))).encode_words(more)
+    assert longer._cache_stats()["wipes"] == 1
     seeded = _core.WordEncoder(merges, list(range(256)))
     seeded._seed_cache(True)
     assert seeded.encode_words([b"abc", b"abcd", b"xyz"]) == [257, 258, 120, 121, 122]
