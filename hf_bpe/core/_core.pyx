@@ -622,15 +622,16 @@ cdef list _slice_to_list(const vector[int32_t]& ids, size_t start, size_t end, l
 cdef class WordEncoder:
     """Encode pre-tokens with ranked merges exactly as ``tokenizers``' ``Word::merge_all`` (no dropout).
 
-    The memo cache is C++ (bounded: cleared when it holds ``cache_size`` words; words over 255 bytes are not
-    cached; words of up to 15 bytes live in a table of their own, csrc/piece_cache.hpp) and is not part of the
-    pickled state, so pickles and ``datasets`` fingerprints are deterministic.
+    The memo cache is C++ (bounded: full at ``cache_size`` words, it grows up to 16 times that, at most 262,144
+    words, then it is emptied; words over 255 bytes are not cached; words of up to 15 bytes live in a table of
+    their own, csrc/piece_cache.hpp) and is not part of the pickled state, so pickles and ``datasets``
+    fingerprints are deterministic.
 
     Args:
         merges: ``(left_id, right_id, new_id)`` in rank order; if a pair repeats, its last rank wins.
         byte_ids: ``byte_ids[b]`` is the id of the single byte ``b``.
-        cache_size: how many words to memoise; 0 disables the cache. The table of short words (<= 15 bytes)
-            grows when full, up to 16 times this (at most 262,144 words), before it is emptied.
+        cache_size: how many words to memoise; 0 disables the cache. Each table (words of <= 15 bytes, longer
+            ones) grows when full, up to 16 times this (at most 262,144 words), before it is emptied.
         whole_words: if given, a word found in it is that one id, before any merging (``ignore_merges``).
 
     >>> encoder = WordEncoder([(1, 2, 300), (300, 3, 301)], list(range(256)))
