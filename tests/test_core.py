@@ -198,6 +198,66 @@ def test_core_encoder_short_piece_table_equals_reference(merges, words, cache_si
     assert core.encode_words(words) == expected
 
 
+# Texts whose gpt2 pieces run 1..40+ bytes (letters, digits, punctuation, spaces, 2- and 3-byte characters), some
+# with over 64 pieces (the probe loop's block); whole words that are pieces, one with an id too large to keep inline.
+PROBE_TEXT = st.one_of(
+    st.text(alphabet="ab1 !\u00e9\u4e2d", max_size=60),
+    st.sampled_from(["a " * 70, "ab1!" * 40, "\u00e9" * 20 + " ab" * 66, " " + "b" * 15 + " " + "a" * 16]),
+)
+PROBE_WHOLE = {b"ab": 7, b" a": 8, b"1": 5, "\u4e2d".encode(): 9, b" " + b"b" * 15: 3, b"!!": 2**31 - 1}
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    merges=st.lists(MERGE, max_size=30),
+    texts=st.lists(PROBE_TEXT, max_size=8),
+    cache_size=st.sampled_from([0, 1, 2, 17, 65536]),
+    whole=st.sampled_from([None, PROBE_WHOLE]),
+    seeded=st.booleans(),
+)
+def test_core_encoder_texts_probe_loop_equals_reference(merges, texts, cache_size, whole, seeded) -> None:
+    # Encoder::encode_pieces (batches as lists and arrays, single texts): keys and slot prefetches for a block of
+    # pieces, then lookups storing 4 id words per hit; 1-byte pieces as byte ids, misses, spilled ids (> 4), long
+    # pieces and whole words the slow way; wipes of small caches. Arbitrary merges: repeated pairs, merges that make
+    # an existing id, ids no byte reaches.
+    from hf_bpe.core import _scanner
+    from hf_bpe.core.pretokenize import Pretokenizer
+
+    pieces, pid = _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
+    pretokenizer = Pretokenizer("gpt2")
+    byte_ids = [b % 4 for b in range(256)]
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    core._seed_cache(seeded)
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    expected = [reference.encode_words(pretokenizer.split_bytes(text)) for text in texts]
+    for _ in range(2):  # cold, then from the caches
+        assert core.encode_texts(texts, pieces, pid, 1) == expected
+        ids, offsets = core.encode_texts_arrays(texts, pieces, pid, 1)
+        flat, starts = memoryview(ids).tolist(), memoryview(offsets).tolist()
+        assert [flat[starts[k]:starts[k + 1]] for k in range(len(texts))] == expected
+        assert [core.encode_text(text, pieces, pid) for text in texts] == expected
+
+
+def test_core_encoder_texts_find_seeded_spellings() -> None:
+    # The batch loop's keys (16-byte loads, or byte by byte near a text's end) equal the keys the seeded image was
+    # built with: every piece that is a spelling hits, far from the end and near it; the rest are bytes or misses.
+    from hf_bpe.core import _scanner
+
+    from hf_bpe.core.pretokenize import Pretokenizer
+
+    # Spellings of 3, 4 and 13 bytes (" abcabcabcabc": its second 8 bytes masked too); the last merge's result
+    # is not its own id (" abc" merges first).
+    merges = [(97, 98, 256), (256, 99, 257), (32, 257, 258), (32, 256, 259), (257, 257, 261), (261, 261, 262),
+              (32, 262, 263)]
+    core = _core.WordEncoder(merges, list(range(256)))
+    core._seed_cache(True)
+    text = " abc abcabcabcabc ab abc" + " ab" * 10 + " abcabcabcabc abc."
+    ids = core.encode_texts([text], _scanner.pieces_function(), _scanner.SCANNERS["gpt2"], 1)
+    reference = _reference.WordEncoder(merges, list(range(256)))
+    assert ids == [reference.encode_words(Pretokenizer("gpt2").split_bytes(text))]
+    assert core._cache_stats() | {"seeded": 0} == {"hits": 16, "misses": 0, "uncached": 1, "wipes": 0, "seeded": 0}
+
+
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(
     pairs=st.lists(st.tuples(st.integers(0, 24), st.integers(0, 24)), max_size=40),
@@ -231,6 +291,15 @@ def test_core_encoder_cache_stats_count_hits_misses_and_wipes() -> None:
     distinct = [bytes([97 + i // 26, 97 + i % 26, 120]) for i in range(40)]
     assert small.encode_words(distinct) == _reference.WordEncoder(merges, list(range(256))).encode_words(distinct)
     assert small._cache_stats()["misses"] == 40 and small._cache_stats()["wipes"] == 2
+    # So does the table of longer words (2 words: room for 32 before a wipe; 40 words wipe it once).
+    longer = _core.WordEncoder(merges, list(range(256)), cache_size=2)
+    long_words = [b"abcd" * 4 + bytes([97 + i // 26, 97 + i % 26]) for i in range(20)]
+    expected = _reference.WordEncoder(merges, list(range(256))).encode_words(long_words)
+    assert longer.encode_words(long_words) == expected and longer.encode_words(long_words) == expected
+    assert longer._cache_stats() == {"hits": 20, "misses": 20, "uncached": 0, "wipes": 0, "seeded": 0}
+    more = long_words + [b"x" * 16 + w for w in long_words]
+    assert longer.encode_words(more) == _reference.WordEncoder(merges, list(range(256))).encode_words(more)
+    assert longer._cache_stats()["wipes"] == 1
     seeded = _core.WordEncoder(merges, list(range(256)))
     seeded._seed_cache(True)
     assert seeded.encode_words([b"abc", b"abcd", b"xyz"]) == [257, 258, 120, 121, 122]

@@ -52,6 +52,11 @@ cdef extern from "csrc/trainer.hpp":
         int64_t run(int64_t limit) except + nogil
 
 
+cdef extern from "csrc/entry_arena.hpp":
+    cdef cppclass EntryArena "hfbpe::EntryArena":
+        pass
+
+
 cdef extern from "csrc/shared_word_cache.hpp":
     cdef cppclass SharedWordCache "hfbpe::SharedWordCache":
         SharedWordCache(size_t words)
@@ -74,6 +79,8 @@ cdef extern from "csrc/encoder.hpp":
         size_t seeded_pieces()
         void share_pieces(SharedWordCache& shared) except +
         void encode(const char* word, size_t size, vector[int32_t]& out) except +
+        void encode_pieces(const char* text, const size_t* ends, size_t n, vector[int32_t]& out,
+                           SharedWordCache* shared, EntryArena* arena) except +
 
 
 cdef extern from "Python.h":
@@ -81,7 +88,12 @@ cdef extern from "Python.h":
     ctypedef struct PyObject
     ctypedef struct PyListObject:
         PyObject** ob_item
+        Py_ssize_t allocated
     void _incref "Py_INCREF"(PyObject* o)
+    void Py_SET_SIZE(object o, Py_ssize_t size)
+    void* PyMem_Malloc(size_t size)
+    int PyGC_Disable()
+    int PyGC_Enable()
 
 
 cdef extern from "csrc/parallel_encode.hpp":
@@ -553,6 +565,18 @@ cdef class TokenBuffer:
 
 cdef int _emit_lists(list result, Py_ssize_t first, EncodedRange& part, list ints) except -1:
     """Set result[first + k] to the ids of the part's k-th text, for every text of the part."""
+    # The cyclic GC off meanwhile (this holds the GIL throughout): every 700 new lists it would run a young
+    # collection that traverses `result` (tracked, as big as the batch) for nothing: the new lists are untracked.
+    cdef int was_enabled = PyGC_Disable()
+    try:
+        _emit_range(result, first, part, ints)
+    finally:
+        if was_enabled:
+            PyGC_Enable()
+    return 0
+
+
+cdef int _emit_range(list result, Py_ssize_t first, EncodedRange& part, list ints) except -1:
     cdef size_t k, start = 0, end
     cdef list ids
     for k in range(part.ends.size()):
@@ -574,30 +598,40 @@ cdef list _slice_to_list(const vector[int32_t]& ids, size_t start, size_t end, l
     cdef size_t i
     if ints is None:
         return [ids[i] for i in range(start, end)]
-    cdef list out = PyList_New(end - start)
+    cdef list out = PyList_New(0)
+    cdef PyObject** items = NULL
+    # The items array allocated here, not zero-filled by PyList_New(n) first (as CPython's own list_new_prealloc):
+    # every slot is set below before anything can see the list.
+    if end > start:
+        items = <PyObject**>PyMem_Malloc((end - start) * sizeof(PyObject*))
+        if items == NULL:
+            raise MemoryError()
+        (<PyListObject*>out).ob_item = items
+        (<PyListObject*>out).allocated = <Py_ssize_t>(end - start)
     # Raw item pointers: one reference added per id, none taken and dropped (a per-text loop makes ~7 per line).
     cdef PyObject** table = (<PyListObject*>ints).ob_item
-    cdef PyObject** items = (<PyListObject*>out).ob_item
     cdef PyObject* item
     for i in range(start, end):
         item = table[ids[i]]
         _incref(item)  # the new list owns it
         items[i - start] = item
+    Py_SET_SIZE(out, <Py_ssize_t>(end - start))
     return out
 
 
 cdef class WordEncoder:
     """Encode pre-tokens with ranked merges exactly as ``tokenizers``' ``Word::merge_all`` (no dropout).
 
-    The memo cache is C++ (bounded: cleared when it holds ``cache_size`` words; words over 255 bytes are not
-    cached; words of up to 15 bytes live in a table of their own, csrc/piece_cache.hpp) and is not part of the
-    pickled state, so pickles and ``datasets`` fingerprints are deterministic.
+    The memo cache is C++ (bounded: full at ``cache_size`` words, it grows up to 16 times that, at most 262,144
+    words, then it is emptied; words over 255 bytes are not cached; words of up to 15 bytes live in a table of
+    their own, csrc/piece_cache.hpp) and is not part of the pickled state, so pickles and ``datasets``
+    fingerprints are deterministic.
 
     Args:
         merges: ``(left_id, right_id, new_id)`` in rank order; if a pair repeats, its last rank wins.
         byte_ids: ``byte_ids[b]`` is the id of the single byte ``b``.
-        cache_size: how many words to memoise; 0 disables the cache. The table of short words (<= 15 bytes)
-            grows when full, up to 16 times this (at most 262,144 words), before it is emptied.
+        cache_size: how many words to memoise; 0 disables the cache. Each table (words of <= 15 bytes, longer
+            ones) grows when full, up to 16 times this (at most 262,144 words), before it is emptied.
         whole_words: if given, a word found in it is that one id, before any merging (``ignore_merges``).
 
     >>> encoder = WordEncoder([(1, 2, 300), (300, 3, 301)], list(range(256)))
@@ -908,7 +942,6 @@ cdef class WordEncoder:
         """Scan and encode one text holding the GIL in the kept scratch: its ids, or None if it has no UTF-8."""
         cdef TextRef whole
         cdef vector[int32_t] out
-        cdef size_t start = 0, stop
         cdef list flat
         self._build_pieces()
         hfbpe_text_ref(text, &whole)
@@ -916,9 +949,7 @@ cdef class WordEncoder:
             return None
         out.swap(self._out)  # a local while Python objects are made (a finalizer could call this encoder)
         out.clear()
-        for stop in self._ends:
-            self._encoder.encode(self._utf8.data() + start, stop - start, out)
-            start = stop
+        self._encoder.encode_pieces(self._utf8.data(), self._ends.data(), self._ends.size(), out, NULL, NULL)
         flat = _to_list(out, self._ints)
         # Ints only, no cycle: untracked as _emit_lists does (a per-text loop's collections cost ~30 % of its
         # instructions, counted with callgrind).

@@ -52,30 +52,98 @@ public:
     }
 
     void encode(const char* word, size_t size, std::vector<int32_t>& out) { encode(word, size, out, nullptr, nullptr); }
-    // encode() of each piece text[ends[i - 1]..ends[i]) (the first from 0), in order, the pieces table's slot of
-    // the piece AHEAD places on requested before it is needed: a warm lookup misses the L2 cache about once per
-    // piece (a few MB of table), and the prefetch lets those misses overlap instead of queueing one by one.
+    // encode() of each piece text[ends[i - 1]..ends[i]) (the first from 0), in order, appended to out (the batch
+    // and single-text hot loop). Two phases per block of up to BLOCK pieces (gigatoken's probe loop): (1) each short
+    // piece's key and hash, and a prefetch of its slot in the pieces table (a warm lookup misses the L2 cache
+    // about once per piece: the block's misses overlap instead of queueing); (2) each piece looked up, and on a hit
+    // with at most 4 ids (the common case) all 4 id words stored at once at the end of out, which advances by their
+    // count: no loop and no call per piece. A 1-byte piece is its byte's id (unless whole words exist: a byte may
+    // be one). Misses, > 4 ids and long pieces take encode()'s way; the ids are encode()'s in every case (a 2-byte
+    // piece is cached here, where encode() asks the pair table: the same ids).
     void encode_pieces(const char* text, const size_t* ends, size_t n, std::vector<int32_t>& out,
                        SharedWordCache* shared, EntryArena* arena) {
-        constexpr size_t AHEAD = 8;
         if (shared == nullptr && !own_pieces.ready() && tables->image && cache.capacity() != 0)
             own_pieces.reset(tables->image);
         const PieceCache* pieces = shared != nullptr ? &shared->pieces : &own_pieces;
-        const size_t shortest = tables->whole.empty() ? 3 : 1;
-        const bool ahead = pieces->ready() && cache.capacity() != 0;
-        size_t start = 0;
-        for (size_t i = 0; i < n; ++i) {
-            if (ahead && i + AHEAD < n) {
-                const size_t from = ends[i + AHEAD - 1], size = ends[i + AHEAD] - from;
-                if (size >= shortest && size <= PIECE_MAX) {
-                    uint64_t k0, k1;
-                    piece_key(text + from, size, k0, k1);
-                    pieces->prefetch(piece_hash(k0, k1));
+        if (!pieces->ready() || cache.capacity() == 0) {
+            size_t start = 0;
+            for (size_t i = 0; i < n; ++i) {
+                encode(text + start, ends[i] - start, out, shared, arena);
+                start = ends[i];
+            }
+            return;
+        }
+        const bool bytes_direct = tables->whole.empty();
+        // Per piece of a block: k1s 0: the slow way (empty, or over 15 bytes); 1: a byte's id, in k0s; else the
+        // key (k0s, k1s: a key's k1 holds its length >= 1 in the top byte) and its hash.
+        uint64_t k0s[BLOCK], k1s[BLOCK], hashes[BLOCK];
+        int32_t buf[4 * BLOCK];
+        uint64_t hits = 0, direct = 0;  // the stats, kept in registers
+        size_t from = 0;
+        const size_t wide_end = n ? ends[n - 1] : 0;  // the text's bytes are text[0..wide_end)
+        for (size_t base = 0; base < n; base += BLOCK) {
+            const size_t m = std::min(BLOCK, n - base);
+            const size_t* block = ends + base;
+            // 1. Keys and hashes (16-byte loads up to 16 bytes before the text's end); slots requested.
+            for (size_t j = 0; j < m; ++j) {
+                const size_t size = block[j] - from;
+                if (size - 2 < PIECE_MAX - 1 || (size == 1 && !bytes_direct)) {
+                    if (from + 16 <= wide_end) {
+                        piece_key_wide(text + from, size, k0s[j], k1s[j]);
+                    } else {
+                        piece_key(text + from, size, k0s[j], k1s[j]);
+                    }
+                    hashes[j] = piece_hash(k0s[j], k1s[j]);
+                    pieces->prefetch(hashes[j]);
+                } else if (size == 1) {
+                    k0s[j] = (uint64_t)(uint32_t)byte_ids[(unsigned char)text[from]];
+                    k1s[j] = 1;
+                    ++direct;
+                } else {
+                    k1s[j] = 0;
+                }
+                from = block[j];
+            }
+            // 2. Look up and store into buf (4 id words per hit, then out in one copy per block: out is a
+            // std::vector, and making room in it first costs a zero-fill per text).
+            size_t at = 0;
+            for (size_t j = 0; j < m; ++j) {
+                const uint64_t k1 = k1s[j];
+                const PieceSlot* slot = nullptr;
+                if (k1 > 1) {
+                    slot = pieces->find(k0s[j], k1, hashes[j]);
+                    if (slot != nullptr && (slot->v0 & 15) <= 4) {
+                        const uint64_t v0 = slot->v0, v1 = slot->v1;
+                        buf[at] = (int32_t)((v0 >> 4) & 0x0FFFFFFF);
+                        buf[at + 1] = (int32_t)(v0 >> 32);
+                        buf[at + 2] = (int32_t)(uint32_t)v1;
+                        buf[at + 3] = (int32_t)(v1 >> 32);
+                        at += v0 & 15;
+                        ++hits;
+                        continue;
+                    }
+                } else if (k1 == 1) {
+                    buf[at++] = (int32_t)k0s[j];
+                    continue;
+                }
+                out.insert(out.end(), buf, buf + at);  // the slow way appends to out
+                at = 0;
+                const size_t begin = base + j == 0 ? 0 : block[j - 1];  // (block[-1] is the previous block's end)
+                const char* word = text + begin;
+                const size_t size = block[j] - begin;
+                if (slot != nullptr) {
+                    ++hits;
+                    unpack_piece_ids(slot->v0, slot->v1, out);
+                } else if (k1 > 1) {
+                    encode_miss(word, size, k0s[j], k1, hashes[j], out, shared, arena);
+                } else {
+                    encode(word, size, out, shared, arena);
                 }
             }
-            encode(text + start, ends[i] - start, out, shared, arena);
-            start = ends[i];
+            out.insert(out.end(), buf, buf + at);
         }
+        stat_hits += hits;
+        stat_uncached += direct;
     }
     size_t cache_capacity() const { return cache.capacity(); }
     // What the memo caches did, for measuring (hf_bpe.core._core.WordEncoder._cache_stats): pieces answered by a
@@ -147,19 +215,7 @@ public:
                     ++stat_hits;
                     return;
                 }
-                ++stat_misses;
-                const size_t start = out.size();
-                encode_uncached(word, size, out);
-                if (shared != nullptr) {
-                    shared->pieces.put(k0, k1, hash, out.data() + start, out.size() - start, *arena);
-                } else if (!own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena)) {
-                    if (!own_pieces.grow()) {  // full at its budget: back to the image, then add this one
-                        own_pieces.reset();
-                        own_arena = EntryArena();
-                        ++piece_wipes;
-                    }
-                    own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena);
-                }
+                encode_miss(word, size, k0, k1, hash, out, shared, arena);
                 return;
             }
         }
@@ -217,6 +273,25 @@ public:
     }
 
 private:
+    static constexpr size_t BLOCK = 64;  // encode_pieces' pieces per phase: 2.5 KB of keys and ids on the stack
+    // A piece of <= 15 bytes (key k0, k1, hash) the pieces table does not hold: its ids appended to out and
+    // published in the table (`shared`'s, spilled ids in *arena, or the encoder's own, grown or wiped when full).
+    void encode_miss(const char* word, size_t size, uint64_t k0, uint64_t k1, uint64_t hash,
+                     std::vector<int32_t>& out, SharedWordCache* shared, EntryArena* arena) {
+        ++stat_misses;
+        const size_t start = out.size();
+        encode_uncached(word, size, out);
+        if (shared != nullptr) {
+            shared->pieces.put(k0, k1, hash, out.data() + start, out.size() - start, *arena);
+        } else if (!own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena)) {
+            if (!own_pieces.grow()) {  // full at its budget: back to the image, then add this one
+                own_pieces.reset();
+                own_arena = EntryArena();
+                ++piece_wipes;
+            }
+            own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena);
+        }
+    }
     // Whether merge_scan gives merge_all's result for every word: when each pair's new id is made by no other pair
     // and is neither of its inputs. merge_all executes a queued entry (rank, pos, new id) iff the pair now at pos
     // makes that new id; under this condition that pair is the one queued (same rank), so merge_all executes the

@@ -7,10 +7,12 @@
 // Lock-free and insert-only while a batch runs: a fixed table of atomic pointers to immutable entries, published by
 // compare-and-swap (release) and read with acquire loads. Entries live in the arena of the thread that made them
 // (blocks that never move). Bounded: when it holds `capacity` words it takes no more until the next batch, and
-// prepare() (called between batches, no thread running) empties it then; every lookup terminates (at most half
-// the slots are used). Results never depend on it: an entry holds exactly what merging its word gives.
+// prepare() (called between batches, no thread running) grows it (to 16 times `words` or PIECE_GROW_LIMIT,
+// entries kept) or, at that budget, empties it then; every lookup terminates (at most half the
+// slots are used). Results never depend on it: an entry holds exactly what merging its word gives.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -25,7 +27,7 @@ namespace hfbpe {
 class SharedWordCache {
 public:
     // Room for `words` words (load at most 1/2); the table is allocated by the first prepare().
-    explicit SharedWordCache(size_t words) : capacity_(words) {}
+    explicit SharedWordCache(size_t words) : capacity_(words), limit_(words) {}
     SharedWordCache(const SharedWordCache&) = delete;
     SharedWordCache& operator=(const SharedWordCache&) = delete;
 
@@ -37,7 +39,7 @@ public:
             slots_.reset(new std::atomic<const Entry*>[size]);
             mask_ = size - 1;
             clear();
-        } else if (used_.load() >= capacity_ || (pieces.full() && !pieces.grow())) {
+        } else if ((used_.load() >= limit_ && !grow()) || (pieces.ready() && pieces.full() && !pieces.grow())) {
             clear();  // a generation wipe of both tables (the pieces' spilled ids live in the arenas)
             ++wipes_;
         }
@@ -68,7 +70,7 @@ public:
     // Publish word[0..n) -> ids[0..count), the entry allocated in `arena` (the caller's own). A word another
     // thread published meanwhile is left as it is (both hold the same ids).
     void put(const char* word, size_t n, uint64_t hash, const int32_t* ids, size_t count, EntryArena& arena) {
-        if (used_.load(std::memory_order_relaxed) >= capacity_) return;
+        if (used_.load(std::memory_order_relaxed) >= limit_) return;
         Entry* entry = (Entry*)arena.allocate(sizeof(Entry) + count * sizeof(int32_t) + n);
         entry->hash = hash;
         entry->key_len = (uint32_t)n;
@@ -104,9 +106,31 @@ private:
             return hash == h && key_len == n && std::memcmp(key(), word, n) == 0;
         }
     };
+    // Room for the budget's words at once (it grows only between batches: doubling took the batches of a warm
+    // run one by one), the entries kept: no batch may run.
+    bool grow() {
+        const size_t budget = std::max(capacity_, std::min(PIECE_GROW_LIMIT, 16 * capacity_));
+        if (limit_ >= budget) return false;
+        limit_ = budget;
+        size_t size = 16;
+        while (size < 2 * limit_) size <<= 1;
+        std::unique_ptr<std::atomic<const Entry*>[]> old(new std::atomic<const Entry*>[size]);
+        old.swap(slots_);
+        const uint64_t old_mask = mask_;
+        mask_ = size - 1;
+        for (size_t i = 0; i <= mask_; ++i) slots_[i].store(nullptr, std::memory_order_relaxed);
+        for (size_t i = 0; i <= old_mask; ++i) {
+            const Entry* entry = old[i].load(std::memory_order_relaxed);
+            if (entry == nullptr) continue;
+            uint64_t j = entry->hash & mask_;
+            while (slots_[j].load(std::memory_order_relaxed) != nullptr) j = (j + 1) & mask_;
+            slots_[j].store(entry, std::memory_order_relaxed);
+        }
+        return true;
+    }
     std::unique_ptr<std::atomic<const Entry*>[]> slots_;
     uint64_t mask_ = 0;
-    size_t capacity_;
+    size_t capacity_, limit_;  // limit_: words until the next prepare() grows or empties the table
     std::atomic<size_t> used_{0};
     uint64_t wipes_ = 0;  // changed only by prepare(), with no batch running
     std::vector<EntryArena> arenas_;
