@@ -217,6 +217,49 @@ def test_model_decode_refuses_negative_and_unknown_ids_clearly():
     assert model.decode(iter([104, 105])) == "hi"
 
 
+_MODELS = {  # trained (its encoder built lazily), loaded (built at once), prefix space, ignore_merges-like custom
+    "trained": lambda: hf_bpe.train(_mixed_batch(300), vocab_size=350, show_progress=False),
+    "loaded": lambda: pickle.loads(pickle.dumps(hf_bpe.train(_mixed_batch(300), vocab_size=350,
+                                                             show_progress=False))),
+    "prefix": lambda: hf_bpe.train(_mixed_batch(300), vocab_size=300, add_prefix_space=True, show_progress=False),
+    "custom": lambda: hf_bpe.train(_mixed_batch(300), vocab_size=300, pattern=r"\w+|\s+|[^\w\s]+",
+                                   show_progress=False),
+}
+
+
+def _outcome(call):
+    try:
+        return call()
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        return type(exc)
+
+
+@pytest.mark.parametrize("kind", sorted(_MODELS))
+@settings(max_examples=60)
+@given(text=st.one_of(st.text(max_size=40), st.just("a\ud800b"), st.builds(lambda n: "ab " * n,
+                                                                            st.integers(90_000, 90_010))),
+       threads=st.sampled_from([None, 1, 2, 0, "2"]), surrogates=st.sampled_from(["replace", "strict", "bad"]))
+def test_model_encode_ordinary_compiled_in_the_instance_equals_the_method(kind, text, threads, surrogates):
+    # `model.encode_ordinary` is a compiled callable stored in the instance (the per-text loop's Python frame
+    # saved): for any text and option, good or bad, it gives the class method's ids or its exception type.
+    model = _MODELS[kind]()
+    expected = _outcome(lambda: BPEModel.encode_ordinary(model, text, num_threads=threads, surrogates=surrogates))
+    assert _outcome(lambda: model.encode_ordinary(text, num_threads=threads, surrogates=surrogates)) == expected
+    installed = type(model.__dict__.get("encode_ordinary")).__name__
+    assert installed == ("NoneType" if kind == "custom" else "OrdinaryEncoder")  # a custom regex: no compiled path
+    assert _outcome(lambda: model.encode_ordinary(text)) == _outcome(lambda: BPEModel.encode_ordinary(model, text))
+
+
+def test_model_encode_ordinary_subclass_override_is_kept():
+    class Shouting(BPEModel):
+        def encode_ordinary(self, text, **options):
+            return super().encode_ordinary(text.upper(), **options)
+
+    model = Shouting.bytes_only()
+    assert model.encode_ordinary("hi") == [72, 73] and model.encode_ordinary("hi") == [72, 73]
+    assert "encode_ordinary" not in model.__dict__
+
+
 # -- threaded batch encode -------------------------------------------------------------------------------------
 
 

@@ -1143,6 +1143,9 @@ cdef class ShortTextEncoder:
         surrogate (no UTF-8 form: the caller raises or repairs it). Otherwise the ids are those of
         ``Pretokenizer.encode_text``.
         """
+        return self._try(text, num_threads, surrogates)
+
+    cdef object _try(self, object text, object num_threads, object surrogates):
         cdef Py_ssize_t n
         if type(text) is not str or num_threads is not None:
             return None
@@ -1158,3 +1161,29 @@ cdef class ShortTextEncoder:
             from hf_bpe.core._scanner import pieces_function
             self._split = <PiecesFn>PyCapsule_GetPointer(pieces_function(), _PIECES_CAPSULE)
         return self._words._encode_whole(<str>text, self._split, self._pid)
+
+
+cdef class OrdinaryEncoder:
+    """One model's ``encode_ordinary`` as a compiled callable: :class:`ShortTextEncoder`'s try, else ``full``.
+
+    ``BPEModel.encode_ordinary`` stores one in the instance on its first call (an instance attribute is found before
+    the class's method), so a per-text loop pays one compiled call instead of a Python frame and a second call; the
+    arguments and results are the method's: ``full(text, num_threads, surrogates)`` is the model's full Python
+    path (checks, errors, surrogate repair, long texts), which it takes whenever ``short`` declines.
+
+    >>> from hf_bpe.core._scanner import SCANNERS
+    >>> short = ShortTextEncoder(WordEncoder([], range(256)), SCANNERS["gpt2"], False, 1 << 18)
+    >>> encode = OrdinaryEncoder(short, lambda text, threads, surrogates: ["full path", text])
+    >>> encode("hi"), encode("hi", num_threads=2)
+    ([104, 105], ['full path', 'hi'])
+    """
+
+    cdef ShortTextEncoder _short
+    cdef object _full
+
+    def __init__(self, ShortTextEncoder short not None, full):
+        self._short, self._full = short, full
+
+    def __call__(self, text, *, num_threads=None, surrogates=_REPLACE):
+        ids = self._short._try(text, num_threads, surrogates)
+        return self._full(text, num_threads, surrogates) if ids is None else ids
