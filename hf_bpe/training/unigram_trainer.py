@@ -62,7 +62,7 @@ class CompiledLoops:
         return model.viterbi_counts(self.corpus, self.threads, self.workers)
 
     @staticmethod
-    def alternatives(model: Any) -> tuple[list[bool], list[list[int]]]:
+    def alternatives(model: Any) -> tuple[list[bool], list[Sequence[int]]]:
         return model.alternatives()
 
     @staticmethod
