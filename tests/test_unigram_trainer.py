@@ -353,7 +353,7 @@ def test_compiled_loops_reuse_the_first_models_pieces_only_when_they_cover_the_n
     for pieces in models:
         scored = [(piece, scores[i % len(scores)]) for i, piece in enumerate(pieces)]
         for method in ("e_step", "viterbi_counts"):
-            assert getattr(compiled, method)(compiled.model(scored)) == getattr(reference, method)(
+            assert list(getattr(compiled, method)(compiled.model(scored))) == getattr(reference, method)(
                 reference.model(scored))
 
 

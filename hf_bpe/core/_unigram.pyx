@@ -8,7 +8,9 @@ The spec is ``hf_bpe.training.unigram_lattice`` and ``hf_bpe.training.unigram_re
 and finalization, so only the loops differ.
 """
 
+from cpython cimport array
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.string cimport memcpy
 from libcpp cimport bool as cbool
 from libcpp.pair cimport pair
 from libcpp.string cimport string
@@ -16,6 +18,19 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 from hf_bpe.core._code_points cimport code_points
+
+import array
+
+cdef array.array _FLOATS = array.array("f")
+cdef array.array _INT32S = array.array("i")
+
+
+cdef array.array _float_array(const vector[float]& values):
+    # 4 bytes a piece, not a list's 32 (pointer + float object): the E-step's result lives through the M-step.
+    cdef array.array out = array.clone(_FLOATS, values.size(), zero=False)
+    if values.size():
+        memcpy(out.data.as_floats, values.data(), values.size() * sizeof(float))
+    return out
 
 cdef extern from "<malloc.h>" nogil:
     int malloc_trim(size_t pad)
@@ -89,27 +104,37 @@ cdef class UnigramModel:
         return self.model.size()
 
     def e_step(self, UnigramCorpus corpus, int threads, int workers):
-        """RunEStep's expected counts (float32 values), summed per thread as sentencepiece's num_threads split."""
+        """RunEStep's expected counts (an array('f')), summed per thread as sentencepiece's num_threads split."""
         cdef vector[float] out
         with nogil:
             out = e_step(self.model, corpus.corpus, corpus.recorded, threads, workers)
-        return out
+        return _float_array(out)
 
     def viterbi_counts(self, UnigramCorpus corpus, int threads, int workers):
-        """Each piece's count on the Viterbi paths (float32 values), summed per thread as above."""
+        """Each piece's count on the Viterbi paths (an array('f')), summed per thread as above."""
         cdef vector[float] out
         with nogil:
             out = viterbi_counts(self.model, corpus.corpus, corpus.recorded, threads, workers)
-        return out
+        return _float_array(out)
 
     def alternatives(self):
         """(always_keep, alternatives): per piece, whether its best segmentation is itself (or the only one), and
-        the ids of its second-best segmentation."""
+        the ids of its second-best segmentation (an array('i'); none: one shared empty tuple), compact as the first
+        pruning round, the trainer's memory peak, has a few hundred thousand of them."""
         cdef vector[char] keep
         cdef vector[vector[int32_t]] alts
+        cdef array.array ids
         with nogil:
             alternatives(self.model, keep, alts)
-        return [bool(k) for k in keep], [list(a) for a in alts]
+        out = []
+        for a in alts:
+            if a.empty():
+                out.append(())
+                continue
+            ids = array.clone(_INT32S, a.size(), zero=False)
+            memcpy(ids.data.as_ints, a.data(), a.size() * sizeof(int32_t))
+            out.append(ids)
+        return [bool(k) for k in keep], out
 
     def reachable(self):
         """Per piece, whether Viterbi can choose it (no other segmentation outscores it)."""

@@ -279,6 +279,7 @@ def run_unigram(corpus: Iterable[str], vocab_size: int, options: Mapping[str, An
     del words  # with it goes the compiled loader's store
     # 3. EM and pruning rounds.
     run = loops(sentences, opts["num_threads"])
+    del sentences  # the compiled loops hold their own copy: the list's strings go before EM's peak
     desired = int(vocab_size * 1.1)
     while True:
         for _ in range(opts["num_sub_iterations"]):

@@ -55,14 +55,14 @@ class CompiledLoops:
 
         return UnigramModel(pieces)
 
-    def e_step(self, model: Any) -> list[float]:
+    def e_step(self, model: Any) -> Sequence[float]:
         return model.e_step(self.corpus, self.threads, self.workers)
 
-    def viterbi_counts(self, model: Any) -> list[float]:
+    def viterbi_counts(self, model: Any) -> Sequence[float]:
         return model.viterbi_counts(self.corpus, self.threads, self.workers)
 
     @staticmethod
-    def alternatives(model: Any) -> tuple[list[bool], list[list[int]]]:
+    def alternatives(model: Any) -> tuple[list[bool], list[Sequence[int]]]:
         return model.alternatives()
 
     @staticmethod

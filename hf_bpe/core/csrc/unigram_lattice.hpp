@@ -5,15 +5,19 @@
 // -ffp-contract=off (no fused multiply-add where sentencepiece's x86-64 build has none).
 //
 // Sentences are split among `virtual` threads as sentencepiece splits them (sentence i to thread i % virtual); each
-// virtual thread's float sums are its own, and they are added in thread order at the end, so the result depends on
-// `virtual` exactly as sentencepiece's does, and not on `workers`, the real threads that run the virtual ones.
+// virtual thread's float sums are its own, and they are added in thread order, so the result depends on `virtual`
+// exactly as sentencepiece's does, and not on `workers`, the real threads that run the virtual ones. The real threads
+// take virtual threads in order 0, 1, ... and fold each finished one's sums into the total in that order (OrderedSum),
+// so at most workers + 1 arrays of model.size() floats are alive, not `virtual` of them.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <queue>
 #include <thread>
 #include <unordered_map>
@@ -507,19 +511,71 @@ class Edges {
     }
 };
 
-// Runs body(virtual_thread, lattice) for each virtual thread on `workers` real threads.
+// The real threads that run `virtual_threads` virtual ones.
+inline int real_workers(int virtual_threads, int workers) { return std::max(1, std::min(workers, virtual_threads)); }
+
+// Runs body(virtual_thread, worker, lattice) for each virtual thread on real_workers() real threads, which take the
+// virtual threads in increasing order (so a worker waiting in OrderedSum::fold for a lower one never waits for
+// one not yet taken: no deadlock).
 template <class F>
 void run_virtual(int virtual_threads, int workers, F&& body) {
-    workers = std::max(1, std::min(workers, virtual_threads));
+    workers = real_workers(virtual_threads, workers);
+    std::atomic<int> next{0};
     std::vector<std::thread> pool;
     for (int w = 0; w < workers; ++w) {
         pool.emplace_back([&, w]() {
             Edges lattice;
-            for (int n = w; n < virtual_threads; n += workers) body(n, lattice);
+            for (int n = next++; n < virtual_threads; n = next++) body(n, w, lattice);
         });
     }
     for (auto& t : pool) t.join();
 }
+
+// Float sums per virtual thread, added into the total strictly in virtual-thread order (sentencepiece's order), one
+// array per real worker: a worker finishing virtual thread n waits until 0..n-1 are folded, folds its array, zeroes
+// it and takes the next. `copy_first`: the total is thread 0's array itself (RunEStep's expected[0] += ...), not
+// 0.0f + it (the Viterbi counts' freq += ...); the two differ only for -0.0f, kept bit for bit all the same.
+class OrderedSum {
+public:
+    OrderedSum(size_t size, int workers, bool copy_first)
+        : size_(size), copy_first_(copy_first), total_(size, 0.0f), parts_(workers) {}
+
+    // Worker w's array (allocated on first use, by the worker).
+    std::vector<float>& part(int w) {
+        if (parts_[w].size() != size_) parts_[w].assign(size_, 0.0f);
+        return parts_[w];
+    }
+
+    void fold(int n, int w) {
+        std::vector<float>& mine = part(w);
+        std::unique_lock<std::mutex> lock(mutex_);
+        turn_.wait(lock, [&] { return folded_ == n; });
+        if (n == 0 && copy_first_) {
+            std::copy(mine.begin(), mine.end(), total_.begin());
+        } else {
+            for (size_t k = 0; k < size_; ++k) total_[k] += mine[k];
+        }
+        ++folded_;
+        lock.unlock();
+        turn_.notify_all();
+        std::fill(mine.begin(), mine.end(), 0.0f);
+    }
+
+    // The total, once every virtual thread is folded; the workers' arrays are freed.
+    std::vector<float> take() {
+        std::vector<std::vector<float>>().swap(parts_);
+        return std::move(total_);
+    }
+
+private:
+    size_t size_;
+    bool copy_first_;
+    std::vector<float> total_;
+    std::vector<std::vector<float>> parts_;
+    std::mutex mutex_;
+    std::condition_variable turn_;
+    int folded_ = 0;
+};
 
 // The pieces the trie found in each text under the model they were recorded with (the first model the E-step
 // met: the seeds), per virtual thread (its texts in order), so that later models, whose pieces are among those,
@@ -531,12 +587,12 @@ struct Recorded {
     std::vector<std::vector<int32_t>> found_ids;
 };
 
-// Runs body(n, i, lattice) for each text i of each virtual thread n, its lattice set from the record when every
-// piece of the model is among the recorded ones, else by the trie (recording them: this model's record replaces
-// the old one).
-template <class F>
+// Runs body(w, i, lattice) for each text i of each virtual thread n on worker w, its lattice set from the record
+// when every piece of the model is among the recorded ones, else by the trie (recording them: this model's record
+// replaces the old one); then done(n, w) once n's texts are all done.
+template <class F, class G>
 void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, int virtual_threads, int workers,
-                   F&& body) {
+                   F&& body, G&& done) {
     std::vector<int32_t> live;
     bool replay = !record.pieces.empty() && record.found.size() == (size_t)virtual_threads;
     if (replay) {
@@ -567,7 +623,7 @@ void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, i
             record.found_ids.resize(virtual_threads);
         }
     }
-    run_virtual(virtual_threads, workers, [&](int n, Edges& lattice) {
+    run_virtual(virtual_threads, workers, [&](int n, int w, Edges& lattice) {
         size_t at = 0, at_ids = 0;
         for (size_t i = n; i < corpus.size(); i += virtual_threads) {
             const size_t size = corpus.offsets[i + 1] - corpus.offsets[i];
@@ -588,12 +644,13 @@ void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, i
             } else {
                 lattice.set(model, corpus.text.data() + corpus.offsets[i], size);
             }
-            body(n, i, lattice);
+            body(w, i, lattice);
         }
         if (over) {
             std::vector<uint16_t>().swap(record.found[n]);
             std::vector<int32_t>().swap(record.found_ids[n]);
         }
+        done(n, w);
     });
     if (over) record = Recorded();
 }
@@ -601,29 +658,30 @@ void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, i
 // RunEStep: the expected count of each piece (the virtual threads' float sums, added in thread order).
 inline std::vector<float> e_step(const Model& model, const Corpus& corpus, Recorded& record, int virtual_threads,
                                  int workers) {
-    std::vector<std::vector<float>> expected(virtual_threads, std::vector<float>(model.size(), 0.0f));
-    for_each_text(model, corpus, record, virtual_threads, workers, [&](int n, size_t i, Edges& lattice) {
-        lattice.marginal((float)corpus.counts[i], expected[n]);
-    });
-    for (int n = 1; n < virtual_threads; ++n)
-        for (size_t k = 0; k < expected[0].size(); ++k) expected[0][k] += expected[n][k];
-    return expected[0];
+    OrderedSum expected(model.size(), real_workers(virtual_threads, workers), true);
+    for_each_text(
+        model, corpus, record, virtual_threads, workers,
+        [&](int w, size_t i, Edges& lattice) { lattice.marginal((float)corpus.counts[i], expected.part(w)); },
+        [&](int n, int w) { expected.fold(n, w); });
+    return expected.take();
 }
 
 // PruneSentencePieces' second phase: each piece's count on the Viterbi paths, in float, per virtual thread.
 inline std::vector<float> viterbi_counts(const Model& model, const Corpus& corpus, Recorded& record,
                                          int virtual_threads, int workers) {
-    std::vector<std::vector<float>> freqs(virtual_threads, std::vector<float>(model.size(), 0.0f));
-    std::vector<std::vector<uint32_t>> paths(virtual_threads);
-    for_each_text(model, corpus, record, virtual_threads, workers, [&](int n, size_t i, Edges& lattice) {
-        lattice.viterbi(paths[n]);
-        for (uint32_t e : paths[n])
-            if (lattice.ids[e] >= 0) freqs[n][lattice.ids[e]] += corpus.counts[i];
-    });
-    std::vector<float> freq(model.size(), 0.0f);
-    for (int n = 0; n < virtual_threads; ++n)
-        for (size_t k = 0; k < freq.size(); ++k) freq[k] += freqs[n][k];
-    return freq;
+    const int real = real_workers(virtual_threads, workers);
+    OrderedSum freq(model.size(), real, false);
+    std::vector<std::vector<uint32_t>> paths(real);
+    for_each_text(
+        model, corpus, record, virtual_threads, workers,
+        [&](int w, size_t i, Edges& lattice) {
+            lattice.viterbi(paths[w]);
+            std::vector<float>& mine = freq.part(w);
+            for (uint32_t e : paths[w])
+                if (lattice.ids[e] >= 0) mine[lattice.ids[e]] += corpus.counts[i];
+        },
+        [&](int n, int w) { freq.fold(n, w); });
+    return freq.take();
 }
 
 // PruneSentencePieces' first phase: keep[i] (0: its best segmentation is split, 1: keep) and, for a piece whose
