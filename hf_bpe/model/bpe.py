@@ -178,7 +178,6 @@ class BPEModel(TokenArrays, ModelFiles):
                                                  self._vocab if ignore_merges else None)
         if triples is not None:  # else built with the encoder, at the first encode (_encode_short)
             self._encode_short = self._short_encoder()
-            self._install_encode_ordinary(self._encode_short)
         self._special_regex_cache: dict[frozenset[str], regex.Pattern[str]] = {}
         # Given by a trainer: the options and corpus fingerprint that save() writes to the manifest.
         if provenance is not None and not isinstance(provenance, Mapping):
@@ -205,7 +204,15 @@ class BPEModel(TokenArrays, ModelFiles):
         # encode_ordinary's compiled first try (a named pattern, every byte a token), else one that always declines.
         short = None if self._missing else self._pretokenizer.short_text_encoder(self._encoder,
                                                                                  single_text.LONG_TEXT_CHARS)
-        return _decline if short is None else short.encode
+        if short is None:
+            return _decline
+        # `model.encode_ordinary` then finds the compiled equivalent of the method in the instance (the method's
+        # Python frame was ~40% of a short line's cost); the class's method stays for subclasses that override it
+        # and for explicit `BPEModel.encode_ordinary(model, ...)` calls. (It holds the model: a cycle the GC frees.)
+        if type(self).encode_ordinary is BPEModel.encode_ordinary:
+            self.__dict__["encode_ordinary"] = _core.OrdinaryEncoder(
+                short, functools.partial(single_text.encode_ordinary, self))
+        return short.encode
 
     # -- properties ---------------------------------------------------------------------------------------------
 
@@ -360,17 +367,7 @@ class BPEModel(TokenArrays, ModelFiles):
         # frames on the way); None sends anything else (checks, errors, surrogates, long texts) the full way.
         short = self._encode_short  # a plain attribute load: `self._encode_short(...)` is a method lookup each call
         ids = short(text, num_threads, surrogates)
-        if "encode_ordinary" not in self.__dict__:  # a lazily built (trained) model's first call
-            self._install_encode_ordinary(short)
         return single_text.encode_ordinary(self, text, num_threads, surrogates) if ids is None else ids
-
-    def _install_encode_ordinary(self, short: Callable[[object, object, object], list[int] | None]) -> None:
-        # `model.encode_ordinary` then finds the compiled equivalent of the method in the instance (the method's
-        # Python frame was ~40% of a short line's cost); the class's method stays for subclasses that override it
-        # and for explicit `BPEModel.encode_ordinary(model, ...)` calls. (It holds the model: a cycle the GC frees.)
-        if short is not _decline and type(self).encode_ordinary is BPEModel.encode_ordinary:
-            self.__dict__["encode_ordinary"] = _core.OrdinaryEncoder(
-                short.__self__, functools.partial(single_text.encode_ordinary, self))
 
     def encode_word(self, word: bytes) -> list[int]:
         """Encode one pre-token, given as its UTF-8 bytes, with the merges (no pre-tokenization).
