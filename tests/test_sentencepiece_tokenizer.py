@@ -234,5 +234,7 @@ def test_sentencepiece_tokenizer_refuses_bad_sampling_options_clearly(unigram_fo
                        ({"alpha": "x"}, "'x'"), ({"seed": 1.5}, "1.5"), ({"enable_sampling": 1}, "True or False")):
         with pytest.raises(ValueError, match=match):
             HFSentencePieceTokenizer.from_pretrained(unigram_folder, sp_model_kwargs=bad)
+    with pytest.raises(TypeError, match="sp_model_kwargs must be a dict.*list"):
+        HFSentencePieceTokenizer.from_pretrained(unigram_folder, sp_model_kwargs=["enable_sampling"])
     # Off, the options change nothing.
     assert HFSentencePieceTokenizer(sentencepiece_model=bpe, sp_model_kwargs={"alpha": 0.3})("low")["input_ids"]

@@ -107,6 +107,9 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         self._unigram = (UnigramModel.from_sentencepiece(sentencepiece_model)
                          if sentencepiece_model.model_type == "unigram" else None)
         self._write_json = tokenizer_json_blocker(sentencepiece_model) is None
+        if sp_model_kwargs is not None and not isinstance(sp_model_kwargs, Mapping):
+            raise TypeError(f"sp_model_kwargs must be a dict such as {{'enable_sampling': True}}, got "
+                            f"{type(sp_model_kwargs).__name__}: {sp_model_kwargs!r:.80}")
         self.sp_model_kwargs = dict(sp_model_kwargs or {})
         self._sampling = sampling_options(self.sp_model_kwargs, unigram=self._unigram is not None)
         # Unset flags come from a saved tokenizer.json's post-processor, where transformers 5 keeps them.
