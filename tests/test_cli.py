@@ -209,8 +209,12 @@ def test_cli_dataset_that_is_not_a_local_folder_is_refused_without_reaching_the_
             monkeypatch.setenv(name, "1")
         else:
             monkeypatch.delenv(name, raising=False)
+    # A deep path is quoted whole (cut at 80 characters it lost its end: found by a run whose tmp paths were longer).
+    deep = tmp_path / ("d" * 120) / "corpus.txt"
+    deep.parent.mkdir()
+    deep.write_text("a b\n")
     for dataset, found in (("wikitext", "does not exist (hf_bpe reads local folders only, never downloads)"),
-                           (str(corpus), "is a file")):
+                           (str(corpus), "is a file"), (str(deep), "is a file")):
         assert main(["train", "--dataset", dataset, "--out", str(tmp_path / "o"), "--quiet"]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"hf-bpe: error: dataset {dataset!r} {found}; pass a folder saved with "

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from ..core._tally import line_stats
 from ..core.fragment import Fragment, SafeCutter
-from ..errors import InputError
+from ..errors import InputError, excerpt
 
 __all__ = ["iter_texts", "iter_batches", "LineBlock", "is_paths", "default_corpus_files", "default_corpus", "describe_default_corpus", "load_dataset", "load_text_files"]
 
@@ -360,8 +360,9 @@ def load_dataset(name: str, split: str) -> Any:
         # hf_bpe never downloads: anything but a local folder is refused now (datasets would try the Hub, retrying
         # for ~24 s when it is unreachable, and would download a Hub name).
         found = "is a file" if path.exists() else "does not exist (hf_bpe reads local folders only, never downloads)"
-        raise InputError(f"dataset {name!r:.80} {found}; pass a folder saved with Dataset.save_to_disk, or a folder "
-                         "of data files (csv, json, parquet, txt) that datasets.load_dataset reads; for a Hub "
+        # A path is quoted whole up to a long path's length (cut at 80 it lost its end, and the user the file).
+        raise InputError(f"dataset {excerpt(name, limit=400)} {found}; pass a folder saved with "
+                         "Dataset.save_to_disk, or a folder of data files (csv, json, parquet, txt) that datasets.load_dataset reads; for a Hub "
                          "dataset, save it first: datasets.load_dataset(NAME, split=...).save_to_disk(FOLDER)")
     import datasets
 
