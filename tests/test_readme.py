@@ -38,7 +38,7 @@ REPLACED = {
     ),
 }
 SKIPPED = {
-    "pip install -e '.[test]' && python -m pytest": "this is the test suite itself: running it here would recurse",
+    "pip install -e '.[test]' && python -m pytest -n auto --maxprocesses 4 --dist loadfile": "this is the test suite itself: running it here would recurse",
 }
 LISTING = "text"  # the fence of blocks that are not commands (output, file contents)
 _RUN = ("bash", "python")
