@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "unigram_lattice.hpp"
+#include "unigram_seed.hpp"
 
 namespace hfbpe_unigram {
 
@@ -83,6 +84,7 @@ class Trainer {
     void em_step() {
         std::vector<float> expected;
         {
+            release_free_memory();  // the last model's blocks, before this one's
             Model model;
             model.set(pieces, scores);
             expected = e_step(model, corpus, record_, threads_, workers_);
