@@ -38,7 +38,7 @@ using hfbpe_sp::Options;
 
 // The suffix array of s[0..n) by induced sorting (SA-IS: Nong, Zhang and Chan 2009), with a virtual sentinel after
 // s[n - 1] smaller than every symbol (a shorter suffix before the longer ones it begins): O(n) time; the suffix
-// array itself (4 bytes per symbol), one type byte per symbol and K bucket counters per level, the reduced problem
+// array itself (4 bytes per symbol), one type bit per symbol and K bucket counters per level, the reduced problem
 // (at most n / 2 names) solved recursively inside the suffix array's own space.
 template <class T>
 void sais(const T* s, int32_t* sa, int32_t n, int32_t alphabet) {
@@ -48,16 +48,37 @@ void sais(const T* s, int32_t* sa, int32_t n, int32_t alphabet) {
         return;
     }
     // 1. Types: S (1) when the suffix is smaller than the next one; the last symbol is L (the sentinel is smaller).
-    std::vector<uint8_t> stype(n, 0);
-    for (int32_t i = n - 2; i >= 0; --i) stype[i] = s[i] < s[i + 1] || (s[i] == s[i + 1] && stype[i + 1]);
-    auto lms = [&](int32_t i) { return i > 0 && stype[i] && !stype[i - 1]; };
-    std::vector<int32_t> counts(alphabet, 0), bucket(alphabet);
-    for (int32_t i = 0; i < n; ++i) ++counts[s[i]];
+    // One bit a symbol (a byte each was an eighth of the top level's memory peak, suffix array included).
+    std::vector<uint64_t> types(((size_t)n + 63) / 64, 0);
+    auto stype = [&](int32_t i) -> bool { return types[(size_t)i >> 6] >> (i & 63) & 1; };
+    for (int32_t i = n - 2, next = 0; i >= 0; --i) {
+        next = s[i] < s[i + 1] || (s[i] == s[i + 1] && next);
+        types[(size_t)i >> 6] |= (uint64_t)next << (i & 63);
+    }
+    auto lms = [&](int32_t i) { return i > 0 && stype(i) && !stype(i - 1); };
+    // The symbols' counts, kept for a small alphabet; a large one (the reduced problem's names: millions) is
+    // counted again into the buckets each time instead (a sequential pass), which saves 4 bytes a name.
+    const bool keep_counts = alphabet <= 65536;
+    std::vector<int32_t> counts(keep_counts ? alphabet : 0, 0), bucket(alphabet);
+    auto count = [&](std::vector<int32_t>& into) {
+        std::fill(into.begin(), into.end(), 0);
+        for (int32_t i = 0; i < n; ++i) ++into[s[i]];
+    };
+    if (keep_counts) count(counts);
     auto starts = [&]() {
-        for (int32_t c = 0, sum = 0; c < alphabet; ++c) bucket[c] = sum, sum += counts[c];
+        if (!keep_counts) count(bucket);
+        for (int32_t c = 0, sum = 0; c < alphabet; ++c) {
+            const int32_t k = keep_counts ? counts[c] : bucket[c];
+            bucket[c] = sum;
+            sum += k;
+        }
     };
     auto ends = [&]() {
-        for (int32_t c = 0, sum = 0; c < alphabet; ++c) sum += counts[c], bucket[c] = sum;
+        if (!keep_counts) count(bucket);
+        for (int32_t c = 0, sum = 0; c < alphabet; ++c) {
+            sum += keep_counts ? counts[c] : bucket[c];
+            bucket[c] = sum;
+        }
     };
     // The symbol and type before the suffix kAhead places on in sa, fetched ahead of their (random) reads: sa's
     // entry there may still change, then the fetch is only wasted (about a fifth less time on English).
@@ -65,7 +86,7 @@ void sais(const T* s, int32_t* sa, int32_t n, int32_t alphabet) {
     auto prefetch = [&](int32_t at) {
         if (at >= 0 && at < n && sa[at] > 0) {
             __builtin_prefetch(&s[sa[at] - 1]);
-            __builtin_prefetch(&stype[sa[at] - 1]);
+            __builtin_prefetch(&types[(size_t)(sa[at] - 1) >> 6]);
         }
     };
     // L-type suffixes from the sorted ones before them (the last suffix first: it follows the sentinel), then
@@ -76,13 +97,13 @@ void sais(const T* s, int32_t* sa, int32_t n, int32_t alphabet) {
         for (int32_t i = 0; i < n; ++i) {
             prefetch(i + kAhead);
             const int32_t j = sa[i] - 1;
-            if (sa[i] > 0 && !stype[j]) sa[bucket[s[j]]++] = j;
+            if (sa[i] > 0 && !stype(j)) sa[bucket[s[j]]++] = j;
         }
         ends();
         for (int32_t i = n - 1; i >= 0; --i) {
             prefetch(i - kAhead);
             const int32_t j = sa[i] - 1;
-            if (sa[i] > 0 && stype[j]) sa[--bucket[s[j]]] = j;
+            if (sa[i] > 0 && stype(j)) sa[--bucket[s[j]]] = j;
         }
     };
     // 2. The LMS substrings sorted by one induction from the LMS suffixes at their buckets' ends.
@@ -103,7 +124,7 @@ void sais(const T* s, int32_t* sa, int32_t n, int32_t alphabet) {
         bool differ = previous < 0;
         for (int32_t d = 0; !differ; ++d) {
             if (pos + d == n || previous + d == n || s[pos + d] != s[previous + d] ||
-                stype[pos + d] != stype[previous + d]) {
+                stype(pos + d) != stype(previous + d)) {
                 differ = true;
             } else if (d > 0 && (lms(pos + d) || lms(previous + d))) {
                 break;
