@@ -251,9 +251,10 @@ def test_cli_trains_unigram_equal_to_spm_train(tmp_path, capsys):
 @pytest.mark.shared_data
 @pytest.mark.parametrize("threads", [1, 16])
 def test_unigram_compiled_loops_equal_the_reference(english, threads):
-    """The compiled loops and the pure-Python ones give the same model, whatever the real threads."""
+    """The compiled loops (under the reference's driver) and the compiled driver (pieces, M-step and pruning in
+    C++) give the pure-Python model, whatever the real threads."""
     from hf_bpe.training.unigram_reference import run_unigram
-    from hf_bpe.training.unigram_trainer import CompiledLoops
+    from hf_bpe.training.unigram_trainer import CompiledLoops, run_compiled
 
     expected = _triples(train_unigram_reference(english, vocab_size=300, num_threads=threads))
     for workers in (1, 2, 3):
@@ -262,6 +263,7 @@ def test_unigram_compiled_loops_equal_the_reference(english, threads):
                 super().__init__(texts, n, w)
 
         assert _triples(run_unigram(english, 300, {"num_threads": threads}, Loops)) == expected, workers
+        assert _triples(run_compiled(english, 300, {"num_threads": threads}, workers)) == expected, workers
 
 
 @settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -32,6 +32,10 @@ cdef array.array _float_array(const vector[float]& values):
         memcpy(out.data.as_floats, values.data(), values.size() * sizeof(float))
     return out
 
+cdef extern from "Python.h":
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    int PyUnicode_4BYTE_KIND
+
 cdef extern from "<malloc.h>" nogil:
     int malloc_trim(size_t pad)
 
@@ -43,13 +47,23 @@ cdef extern from "csrc/unigram_lattice.hpp" namespace "hfbpe_unigram":
     cdef cppclass Recorded:
         pass
 
+    cdef cppclass Pieces:
+        void push(const uint32_t*, size_t) except +
+        size_t size()
+        const uint32_t* data(size_t)
+        size_t length(size_t)
+
+    cdef cppclass Alternatives:
+        vector[uint32_t] offsets
+        vector[int32_t] ids
+
     cdef cppclass Model:
-        void set(const vector[vector[uint32_t]]&, const vector[float]&) except +
+        void set(const Pieces&, const vector[float]&) except +
         size_t size()
 
     vector[float] e_step(const Model&, const Corpus&, Recorded&, int, int) except + nogil
     vector[float] viterbi_counts(const Model&, const Corpus&, Recorded&, int, int) except + nogil
-    void alternatives(const Model&, vector[char]&, vector[vector[int32_t]]&) except + nogil
+    void alternatives(const Model&, vector[char]&, Alternatives&) except + nogil
     vector[char] reachable(const Model&) except + nogil
 
 cdef extern from "csrc/sp_piece_check.hpp" namespace "hfbpe_sp":
@@ -68,6 +82,17 @@ cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
         vector[pair[string, float]] best() except + nogil
 
     void sais[T](const T*, int32_t*, int32_t, int32_t) except + nogil
+
+cdef extern from "csrc/unigram_em.hpp" namespace "hfbpe_unigram":
+    cdef cppclass Trainer:
+        Corpus corpus
+        Pieces pieces
+        vector[float] scores
+        Trainer(int, int)
+        void seed(const vector[pair[uint32_t, int64_t]]&, const vector[pair[string, float]]&) except + nogil
+        void em_step() except + nogil
+        void prune(size_t, float) except + nogil
+        void drop_unreachable() except + nogil
 
 
 cdef class UnigramCorpus:
@@ -93,10 +118,12 @@ cdef class UnigramModel:
     cdef Model model
 
     def __init__(self, pieces):
-        cdef vector[vector[uint32_t]] texts
+        cdef Pieces texts
         cdef vector[float] scores
+        cdef vector[uint32_t] chars
         for piece, score in pieces:
-            texts.push_back(code_points(piece))
+            chars = code_points(piece)
+            texts.push(chars.data(), chars.size())
             scores.push_back(score)
         self.model.set(texts, scores)
 
@@ -122,17 +149,19 @@ cdef class UnigramModel:
         the ids of its second-best segmentation (an array('i'); none: one shared empty tuple), compact as the first
         pruning round, the trainer's memory peak, has a few hundred thousand of them."""
         cdef vector[char] keep
-        cdef vector[vector[int32_t]] alts
+        cdef Alternatives alts
         cdef array.array ids
+        cdef size_t i, size
         with nogil:
             alternatives(self.model, keep, alts)
         out = []
-        for a in alts:
-            if a.empty():
+        for i in range(keep.size()):
+            size = alts.offsets[i + 1] - alts.offsets[i]
+            if size == 0:
                 out.append(())
                 continue
-            ids = array.clone(_INT32S, a.size(), zero=False)
-            memcpy(ids.data.as_ints, a.data(), a.size() * sizeof(int32_t))
+            ids = array.clone(_INT32S, size, zero=False)
+            memcpy(ids.data.as_ints, alts.ids.data() + alts.offsets[i], size * sizeof(int32_t))
             out.append(ids)
         return [bool(k) for k in keep], out
 
@@ -150,6 +179,11 @@ def seed_candidates(chunks, char_info, opts, Py_ssize_t keep):
 
     ``char_info``: ``{character: (script code, decimal, forbidden)}`` for every character of the chunks
     (``hf_bpe.training.sentencepiece_bpe.char_info``); ``opts``: the checked options."""
+    cdef vector[pair[string, float]] best = _best_candidates(chunks, char_info, opts, keep)
+    return [(p.first.decode("utf-8"), p.second) for p in best]
+
+
+cdef vector[pair[string, float]] _best_candidates(chunks, char_info, opts, Py_ssize_t keep) except *:
     cdef unordered_map[uint32_t, CharInfo] info
     cdef CharInfo one
     for c, (script, decimal, forbidden) in char_info.items():
@@ -177,7 +211,7 @@ def seed_candidates(chunks, char_info, opts, Py_ssize_t keep):
         del counter
         with nogil:
             malloc_trim(0)  # the tables' nodes, freed on two threads' heaps: back to the system before EM
-    return [(p.first.decode("utf-8"), p.second) for p in best]
+    return best
 
 
 def suffix_array(const uint8_t[:] data):
@@ -204,3 +238,65 @@ def char_counts(sentences):
         for i in range(chars.size()):
             counts[chars[i]] += times
     return {chr(p.first): p.second for p in counts}
+
+
+cdef class UnigramTrainer:
+    """The trainer's state between the hot loops, in C++ (``csrc/unigram_em.hpp``): the texts, the pieces with
+    their float32 scores (never a Python list: the seed model has hundreds of thousands), the seeds' log
+    probabilities, the M-step, pruning and the unreachable pieces' removal, as ``hf_bpe.training.unigram_reference``
+    computes them. ``threads``: spm_train's num_threads (the float sums' split); ``workers``: the real threads."""
+
+    cdef Trainer* trainer
+
+    def __cinit__(self, int threads, int workers):
+        self.trainer = new Trainer(threads, workers)
+
+    def __dealloc__(self):
+        del self.trainer
+
+    def add_texts(self, texts):
+        """Add ``[text, count]`` pairs (sentences or words), in training order."""
+        cdef vector[uint32_t] chars
+        for text, count in texts:
+            chars = code_points(text)
+            self.trainer.corpus.add(chars.data(), chars.size(), count)
+
+    def seed(self, chars, chunks, char_info, opts, Py_ssize_t keep):
+        """Set the pieces to the seeds: ``chars`` (``(character, count)`` in seed order), then the best ``keep``
+        strings of the ``chunks`` (as :func:`seed_candidates`), scored as ``seed_pieces`` scores them."""
+        cdef vector[pair[uint32_t, int64_t]] counted
+        with nogil:
+            malloc_trim(0)  # what Python freed before (the store, the texts' lists) back to the system first
+        for c, n in chars:
+            counted.push_back(pair[uint32_t, int64_t](ord(c), n))
+        cdef vector[pair[string, float]] best = _best_candidates(chunks, char_info, opts, keep)
+        with nogil:
+            self.trainer.seed(counted, best)
+            best.clear()
+            best.shrink_to_fit()
+            malloc_trim(0)
+
+    def em_step(self):
+        """An E-step on the current pieces, then the M-step."""
+        with nogil:
+            self.trainer.em_step()
+
+    def prune(self, size_t desired, float shrinking_factor):
+        """PruneSentencePieces: keep at most max(desired, shrinking_factor * len(self)) pieces."""
+        with nogil:
+            self.trainer.prune(desired, shrinking_factor)
+            malloc_trim(0)
+
+    def drop_unreachable(self):
+        """Drop the pieces Viterbi can never choose."""
+        with nogil:
+            self.trainer.drop_unreachable()
+
+    def __len__(self):
+        return self.trainer.pieces.size()
+
+    def pieces(self):
+        """The pieces with their scores, as ``[(str, float)]`` in order."""
+        cdef Pieces* pieces = &self.trainer.pieces
+        return [(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, pieces.data(i), pieces.length(i)),
+                 self.trainer.scores[i]) for i in range(pieces.size())]

@@ -40,7 +40,8 @@ from .sentencepiece_options import typed
 from .unigram_lattice import Lattice, TrainerModel, digamma, f32
 from .unigram_seed import count_characters, reference_candidates, seed_pieces
 
-__all__ = ["ReferenceLoops", "UNIGRAM_DEFAULTS", "check_unigram_options", "count_words", "run_unigram", "train_unigram_reference"]
+__all__ = ["ReferenceLoops", "UNIGRAM_DEFAULTS", "check_unigram_options", "count_words", "finalize_pieces",
+           "run_unigram", "train_unigram_reference"]
 
 # spm_train's options that shape a unigram model beyond the BPE ones, with their defaults.
 UNIGRAM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
@@ -217,7 +218,7 @@ def _prune(pieces: Sequence[tuple[str, float]], always_keep: Sequence[bool], alt
     return kept
 
 
-def _finalize(pieces: Sequence[tuple[str, float]], required: Mapping[str, int], room: int) -> list[tuple[str, float]]:
+def finalize_pieces(pieces: Sequence[tuple[str, float]], required: Mapping[str, int], room: int) -> list[tuple[str, float]]:
     """FinalizeSentencePieces: the required characters, then the best pieces up to ``room``; by score, then
     piece."""
     scores = dict(pieces)
@@ -292,5 +293,5 @@ def run_unigram(corpus: Iterable[str], vocab_size: int, options: Mapping[str, An
             break
     # 4. Unreachable pieces; 5. the final pieces, serialized.
     pieces = [p for p, keep in zip(pieces, run.reachable(run.model(pieces)), strict=True) if keep]
-    final = _finalize(pieces, required, vocab_size - len(meta))
+    final = finalize_pieces(pieces, required, vocab_size - len(meta))
     return serialize_pieces(final, meta, vocab_size, opts, spec, model_type=1)

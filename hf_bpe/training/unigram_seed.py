@@ -34,8 +34,8 @@ from typing import Any
 from .sentencepiece_bpe import BOUNDARY, UNK_CHAR, char_info, valid_piece
 from .unigram_lattice import f32
 
-__all__ = ["CHUNK_BYTES", "compiled_candidates", "compiled_count_characters", "count_characters", "lcp_array",
-           "reference_candidates", "seed_pieces", "suffix_array"]
+__all__ = ["CHUNK_BYTES", "chunks", "compiled_candidates", "compiled_count_characters", "count_characters",
+           "lcp_array", "reference_candidates", "seed_characters", "seed_pieces", "suffix_array"]
 
 CHUNK_BYTES = 500 * 1024 * 1024  # sentencepiece 0.2.3's kMaxChunkBytes
 
@@ -89,7 +89,7 @@ def lcp_array(data: bytes, sa: Sequence[int]) -> list[int]:
     return lcp
 
 
-def _chunks(sentences: Sequence[Sequence[Any]]) -> list[bytes]:
+def chunks(sentences: Sequence[Sequence[Any]]) -> list[bytes]:
     """Phase 1: the sentences (each ``count`` times), NUL-terminated, in chunks of at least ``CHUNK_BYTES``."""
     chunks: list[bytes] = []
     index = 0
@@ -203,6 +203,17 @@ def compiled_count_characters(sentences: Iterable[Sequence[Any]]) -> dict[str, i
     return char_counts(sentences)
 
 
+def seed_characters(sentences: Sequence[Sequence[Any]],
+                    count_chars: Callable[[Sequence[Sequence[Any]]], dict[str, int]] = count_characters,
+                    ) -> list[tuple[str, int]]:
+    """The seeds' characters with their counts: every character of the sentences but the unknown and boundary
+    ones, by count (then smaller UTF-8, i.e. smaller code point)."""
+    chars = count_chars(sentences)
+    chars.pop(UNK_CHAR, None)
+    chars.pop(BOUNDARY, None)
+    return sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def seed_pieces(sentences: Sequence[Sequence[Any]], opts: Mapping[str, Any], *, vocab_size: int,
                 candidates: Callable[..., list[tuple[str, float]]] = reference_candidates,
                 count_chars: Callable[[Sequence[Sequence[Any]]], dict[str, int]] = count_characters,
@@ -217,13 +228,10 @@ def seed_pieces(sentences: Sequence[Sequence[Any]], opts: Mapping[str, Any], *, 
         candidates: :func:`reference_candidates` or :func:`compiled_candidates`.
         count_chars: :func:`count_characters` or :func:`compiled_count_characters`.
     """
-    # Every character but the unknown and boundary ones, by count (then smaller UTF-8, i.e. smaller code point).
-    chars = count_chars(sentences)
-    chars.pop(UNK_CHAR, None)
-    chars.pop(BOUNDARY, None)
-    seeds = [(c, f32(n)) for c, n in sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))]
+    chars = seed_characters(sentences, count_chars)
+    seeds = [(c, f32(n)) for c, n in chars]
     keep = opts["seed_sentencepiece_size"] or max(100000, vocab_size * 8)
-    seeds += candidates(_chunks(sentences), chars, opts, keep)
+    seeds += candidates(chunks(sentences), dict(chars), opts, keep)
     # ToLogProb, in double.
     total = 0.0
     for _, score in seeds:

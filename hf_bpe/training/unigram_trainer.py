@@ -1,13 +1,14 @@
 """SentencePiece unigram training on the compiled core: ``train_unigram``, equal to ``spm_train
 --model_type=unigram`` (sentencepiece 0.2.3) piece for piece and score bit for score bit.
 
-The driver is the reference's (:func:`hf_bpe.training.unigram_reference.run_unigram`: options, sentences, seeds,
-M-step, pruning arithmetic, finalization); the hot loops run in ``hf_bpe.core._unigram`` (C++ in
-``csrc/unigram_lattice.hpp``): the E-step, the Viterbi counts, the second-best segmentations and the unreachable
-pieces, on up to ``workers`` real threads, and the seed step's suffix array, LCP walk and candidate table
-(``csrc/unigram_seed.hpp``); sentences are loaded, normalized and split into words by the compiled store
-(``SentencePieceCorpus``, as for BPE). ``num_threads`` keeps spm_train's
-meaning (how the float sums are split and ordered), whatever the number of real threads.
+:func:`run_compiled` runs the reference's phases (:func:`hf_bpe.training.unigram_reference.run_unigram`) with the
+pieces in C++ from the seeds to the last pruning (``hf_bpe.core._unigram.UnigramTrainer``, ``csrc/unigram_em.hpp``:
+the seeds' scores, the M-step, pruning's arithmetic); the hot loops run in ``csrc/unigram_lattice.hpp`` (the
+E-step, the Viterbi counts, the second-best segmentations and the unreachable pieces, on up to ``workers`` real
+threads) and ``csrc/unigram_seed.hpp`` (the seed step's suffix array, LCP walk and candidate table); sentences are
+loaded, normalized and split into words by the compiled store (``SentencePieceCorpus``, as for BPE).
+``num_threads`` keeps spm_train's meaning (how the float sums are split and ordered), whatever the number of real
+threads. :class:`CompiledLoops` gives the same loops to the reference's own driver (tests hold the three equal).
 
 ``tests/test_unigram_trainer.py`` holds this module equal to the reference and both equal to ``sentencepiece``.
 """
@@ -19,11 +20,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..formats.sentencepiece_model import SentencePieceModel
-from .sentencepiece_bpe import load_store
-from .unigram_reference import run_unigram
-from .unigram_seed import compiled_candidates, compiled_count_characters
+from .sentencepiece_bpe import BOUNDARY, UNK_CHAR, char_info, load_store, serialize_pieces
+from .unigram_reference import check_unigram_options, finalize_pieces
+from .unigram_seed import chunks, compiled_candidates, compiled_count_characters, seed_characters
 
-__all__ = ["CompiledLoops", "train_unigram"]
+__all__ = ["CompiledLoops", "run_compiled", "train_unigram"]
 
 
 class CompiledLoops:
@@ -87,4 +88,46 @@ def train_unigram(corpus: Iterable[str], *, vocab_size: int, **options: Any) -> 
     >>> [p.piece for p in train_unigram(["ab ab ab", "abc abc", "b c"], vocab_size=8).pieces]
     ['<unk>', '<s>', '</s>', '▁ab', '▁', 'c', 'a', 'b']
     """
-    return run_unigram(corpus, vocab_size, options, CompiledLoops)
+    return run_compiled(corpus, vocab_size, options)
+
+
+def run_compiled(corpus: Iterable[str], vocab_size: int, options: Mapping[str, Any],
+                 workers: int | None = None) -> SentencePieceModel:
+    """:func:`~hf_bpe.training.unigram_reference.run_unigram`'s phases with the pieces kept in C++ from the seeds
+    to the last pruning (``core._unigram.UnigramTrainer``: seeds' scores, E- and M-steps, pruning, unreachable
+    pieces), on ``workers`` real threads (default: ``min(num_threads, cores)``); only the final pieces become Python
+    objects. The same model as ``run_unigram(..., CompiledLoops)`` and the reference, at a fraction of the memory:
+    the seed model's pieces as Python tuples were the trainer's peak."""
+    from ..core._unigram import UnigramTrainer
+
+    # 1. Options, meta pieces, normalizer; the sentences (the compiled store).
+    opts, meta, spec = check_unigram_options(vocab_size, options)
+    store, required = load_store(corpus, opts, meta, spec, vocab_size)
+    threads = opts["num_threads"]
+    trainer = UnigramTrainer(threads, workers or min(threads, os.cpu_count() or 1))
+    # 2. The texts EM runs on (the words, or the sentences themselves) into C++, and the store freed, before the
+    # seed step's suffix array, the trainer's memory peak; then the seeds (seed_pieces, scored in C++).
+    sentences = store.texts(required, False)
+    chars = seed_characters(sentences, compiled_count_characters)
+    data = chunks(sentences)
+    if opts["split_by_whitespace"]:
+        del sentences  # before the words come
+        sentences = store.texts(required, True)
+    del store
+    trainer.add_texts(sentences)
+    del sentences
+    info = {c: char_info(c) for c in {*(c for c, _ in chars), UNK_CHAR, BOUNDARY}}
+    trainer.seed(chars, data, info, opts, opts["seed_sentencepiece_size"] or max(100000, vocab_size * 8))
+    del data
+    # 3. EM and pruning rounds.
+    desired = int(vocab_size * 1.1)
+    while True:
+        for _ in range(opts["num_sub_iterations"]):
+            trainer.em_step()
+        trainer.prune(desired, opts["shrinking_factor"])
+        if len(trainer) <= desired:
+            break
+    # 4. Unreachable pieces; 5. the final pieces, serialized.
+    trainer.drop_unreachable()
+    final = finalize_pieces(trainer.pieces(), required, vocab_size - len(meta))
+    return serialize_pieces(final, meta, vocab_size, opts, spec, model_type=1)

@@ -19,6 +19,7 @@
 #include <limits>
 #include <mutex>
 #include <queue>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -40,10 +41,37 @@ struct Corpus {
     size_t size() const { return counts.size(); }
 };
 
+// Pieces as code points in one arena: piece i is chars[offsets[i] .. offsets[i + 1]). 4 bytes a character and 4 a
+// piece, where a vector each costs 24 bytes and a heap block: the seed model has a few hundred thousand pieces.
+struct Pieces {
+    std::vector<uint32_t> chars;
+    std::vector<uint32_t> offsets{0};
+
+    size_t size() const { return offsets.size() - 1; }
+    const uint32_t* data(size_t i) const { return chars.data() + offsets[i]; }
+    size_t length(size_t i) const { return offsets[i + 1] - offsets[i]; }
+    void push(const uint32_t* piece, size_t length) {
+        chars.insert(chars.end(), piece, piece + length);
+        if (chars.size() > UINT32_MAX) throw std::length_error("unigram pieces of 2**32 characters or more");
+        offsets.push_back((uint32_t)chars.size());
+    }
+    void clear() {
+        chars.clear();
+        offsets.assign(1, 0);
+    }
+    // The pieces whose index is in `kept` (increasing or not), in that order.
+    Pieces select(const std::vector<uint32_t>& kept) const {
+        Pieces out;
+        out.offsets.reserve(kept.size() + 1);
+        for (uint32_t i : kept) out.push(data(i), length(i));
+        return out;
+    }
+};
+
 // The trainer's model: pieces (code points) with float scores, and a trie for the prefix search.
 class Model {
   public:
-    void set(const std::vector<std::vector<uint32_t>>& pieces, const std::vector<float>& scores) {
+    void set(const Pieces& pieces, const std::vector<float>& scores) {
         pieces_ = pieces;
         scores_ = scores;
         size_t capacity = 16;
@@ -57,8 +85,9 @@ class Model {
         min_score_ = std::numeric_limits<float>::max();
         for (size_t id = 0; id < pieces.size(); ++id) {
             uint32_t node = 0;
-            for (uint32_t c : pieces[id]) {
-                const uint64_t key = (uint64_t)node << 21 | c;
+            for (const uint32_t *c = pieces.data(id), *stop = c + pieces.length(id); c < stop; ++c) {
+                const uint32_t ch = *c;
+                const uint64_t key = (uint64_t)node << 21 | ch;
                 uint64_t at = mix(key) & mask_;
                 while (keys_[at] != kEmpty && keys_[at] != key) at = (at + 1) & mask_;
                 if (keys_[at] == kEmpty) {
@@ -78,13 +107,14 @@ class Model {
                 terminal_[node] = (int32_t)id;
                 distinct_ += node != 0;
             }
-            max_length_ = std::max(max_length_, pieces[id].size());
+            max_length_ = std::max(max_length_, pieces.length(id));
             min_score_ = std::min(min_score_, scores[id]);
         }
         unk_score_ = min_score_ - 10.0f;  // kUnkPenalty, in float
     }
     size_t size() const { return scores_.size(); }
-    const std::vector<uint32_t>& piece(size_t id) const { return pieces_[id]; }
+    const uint32_t* piece(size_t id) const { return pieces_.data(id); }
+    size_t piece_length(size_t id) const { return pieces_.length(id); }
 
     // Calls found(length, id) for each piece that starts text[0..size), shorter first.
     template <class F>
@@ -101,29 +131,29 @@ class Model {
     float score(int32_t id) const { return scores_[id]; }
     float unk_score() const { return unk_score_; }
     // The id of each of `pieces` in this model, -1 for none.
-    std::vector<int32_t> ids_of(const std::vector<std::vector<uint32_t>>& pieces) const {
+    std::vector<int32_t> ids_of(const Pieces& pieces) const {
         std::vector<int32_t> out(pieces.size(), -1);
         for (size_t k = 0; k < pieces.size(); ++k) {
             uint32_t node = 0;
             bool found = true;
-            for (uint32_t c : pieces[k]) {
-                const uint32_t* next = find((uint64_t)node << 21 | c);
+            for (const uint32_t *c = pieces.data(k), *stop = c + pieces.length(k); c < stop; ++c) {
+                const uint32_t* next = find((uint64_t)node << 21 | *c);
                 if (next == nullptr) {
                     found = false;
                     break;
                 }
                 node = *next;
             }
-            if (found && !pieces[k].empty()) out[k] = terminal_[node];
+            if (found && pieces.length(k) != 0) out[k] = terminal_[node];
         }
         return out;
     }
-    const std::vector<std::vector<uint32_t>>& pieces() const { return pieces_; }
+    const Pieces& pieces() const { return pieces_; }
     size_t distinct() const { return distinct_; }
     size_t max_length() const { return max_length_; }
 
   private:
-    std::vector<std::vector<uint32_t>> pieces_;
+    Pieces pieces_;
     std::vector<float> scores_;
     // The trie's edges (node << 21 | character -> child) in an open-addressing table (linear probing, a power of
     // two at most half full): the E-step looks one up per character of every prefix tried, std::unordered_map's
@@ -581,7 +611,7 @@ private:
 // met: the seeds), per virtual thread (its texts in order), so that later models, whose pieces are among those,
 // set their lattices without walking a trie (Edges::set_recorded): 2 bytes per character and 4 per piece found.
 struct Recorded {
-    std::vector<std::vector<uint32_t>> pieces;  // the recording model's; empty: nothing recorded
+    Pieces pieces;  // the recording model's; none: nothing recorded
     std::vector<uint16_t> lengths;
     std::vector<std::vector<uint16_t>> found;
     std::vector<std::vector<int32_t>> found_ids;
@@ -594,7 +624,7 @@ template <class F, class G>
 void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, int virtual_threads, int workers,
                    F&& body, G&& done) {
     std::vector<int32_t> live;
-    bool replay = !record.pieces.empty() && record.found.size() == (size_t)virtual_threads;
+    bool replay = record.pieces.size() != 0 && record.found.size() == (size_t)virtual_threads;
     if (replay) {
         live = model.ids_of(record.pieces);
         std::vector<char> seen(model.size(), 0);  // distinct ids: the recorded pieces may repeat one
@@ -618,7 +648,8 @@ void for_each_text(const Model& model, const Corpus& corpus, Recorded& record, i
         record = Recorded();
         if (recording) {
             record.pieces = model.pieces();
-            for (const auto& piece : record.pieces) record.lengths.push_back((uint16_t)piece.size());
+            for (size_t k = 0; k < record.pieces.size(); ++k)
+                record.lengths.push_back((uint16_t)record.pieces.length(k));
             record.found.resize(virtual_threads);
             record.found_ids.resize(virtual_threads);
         }
@@ -684,23 +715,35 @@ inline std::vector<float> viterbi_counts(const Model& model, const Corpus& corpu
     return freq.take();
 }
 
+// Each piece's second-best segmentation, flat: piece i's ids are ids[offsets[i] .. offsets[i + 1]) (none: empty).
+struct Alternatives {
+    std::vector<uint32_t> offsets{0};
+    std::vector<int32_t> ids;
+
+    size_t size(size_t i) const { return offsets[i + 1] - offsets[i]; }
+    const int32_t* of(size_t i) const { return ids.data() + offsets[i]; }
+};
+
 // PruneSentencePieces' first phase: keep[i] (0: its best segmentation is split, 1: keep) and, for a piece whose
 // best segmentation is itself, the ids of its second-best one.
-inline void alternatives(const Model& model, std::vector<char>& keep, std::vector<std::vector<int32_t>>& alts) {
+inline void alternatives(const Model& model, std::vector<char>& keep, Alternatives& alts) {
     keep.assign(model.size(), 1);
-    alts.assign(model.size(), {});
+    alts.offsets.assign(1, 0);
+    alts.offsets.reserve(model.size() + 1);
+    alts.ids.clear();
     Lattice lattice;
     std::vector<uint32_t> first, second;
     for (size_t i = 0; i < model.size(); ++i) {
-        const auto& piece = model.piece(i);
-        lattice.set(model, piece.data(), piece.size());
+        lattice.set(model, model.piece(i), model.piece_length(i));
         const size_t found = lattice.nbest2(first, second);
-        if (found == 1) continue;
-        if (first.size() >= 2) {
-            keep[i] = 0;
-        } else if (first.size() == 1) {
-            for (uint32_t node : second) alts[i].push_back(lattice.ids[node]);
+        if (found != 1) {
+            if (first.size() >= 2) {
+                keep[i] = 0;
+            } else if (first.size() == 1) {
+                for (uint32_t node : second) alts.ids.push_back(lattice.ids[node]);
+            }
         }
+        alts.offsets.push_back((uint32_t)alts.ids.size());
     }
 }
 
@@ -710,8 +753,7 @@ inline std::vector<char> reachable(const Model& model) {
     Lattice lattice;
     std::vector<uint32_t> path;
     for (size_t i = 0; i < model.size(); ++i) {
-        const auto& piece = model.piece(i);
-        lattice.set(model, piece.data(), piece.size());
+        lattice.set(model, model.piece(i), model.piece_length(i));
         int64_t self = -1;
         for (uint32_t node : lattice.begin[0]) {
             if (lattice.ids[node] == (int32_t)i && lattice.lengths[node] == lattice.size) {
