@@ -166,12 +166,20 @@ class ModelFiles:
             ValueError: naming the file when one is malformed.
         """
         from ..formats import folder
+        from . import load_cache
 
+        # A large folder read before (same files, same readers) comes from the per-user cache (model/load_cache.py).
+        key = load_cache.folder_key(directory, missing_bytes)
+        if key is not None and (model := load_cache.kept(cls, key, directory, missing_bytes)) is not None:
+            return model
         contents = folder.read_folder(directory)
         try:
-            return cls(regular_tokens(contents.tokens, contents.merges, contents.specials), contents.merges,
-                       special_tokens=contents.specials, roles=contents.roles, missing_bytes=missing_bytes,
-                       **contents.options)
+            model = cls(regular_tokens(contents.tokens, contents.merges, contents.specials), contents.merges,
+                        special_tokens=contents.specials, roles=contents.roles, missing_bytes=missing_bytes,
+                        **contents.options)
         except (TypeError, ValueError) as exc:
             kind = ValueError if isinstance(exc, UnicodeError) else type(exc)  # UnicodeError's take 5 arguments
             raise kind(f"{os.fspath(directory)!r}: {exc}") from None
+        if key is not None:
+            load_cache.keep(key, model, contents)
+        return model
