@@ -1,17 +1,15 @@
 """BPEModel.load through the per-user cache (model/load_cache.py): the same model as reading the files, an entry per
-distinct folder, nothing stale, and the token file writer's packing without numpy."""
+distinct folder, nothing stale."""
 
 from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from hf_bpe import BPEModel
 from hf_bpe.core.disk_cache import CACHE_ENV
 from hf_bpe.formats import folder as folder_format
-from hf_bpe.formats.token_file import TokenFileWriter, read_token_file
 from hf_bpe.model import load_cache
 
 
@@ -79,25 +77,3 @@ def test_load_cache_small_folders_are_not_cached(tmp_path, monkeypatch):
     _model().save(tmp_path / "tok")
     BPEModel.load(tmp_path / "tok")
     assert not list((tmp_path / "cache").glob("folder-*.bin"))
-
-
-@pytest.mark.parametrize("dtype", ["uint16", "uint32"])
-def test_token_file_writer_packs_int32_buffers_as_numpy_does_and_refuses_ids_that_do_not_fit(tmp_path, dtype):
-    ids = np.array([0, 1, 65535, 300, 7], dtype=np.int32)
-    for name, pieces in (("c", (ids, np.array([0, 2, 5]))), ("lists", (ids.tolist(), [0, 2, 5]))):
-        folder = tmp_path / name
-        folder.mkdir()
-        writer = TokenFileWriter(folder, dtype=dtype, tokenizer={})
-        writer.append(*pieces)
-        writer.append(np.array([9], dtype=np.int32), np.array([0, 1]))
-        writer.close()
-    for file in ("tokens.bin", "offsets.bin", "tokens.json"):
-        assert (tmp_path / "c" / file).read_bytes() == (tmp_path / "lists" / file).read_bytes()
-    got, index = read_token_file(tmp_path / "c")
-    assert got.tolist() == [0, 1, 65535, 300, 7, 9] and index["document_offsets"].tolist() == [0, 2, 5, 6]
-    writer = TokenFileWriter(tmp_path, dtype="uint16", tokenizer={})
-    with pytest.raises(ValueError, match=r"an id \(65536\) does not fit uint16"):
-        writer.append(np.array([3, 65536], dtype=np.int32), np.array([0, 2]))
-    with pytest.raises(ValueError, match=r"an id \(-1\) does not fit uint16"):
-        writer.append(np.array([-1], dtype=np.int32), np.array([0, 1]))
-    writer.abort()
