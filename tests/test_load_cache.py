@@ -77,3 +77,15 @@ def test_load_cache_small_folders_are_not_cached(tmp_path, monkeypatch):
     _model().save(tmp_path / "tok")
     BPEModel.load(tmp_path / "tok")
     assert not list((tmp_path / "cache").glob("folder-*.bin"))
+
+
+def test_load_cache_keeps_the_newest_entries_only(tmp_path, cache, monkeypatch):
+    monkeypatch.setattr(load_cache, "_KEEP", 2)
+    for n in range(4):
+        model = _model()
+        BPEModel(dict(model.vocab), model.merges, pattern=["gpt2", "gpt4", "o200k", "llama3"][n]).save(tmp_path / str(n))
+        BPEModel.load(tmp_path / str(n))
+    (cache / "folder-unrelated.txt").write_text("kept")
+    assert len(list(cache.glob("folder-*.bin"))) == 2
+    assert (cache / "folder-unrelated.txt").exists()
+    assert BPEModel.load(tmp_path / "3").pattern == "llama3"

@@ -11,7 +11,7 @@ source of the modules that read them; a changed file, option or reader is anothe
 used. The model is then built from the entry exactly as ``load`` builds it from the files (same arguments; its
 constructor checks them again), with the merges' id triples kept too (``merge_triples``, done when the entry was
 made). Folders whose files hold under 256 KiB are read directly (parsing them costs a
-few ms), so tests' many small folders add no entries.
+few ms), so tests' many small folders add no entries; the 8 newest entries are kept, older ones deleted.
 
 >>> import os, tempfile
 >>> from hf_bpe import BPEModel
@@ -29,6 +29,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 import sys
 from array import array
 from pathlib import Path
@@ -46,6 +47,7 @@ _FORMAT = b"hf_bpe-loaded-folder-v1"
 _ID = "i"  # merge triples' ids: int32, little-endian in the entry (ids are at most 2**31 - 1: core/_reference.py)
 _SWAP = sys.byteorder == "big"
 _MIN_BYTES = 256 << 10  # files smaller than this are parsed in a few ms: not worth an entry
+_KEEP = 8  # folder entries kept (the newest); older ones are deleted when one is added
 # Every file read_folder may read (it reads no other).
 _NAMES = (hf_config.TOKENIZER_CONFIG_FILE, *(name for pair in folder_format.GPT2_PAIRS for name in pair),
           folder_format.TOKENIZER_JSON)
@@ -124,6 +126,27 @@ def keep(key: str, model: Any, contents: Any) -> None:
     header = json.dumps({"lengths": [len(part) for part in parts], "extra": extra},
                         ensure_ascii=False).encode("utf-8")
     disk_cache.store(key, len(header).to_bytes(8, "little") + header + b"".join(parts))
+    _forget_old(key)
+
+
+def _forget_old(kept_now: str) -> None:
+    """Delete all but the :data:`_KEEP` newest folder entries (each is as large as its folder's files; a folder
+    edited and loaded again and again would otherwise leave one entry per version). Only this user's regular files
+    named ``folder-*.bin`` in the cache folder go; any failure leaves the cache as it is."""
+    folder = disk_cache.cache_dir()
+    if folder is None:
+        return
+    try:
+        entries = []
+        for path in folder.glob("folder-*.bin"):
+            info = path.lstat()
+            if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and path.name != kept_now:
+                entries.append((info.st_mtime, path))
+        entries.sort(reverse=True)
+        for _, path in entries[_KEEP - 1:]:  # the entry just kept counts as the newest
+            path.unlink()
+    except OSError:
+        pass
 
 
 def kept(cls: type, key: str, directory: object, missing_bytes: str) -> Any:
