@@ -353,8 +353,6 @@ def _cmd_train_recipe(args: argparse.Namespace) -> int:
 
 def _cmd_tokenize(args: argparse.Namespace) -> int:
     from .cli_tokenize import refuse_file_only_input, tokenize_bin_files, tokenize_model, tokenize_spark
-    from .integrations.preprocess import save_tokenized
-    from .training.corpus import load_text_files
 
     out = check_out(args.out)
     if out.exists() and not args.force:
@@ -372,6 +370,9 @@ def _cmd_tokenize(args: argparse.Namespace) -> int:
                              "are streamed without datasets, on threads (every usable CPU): leave --num-proc out")
         log(f"wrote bin to {os.fspath(tokenize_bin_files(args, model, out))}")
         return 0
+    from .integrations.preprocess import save_tokenized  # the datasets path's imports, not the streamed one's
+    from .training.corpus import load_text_files
+
     refuse_file_only_input(args)
     corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:

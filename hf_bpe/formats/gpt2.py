@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from ..core import _spelling
-from ..core.bytelevel import str_to_token, token_to_str
+from ..core.bytelevel import str_to_token, strs_to_tokens, token_to_str
 from ..errors import EXCERPT, excerpt
 
 __all__ = [
@@ -297,6 +297,13 @@ def read_line_file(name: str, what: str) -> bytes:
     """
     parts = []
     with open(name, "rb") as handle:
+        # No line of a file that holds at most MAX_LINE_BYTES is longer than that: one read (50,000 readline calls
+        # cost ~13 ms of every GPT-2 load).
+        whole = handle.read(MAX_LINE_BYTES + 1)
+        if len(whole) <= MAX_LINE_BYTES:
+            return whole
+        del whole  # memory stays one bounded line at a time
+        handle.seek(0)
         number = 0
         while line := handle.readline(MAX_LINE_BYTES + 1):  # each call consumes >= 1 byte: the loop advances
             number += 1
@@ -309,7 +316,10 @@ def read_line_file(name: str, what: str) -> bytes:
 
 def _no_duplicate_keys(name: str) -> Any:
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+        out: dict[str, Any] = dict(pairs)  # a C loop; the loop below only runs to name a key given twice
+        if len(out) == len(pairs):
+            return out
+        out = {}
         for key, value in pairs:
             if key in out:
                 raise ValueError(f"{name!r}: key {excerpt(key)} appears twice in one JSON object; each key must be "
@@ -371,6 +381,15 @@ def split_vocab(name: str, where: str, obj: object) -> tuple[dict[bytes, int], d
     """Split a JSON vocabulary into byte-level tokens and other entries; check ids."""
     if not isinstance(obj, dict):
         raise ValueError(f"{name!r}: {where} must be a JSON object mapping token -> id, got {type(obj).__name__}")
+    # 1. In bulk (C loops): every id an int in range and unique, every key a non-empty alphabet spelling; the
+    #    loop below (the same result) runs only to name what is wrong, or to set apart entries that are no spelling.
+    keys, ids = list(obj), list(obj.values())
+    if (set(map(type, ids)) <= {int} and (not ids or (min(ids) >= 0 and max(ids) <= _MAX_ID))
+            and len(set(ids)) == len(ids) and "" not in obj):
+        spelled = strs_to_tokens(keys)
+        if spelled is not None:
+            return dict(zip(spelled, ids)), {}
+    # 2. Entry by entry.
     tokens: dict[bytes, int] = {}
     others: dict[str, int] = {}
     owner: dict[int, str] = {}
@@ -504,6 +523,11 @@ def load_merges_txt(
     if not has_header and end == 0:
         raise ValueError(f"{name!r}: empty merges file (no '#version' header and no merge); "
                          "a merges file holds one 'A B' line per merge")
+    if "\r" not in text:
+        bulk = _merges_in_bulk(lines[start:end], vocab)
+        if bulk is not None:
+            return bulk
+    # 3. Line by line: a CRLF file, or one with a problem to name (the same result otherwise).
     parse = merge_parser(name, vocab, "line {}")
     merges: list[tuple[bytes, bytes]] = []
     for index in range(start, end):
@@ -516,5 +540,30 @@ def load_merges_txt(
                              "separated by one space, e.g. 'Ġ t'")
         merges.append(parse(parts[0], parts[1], index + 1))
     return merges
+
+
+def _merges_in_bulk(lines: list[str], vocab: Mapping[bytes, int] | None) -> list[tuple[bytes, bytes]] | None:
+    """The merges of ``lines`` (each ``"A B"``) read with C loops, or None when a line is not a merge (or, with
+    ``vocab``, uses or makes a token outside it): then the line-by-line reading names it. ~4x faster than
+    :func:`merge_parser` on 50,000 merges."""
+    pairs = [line.split(" ") for line in lines]
+    if not set(map(len, pairs)) <= {2}:
+        return None
+    lefts = [pair[0] for pair in pairs]
+    rights = [pair[1] for pair in pairs]
+    if "" in lefts or "" in rights:
+        return None
+    distinct = list({*lefts, *rights})  # parts repeat a lot: each is spelled once
+    spelled = strs_to_tokens(distinct)
+    if spelled is None:
+        return None
+    table = dict(zip(distinct, spelled))
+    left_tokens = list(map(table.__getitem__, lefts))
+    right_tokens = list(map(table.__getitem__, rights))
+    if vocab is not None:
+        for tokens in (left_tokens, right_tokens, map(bytes.__add__, left_tokens, right_tokens)):
+            if None in map(vocab.get, tokens):
+                return None
+    return list(zip(left_tokens, right_tokens))
 
 

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..core._core import token_file_chunk
 from .gpt2 import read_json
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["INDEX_NAME", "OFFSETS_NAME", "TOKENS_NAME", "TokenFileWriter", "read_token_file", "token_dtype",
            "write_token_file"]
@@ -36,7 +39,9 @@ OFFSETS_NAME = "offsets.bin"
 INDEX_NAME = "tokens.json"
 _VERSION = 2
 _FORMAT = "hf_bpe-tokens"
-_DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
+# Each type's numpy spelling and width. numpy is imported only where arrays are made: a token file is written from
+# the encoder's int32 buffers without it (its import was 0.1 s of every `hf-bpe tokenize --format bin`).
+_DTYPES = {"uint16": ("<u2", 2), "uint32": ("<u4", 4)}
 
 
 def token_dtype(largest_id: int, dtype: str | None = None) -> str:
@@ -75,26 +80,28 @@ class TokenFileWriter:
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     writer = TokenFileWriter(folder, dtype="uint16", tokenizer={})
     ...     writer.append(np.array([5, 6, 7], dtype=np.int32), np.array([0, 2, 3]))
+    ...     writer.append([300], [0, 1])
     ...     index = writer.close()
     ...     ids, index = read_token_file(folder)
     ...     ids.tolist(), index["document_offsets"].tolist()
-    ([5, 6, 7], [0, 2, 3])
+    ([5, 6, 7, 300], [0, 2, 3, 4])
     """
 
     def __init__(self, folder: str | os.PathLike[str], *, dtype: str, tokenizer: Mapping[str, Any]) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
         self._folder = Path(folder)
         self._dtype = dtype
-        self._numpy_dtype = _DTYPES[token_dtype(0, dtype)]
+        self._width = _DTYPES[token_dtype(0, dtype)][1]
+        self._largest = (1 << 8 * self._width) - 1
         self._tokenizer = dict(tokenizer)
         self._tokens = 0
         self._documents = 0
         self._ids = open(self._folder / TOKENS_NAME, "wb")
         self._offsets = open(self._folder / OFFSETS_NAME, "wb")
-        self._offsets.write(np.zeros(1, dtype="<i8"))
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hf_bpe-token-writer")
-        self._pending: Any = None
+        self._offsets.write(bytes(8))  # the first document starts at 0
+        # One thread per batch, joined before the next starts (not concurrent.futures: its import, with logging's,
+        # was ~2 % of a whole `hf-bpe tokenize` process on a small file).
+        self._pending: threading.Thread | None = None
+        self._failure: BaseException | None = None
 
     def append(self, ids: Any, offsets: Any) -> None:
         """Add documents: ``ids`` (integers) end to end, ``offsets`` where each starts (from 0, one more entry).
@@ -102,34 +109,54 @@ class TokenFileWriter:
         Raises:
             ValueError: an id does not fit the file's dtype.
         """
+        flat, starts = _int32_view(ids), _int64_view(offsets)
+        if flat is not None and starts is not None:  # the encoder's buffers (or int32 arrays): packed in C
+            narrow, ends, low, high = token_file_chunk(flat, starts, self._tokens, self._width)
+            count, documents = len(flat), max(len(starts) - 1, 0)
+        else:
+            narrow, ends, low, high, count, documents = self._with_numpy(ids, offsets)
+        if count and (low < 0 or high > self._largest):
+            raise ValueError(f"an id ({high if high > 0 else low}) does not fit {self._dtype}; use uint32")
+        self._tokens += count
+        self._documents += documents
+        self._wait()
+        self._pending = threading.Thread(target=self._write, args=(narrow, ends), name="hf_bpe-token-writer",
+                                         daemon=True)
+        self._pending.start()
+
+    def _with_numpy(self, ids: Any, offsets: Any) -> tuple[Any, Any, int, int, int, int]:
+        """:meth:`append`'s packing for other integers (lists, int64 arrays): numpy."""
+        import numpy as np
+
         flat = np.asarray(ids)
         starts = np.asarray(offsets, dtype=np.int64)
-        if flat.size:
-            low, high = int(flat.min()), int(flat.max())
-            if low < 0 or high > np.iinfo(self._numpy_dtype).max:
-                raise ValueError(f"an id ({high if high > 0 else low}) does not fit {self._dtype}; use uint32")
-        narrow = flat.astype(self._numpy_dtype, copy=False)
-        ends = starts[1:] + self._tokens
-        self._tokens += int(flat.size)
-        self._documents += len(starts) - 1
-        self._wait()
-        self._pending = self._pool.submit(self._write, narrow, ends)
+        low, high = (int(flat.min()), int(flat.max())) if flat.size else (0, -1)
+        if flat.size and (low < 0 or high > self._largest):
+            return None, None, low, high, int(flat.size), 0  # append refuses it
+        narrow = np.ascontiguousarray(flat.astype(_DTYPES[self._dtype][0], copy=False))
+        ends = np.ascontiguousarray(starts[1:] + self._tokens, dtype="<i8")
+        return narrow, ends, low, high, int(flat.size), len(starts) - 1
 
-    def _write(self, narrow: np.ndarray, ends: np.ndarray) -> None:
-        self._ids.write(np.ascontiguousarray(narrow))  # its buffer, not a bytes copy
-        self._offsets.write(np.ascontiguousarray(ends, dtype="<i8"))
+    def _write(self, narrow: Any, ends: Any) -> None:
+        try:
+            self._ids.write(narrow)  # its buffer, not a bytes copy
+            self._offsets.write(ends)
+        except BaseException as exc:  # raised in the caller's thread by _wait
+            self._failure = exc
 
     def _wait(self) -> None:
         if self._pending is not None:
             pending, self._pending = self._pending, None
-            pending.result()  # raises what the write raised (a full disk)
+            pending.join()
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure  # what the write raised (a full disk)
 
     def close(self) -> dict[str, Any]:
         """Finish the binary files and write ``tokens.json``; return the index."""
         try:
             self._wait()
         finally:
-            self._pool.shutdown()
             self._ids.close()
             self._offsets.close()
         index = {"format": _FORMAT, "version": _VERSION, "dtype": self._dtype, "tokens": self._tokens,
@@ -144,9 +171,27 @@ class TokenFileWriter:
         except Exception:  # the caller is already raising; the staging folder is discarded
             pass
         finally:
-            self._pool.shutdown()
             self._ids.close()
             self._offsets.close()
+
+
+def _int32_view(values: Any) -> memoryview | None:
+    """A flat C-contiguous int32 buffer's view (the encoder's ``TokenBuffer``, an int32 array), else None."""
+    try:
+        view = memoryview(values)
+    except TypeError:  # a list
+        return None
+    return view if view.format == "i" and view.itemsize == 4 and view.ndim == 1 and view.c_contiguous else None
+
+
+def _int64_view(values: Any) -> memoryview | None:
+    """A flat C-contiguous int64 buffer's view (``TokenBuffer`` offsets, an int64 array), else None."""
+    try:
+        view = memoryview(values)
+    except TypeError:
+        return None
+    return view if view.format in ("q", "l") and view.itemsize == 8 and view.ndim == 1 and view.c_contiguous \
+        else None
 
 
 def write_token_file(folder: str | os.PathLike[str], documents: Iterable[list[int]] | Iterable[Any], *,
@@ -162,6 +207,8 @@ def write_token_file(folder: str | os.PathLike[str], documents: Iterable[list[in
         dtype: ``"uint16"`` or ``"uint32"`` (:func:`token_dtype`).
         tokenizer: what identifies the tokenizer (written as ``tokenizer`` in the index).
     """
+    import numpy as np
+
     writer = TokenFileWriter(folder, dtype=dtype, tokenizer=tokenizer)
     try:
         for batch in documents:
@@ -177,6 +224,8 @@ def write_token_file(folder: str | os.PathLike[str], documents: Iterable[list[in
 
 def _flatten(batch: Any) -> tuple[np.ndarray, np.ndarray]:
     """A batch of documents as (all ids, each document's length)."""
+    import numpy as np
+
     if hasattr(batch, "offsets") and hasattr(batch, "flatten"):  # a pyarrow ListArray: no Python ints
         offsets = np.asarray(batch.offsets)
         return np.asarray(batch.flatten()), np.diff(offsets)
@@ -195,6 +244,8 @@ def read_token_file(folder: str | os.PathLike[str]) -> tuple[np.memmap, dict[str
         FileNotFoundError: the folder lacks ``tokens.bin`` or ``tokens.json`` (or, version 2, ``offsets.bin``).
         ValueError: the files disagree with each other (not written by :func:`write_token_file`, or cut short).
     """
+    import numpy as np
+
     folder = Path(folder)
     for name in (TOKENS_NAME, INDEX_NAME):
         if not (folder / name).is_file():
@@ -206,7 +257,7 @@ def read_token_file(folder: str | os.PathLike[str]) -> tuple[np.memmap, dict[str
     if index.get("version") not in (1, _VERSION):
         raise ValueError(f"{os.fspath(folder / INDEX_NAME)!r} is version {index.get('version')!r} of the token "
                          f"format; this hf_bpe reads versions 1 and {_VERSION}: upgrade hf_bpe")
-    dtype = _DTYPES[index["dtype"]]
+    dtype = np.dtype(_DTYPES[index["dtype"]][0])
     size = (folder / TOKENS_NAME).stat().st_size
     if size != index["tokens"] * dtype.itemsize:
         raise ValueError(f"{os.fspath(folder / TOKENS_NAME)!r} has {size} bytes but its index says "
@@ -220,6 +271,8 @@ def read_token_file(folder: str | os.PathLike[str]) -> tuple[np.memmap, dict[str
 
 def _read_offsets(folder: Path, index: dict[str, Any]) -> np.ndarray:
     """Memory-map a version 2 folder's ``offsets.bin`` (checked against the index)."""
+    import numpy as np
+
     path = folder / OFFSETS_NAME
     if not path.is_file():
         raise FileNotFoundError(f"{os.fspath(path)!r} does not exist; a version {_VERSION} token folder holds "

@@ -226,7 +226,7 @@ class _Reader:
                         except UnicodeDecodeError as exc:
                             raise _not_utf8(path, mapped, start + exc.start, exc.reason) from None
                     # A part of a document adds its ids but ends no document (the next window's first one goes on).
-                    yield ids, offsets if whole else offsets[:1]
+                    yield ids, offsets if whole else memoryview(offsets)[:1]
                     del ids, offsets
                     # 3. Give the window's pages back (a mapping's pages count in the resident set until then).
                     if hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
@@ -235,17 +235,14 @@ class _Reader:
                     start = end
 
     def _encode_window(self, raw: Any, whole: bool) -> tuple[Any, Any]:
-        """A window's documents as ``(ids, offsets)``: encoded where they lie (an ASCII document needs no str), or
-        decoded and split into a list of str for the lists path. Not ``whole``: the window is the first part of a
-        document (no EOS yet)."""
-        import numpy as np
-
+        """A window's documents as ``(ids, offsets)``: encoded where they lie (an ASCII document needs no str; the
+        encoder's int32 and int64 buffers, which the writer packs without numpy), or decoded and split into a list
+        of str for the lists path. Not ``whole``: the window is the first part of a document (no EOS yet)."""
         if self.in_place:
             eos = -1 if self.eos_id is None or not whole else self.eos_id
-            ids, offsets = self.model._pretokenizer.encode_documents(
-                raw, self.separator, self.model._encoder, threads=self.threads, eos_id=eos,
-                skip_empty=self.skip_empty)
-            return np.frombuffer(ids, dtype=np.int32), np.frombuffer(offsets, dtype=np.int64)
+            return self.model._pretokenizer.encode_documents(raw, self.separator, self.model._encoder,
+                                                             threads=self.threads, eos_id=eos,
+                                                             skip_empty=self.skip_empty)
         documents = codecs.utf_8_decode(raw, "strict", True)[0].split(self.separator.decode("utf-8"))
         if documents[-1] == "":  # after a final separator (or an empty window): no document
             documents.pop()

@@ -109,9 +109,11 @@ class BPEModel(TokenArrays, ModelFiles):
         unk_token: str | None = None,
         fuse_unk: bool = False,
         _trained: bool = False,
+        _triples: Sequence[tuple[int, int, int]] | None = None,
     ) -> None:
         # `_trained` (the trainer's merges, consistent with vocab by construction): the encoder waits for the first
-        # encode (_encoder), ~60 ms of a 32,000-merge run that only saves the files.
+        # encode (_encoder), ~60 ms of a 32,000-merge run that only saves the files. `_triples`: merge_triples(vocab,
+        # merges), already made (a load from the cache, model/load_cache.py, whose entry was made by it).
         # 1. Validate the vocabulary and the specials, and build the id -> bytes table.
         if not isinstance(vocab, Mapping):
             raise TypeError(f"vocab must be a mapping of bytes to int ids, got {type(vocab).__name__}")
@@ -158,7 +160,8 @@ class BPEModel(TokenArrays, ModelFiles):
 
         # 2. Resolve merges into (left_id, right_id, new_id) triples in rank order.
         merges = tuple(merges)
-        triples = None if _trained and not missing else merge_triples(vocab, merges)
+        triples = (list(_triples) if _triples is not None else None if _trained and not missing
+                   else merge_triples(vocab, merges))
         self._merges = merges
 
         # 3. The compiled pieces: pre-tokenizer, word encoder, special-token splitter.

@@ -6,6 +6,7 @@ and keeps the file formats (``hf_bpe.formats``) out of the model's encoding code
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
@@ -165,13 +166,33 @@ class ModelFiles:
                 missing).
             ValueError: naming the file when one is malformed.
         """
-        from ..formats import folder
+        # The cyclic GC paused meanwhile: the ~100,000 tuples and lists of a large vocabulary (no cycles among them)
+        # triggered full collections that traverse them all, ~4 % of a whole `hf-bpe tokenize` process (perf).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return cls._load(directory, missing_bytes)
+        finally:
+            if enabled:
+                gc.enable()
 
+    @classmethod
+    def _load(cls, directory: str | os.PathLike[str], missing_bytes: Literal["refuse", "allow"]) -> Self:
+        from ..formats import folder
+        from . import load_cache
+
+        # A large folder read before (same files, same readers) comes from the per-user cache (model/load_cache.py).
+        key = load_cache.folder_key(directory, missing_bytes)
+        if key is not None and (model := load_cache.kept(cls, key, directory, missing_bytes)) is not None:
+            return model
         contents = folder.read_folder(directory)
         try:
-            return cls(regular_tokens(contents.tokens, contents.merges, contents.specials), contents.merges,
-                       special_tokens=contents.specials, roles=contents.roles, missing_bytes=missing_bytes,
-                       **contents.options)
+            model = cls(regular_tokens(contents.tokens, contents.merges, contents.specials), contents.merges,
+                        special_tokens=contents.specials, roles=contents.roles, missing_bytes=missing_bytes,
+                        **contents.options)
         except (TypeError, ValueError) as exc:
             kind = ValueError if isinstance(exc, UnicodeError) else type(exc)  # UnicodeError's take 5 arguments
             raise kind(f"{os.fspath(directory)!r}: {exc}") from None
+        if key is not None:
+            load_cache.keep(key, model, contents)
+        return model

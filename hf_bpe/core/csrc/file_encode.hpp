@@ -82,4 +82,39 @@ inline int64_t last_safe_cut(const char* buf, size_t size) {
     return -1;
 }
 
+// A window's ids as tokens.bin holds them: little-endian unsigned integers of `width` bytes (2 or 4), into
+// out[0 .. n * width); low and high get the smallest and largest id (the caller refuses an id that does not fit;
+// unchanged when n == 0). Bytes are written one by one, so any host writes little-endian; compilers make the
+// loop a vector one (no branch per id). O(n).
+inline void pack_token_ids(const int32_t* ids, size_t n, int width, unsigned char* out, int32_t& low,
+                           int32_t& high) {
+    int32_t lo = low, hi = high;
+    if (width == 2) {
+        for (size_t i = 0; i < n; ++i) {
+            int32_t v = ids[i];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            out[2 * i] = (unsigned char)v;
+            out[2 * i + 1] = (unsigned char)((uint32_t)v >> 8);
+        }
+    } else {
+        for (size_t i = 0; i < n; ++i) {
+            int32_t v = ids[i];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            for (int k = 0; k < 4; ++k) out[4 * i + k] = (unsigned char)((uint32_t)v >> (8 * k));
+        }
+    }
+    low = lo;
+    high = hi;
+}
+
+// offsets.bin's entries for a window: values[i] + base as little-endian int64, into out[0 .. n * 8). O(n).
+inline void pack_offsets(const int64_t* values, size_t n, int64_t base, unsigned char* out) {
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t v = (uint64_t)values[i] + (uint64_t)base;
+        for (int k = 0; k < 8; ++k) out[8 * i + k] = (unsigned char)(v >> (8 * k));
+    }
+}
+
 }  // namespace hfbpe
