@@ -85,6 +85,9 @@ cdef extern from "csrc/encoder.hpp":
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object o)
+    # No exception value declared: NULL (a lone surrogate) is handled by the caller, which clears the error.
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size)
+    void PyErr_Clear()
     ctypedef struct PyObject
     ctypedef struct PyListObject:
         PyObject** ob_item
@@ -980,11 +983,8 @@ cdef class WordEncoder:
         """
         cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
         cdef TextRef whole
-        cdef Py_ssize_t i, j, k, n, at, prev = 0, failed_at = -1
         cdef vector[TextRef] refs
-        cdef list parts, part, flat
-        cdef object item
-        cdef int status
+        cdef list flat
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads!r}")
         if bounds is None:
@@ -993,28 +993,95 @@ cdef class WordEncoder:
                 text.encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
                 raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
             return flat
-        self._build_pieces()
         hfbpe_text_ref(text, &whole)
-        n = len(bounds) - 1
-        if n < 1 or bounds[0] != 0 or bounds[n] != whole.length:
-            raise ValueError(f"bounds must run from 0 to len(text) = {whole.length}, got {bounds!r:.80}")
-        refs.resize(n)
+        _cut_refs(whole, bounds, refs, whole.kind)
+        return self._encode_parts(text, refs, split, pid, threads, False)
+
+    def encode_text_array(self, str text not None, pieces not None, int pid, bounds=None, int threads=1):
+        """Split and encode one text as :meth:`encode_text` does, into a :class:`TokenBuffer` of ids (int32).
+
+        The ids are built without a Python object each, without the GIL (a short text on this thread, ``bounds``
+        None; cut parts on ``threads`` threads).
+
+        Raises:
+            as :meth:`encode_text`.
+        """
+        cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+        cdef TextRef whole
+        cdef vector[TextRef] refs
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads!r}")
+        hfbpe_text_ref(text, &whole)
+        if bounds is None:  # whole (an empty text too), on this thread
+            refs.push_back(whole)
+            threads = 1
+        else:
+            _cut_refs(whole, bounds, refs, whole.kind)
+        return self._encode_parts(text, refs, split, pid, threads, True)
+
+    def encode_utf8(self, str text not None, pieces not None, int pid, bounds not None, int threads=1):
+        """Encode a long text as :meth:`encode_text` does, reading its UTF-8 form (kept in the str by CPython).
+
+        The scanner reads the UTF-8 bytes in place: no transcoding per piece (a text that is not all ASCII),
+        which was a fifth of the instructions of a long English text (callgrind).
+
+        Args:
+            text, pieces, pid, threads: as :meth:`encode_text`.
+            bounds: increasing byte offsets ``[0, c1, ..., len(utf8)]`` where the scanner ends a piece whether or
+                not the text goes on (``hf_bpe.core._scanner.utf8_cuts``); one part: no thread.
+
+        Returns:
+            The ids, or None when the text has no UTF-8 form (a lone surrogate: the caller repairs or raises).
+
+        Raises:
+            ValueError: ``bounds`` not increasing from 0 to the UTF-8 size, or ``threads < 1``.
+        """
+        return self._encode_utf8(text, pieces, pid, bounds, threads, False)
+
+    def encode_utf8_array(self, str text not None, pieces not None, int pid, bounds not None, int threads=1):
+        """:meth:`encode_utf8` into a :class:`TokenBuffer` of ids (int32), or None (no UTF-8 form)."""
+        return self._encode_utf8(text, pieces, pid, bounds, threads, True)
+
+    cdef object _encode_utf8(self, str text, pieces, int pid, bounds, int threads, bint array):
+        cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+        cdef TextRef whole
+        cdef vector[TextRef] refs
+        cdef Py_ssize_t size
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads!r}")
+        whole.data = PyUnicode_AsUTF8AndSize(text, &size)
+        if whole.data == NULL:
+            PyErr_Clear()
+            return None
+        whole.length = size
+        whole.kind = PyUnicode_1BYTE_KIND
+        whole.ascii = 0
+        whole.utf8 = 1
+        _cut_refs(whole, bounds, refs, 1)
+        return self._encode_parts(text, refs, split, pid, threads, array)
+
+    cdef object _encode_parts(self, str text, vector[TextRef]& refs, PiecesFn split, int pid, int threads,
+                              bint array):
+        """The parts of one text on `threads` threads: its ids as one list, or a TokenBuffer when `array`."""
+        cdef Py_ssize_t i, j, k, n = refs.size(), chars = 0, failed_at = -1
+        cdef list parts = None, part, flat
+        cdef object item
+        cdef int status
+        cdef tuple arrays = None
         for i in range(n):
-            at = bounds[i + 1]
-            if at <= prev:
-                raise ValueError(f"bounds must increase, got {bounds!r:.80} (index {i + 1})")
-            refs[i].data = <const char*>whole.data + prev * whole.kind
-            refs[i].length = at - prev
-            refs[i].kind = whole.kind
-            refs[i].ascii = whole.ascii
-            prev = at
-        parts = PyList_New(n)
-        status = self._run_refs(refs, pid, split, threads, whole.length, parts, &failed_at)
+            chars += refs[i].length
+        if array:
+            arrays = (TokenBuffer(), TokenBuffer())
+        else:
+            parts = PyList_New(n)
+        status = self._run_refs(refs, pid, split, threads, chars, parts, &failed_at, arrays)
         if status == ENCODE_BAD_TEXT:
             text.encode("utf-8")
             raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
         if status != ENCODE_OK:
             raise MemoryError("encoding ran out of memory")
+        if array:
+            return arrays[0]  # the parts' ids end to end (their offsets are not needed)
         if n == 1:
             return parts[0]
         # One list: the parts' int objects moved over (each part list is dropped right after).
@@ -1032,6 +1099,23 @@ cdef class WordEncoder:
                 k += 1
         PyObject_GC_UnTrack(flat)
         return flat
+
+
+cdef int _cut_refs(TextRef& whole, bounds, vector[TextRef]& refs, int unit) except -1:
+    """refs = the parts of `whole` between `bounds` (0, ..., whole.length; increasing), `unit` bytes a position."""
+    cdef Py_ssize_t i, at, prev = 0, n = len(bounds) - 1
+    if n < 1 or bounds[0] != 0 or bounds[n] != whole.length:
+        raise ValueError(f"bounds must run from 0 to len(text) = {whole.length}, got {bounds!r:.80}")
+    refs.resize(n)
+    for i in range(n):
+        at = bounds[i + 1]
+        if at <= prev:
+            raise ValueError(f"bounds must increase, got {bounds!r:.80} (index {i + 1})")
+        refs[i] = whole
+        refs[i].data = <const char*>whole.data + prev * unit
+        refs[i].length = at - prev
+        prev = at
+    return 0
 
 
 def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, keys, vocab_size, min_frequency=0,
