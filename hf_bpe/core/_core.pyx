@@ -107,6 +107,7 @@ cdef extern from "csrc/parallel_encode.hpp":
     int encode_range "hfbpe::encode_range"(
         const TextRef* refs, size_t begin, size_t end, int pid, PiecesFn pieces, Encoder& encoder,
         EncodedRange& out, Py_ssize_t* failed_at) nogil
+    const char* pieces_bytes "hfbpe::piece_bytes"(const TextRef* ref, const string& utf8, int found) nogil
     cdef cppclass EncodeJob "hfbpe::EncodeJob":
         EncodeJob(const TextRef* refs, size_t n, int pid, PiecesFn pieces, Encoder* const* encoders, int threads,
                   int chunks, SharedWordCache* shared) except +
@@ -948,11 +949,13 @@ cdef class WordEncoder:
         cdef list flat
         self._build_pieces()
         hfbpe_text_ref(text, &whole)
-        if split(&whole, pid, &self._utf8, &self._ends) < 0:
+        cdef int found = split(&whole, pid, &self._utf8, &self._ends)
+        if found < 0:
             return None
         out.swap(self._out)  # a local while Python objects are made (a finalizer could call this encoder)
         out.clear()
-        self._encoder.encode_pieces(self._utf8.data(), self._ends.data(), self._ends.size(), out, NULL, NULL)
+        self._encoder.encode_pieces(pieces_bytes(&whole, self._utf8, found), self._ends.data(), self._ends.size(),
+                                    out, NULL, NULL)
         flat = _to_list(out, self._ints)
         # Ints only, no cycle: untracked as _emit_lists does (a per-text loop's collections cost ~30 % of its
         # instructions, counted with callgrind).

@@ -382,7 +382,8 @@ cdef int _count_ref(const TextRef* ref, int pid, HfbpePieceCounter* counter, str
 
 
 cdef int _pieces_ref(const TextRef* ref, int pid, string* utf8, vector[size_t]* ends) noexcept nogil:
-    # A text's UTF-8 and its pieces' end offsets, for encoding on a thread; -1 for a lone surrogate.
+    # A text's pieces' end offsets, for encoding on a thread: 1 if in its own bytes (ASCII, UTF-8), 0 if in its
+    # UTF-8 written to *utf8; -1 for a lone surrogate (csrc/parallel_encode.hpp's PiecesFn).
     if ref.utf8:  # already UTF-8: scanned by byte offsets, nothing to transcode
         return pieces(<const char*>ref.data, ref.length, True, pid, utf8, ends)
     if ref.kind == PyUnicode_1BYTE_KIND:
@@ -422,12 +423,14 @@ def split_utf8(str text not None, int pid, *, bint in_utf8=False):
             raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
         ref.length = size
         ref.utf8 = 1
-    if _pieces_ref(&ref, pid, &utf8, &ends) < 0:
+    cdef int found = _pieces_ref(&ref, pid, &utf8, &ends)
+    if found < 0:
         text.encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
         raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
+    cdef const char* data = <const char*>ref.data if found == 1 else utf8.data()  # (1: the text's own bytes)
     out = []
     for stop in ends:
-        out.append(utf8.substr(start, stop - start))
+        out.append(PyBytes_FromStringAndSize(data + start, stop - start))
         start = stop
     return out
 

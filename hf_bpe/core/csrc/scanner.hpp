@@ -429,22 +429,22 @@ HFBPE_SCAN_INLINE Idx utf8_of(const Ch* s, Idx a, Idx b, char* out) {
     return j;
 }
 
-// A text's UTF-8 in *utf8 and its pieces' end offsets in *ends; -1 for a lone surrogate. `Next` is one pattern's
-// scanner, inlined into the loop. An ASCII text is its own UTF-8 (ends are character offsets); another text's
-// UTF-8 is written into room made once (the most bytes its characters can take) and cut to size at the end.
+// A text's pieces' end offsets in *ends, and 1 when the text is its own UTF-8 (ASCII, or UTF-8 read in place: ends
+// are offsets in `s`, *utf8 is left alone: no copy), 0 when its UTF-8 was written to *utf8 (ends are offsets in
+// it), -1 for a lone surrogate. `Next` is one pattern's scanner, inlined into the loop. Other text's UTF-8 is
+// written into room made once (the most bytes its characters can take) and cut to size at the end.
 template <class Ch, Idx (*Next)(const Ch*, Idx, Idx)>
 inline int pieces_of(const Ch* s, Idx n, bool ascii, std::string* utf8, std::vector<size_t>* ends) {
     ends->clear();
-    utf8->clear();
     Idx p = 0;
     if (std::is_same<Ch, char>::value || ascii) {  // UTF-8 (positions are byte offsets), or ASCII: its own UTF-8
-        utf8->append((const char*)s, (size_t)n);
         while (p < n) {
             p = Next(s, n, p);
             ends->push_back((size_t)p);
         }
-        return 0;
+        return 1;
     }
+    utf8->clear();
     if constexpr (!std::is_same<Ch, char>::value) {
         // UTF-8 bytes per code point at most: 2 below U+0100, 3 in the BMP (a surrogate fails), 4 beyond.
         utf8->resize((size_t)n * (sizeof(Ch) == 1 ? 2 : sizeof(Ch) == 2 ? 3 : 4));
