@@ -131,8 +131,12 @@ cdef extern from "csrc/file_encode.hpp":
     int64_t c_last_document_end "hfbpe::last_document_end"(const char* buf, size_t size, const char* sep,
                                                             size_t sep_len) nogil
     int64_t c_last_safe_cut "hfbpe::last_safe_cut"(const char* buf, size_t size) nogil
+    enum:
+        DOC_INVALID "hfbpe::DOC_INVALID"
+        DOC_ASCII "hfbpe::DOC_ASCII"
+        DOC_UTF8 "hfbpe::DOC_UTF8"
     void document_bounds "hfbpe::document_bounds"(const char* buf, size_t size, const char* sep, size_t sep_len,
-                                                  cbool skip_empty, vector[int64_t]& bounds, vector[uint8_t]& ascii) \
+                                                  cbool skip_empty, vector[int64_t]& bounds, vector[uint8_t]& forms) \
         except + nogil
 
 
@@ -882,7 +886,7 @@ cdef class WordEncoder:
 
     def encode_documents(self, const unsigned char[::1] raw not None, bytes separator not None, pieces not None,
                          int pid, int threads=1, *, int eos_id=-1, bint skip_empty=False):
-        """Encode the documents of a window of a UTF-8 file where they lie: no str for an ASCII document.
+        """Encode the documents of a window of a UTF-8 file where they lie: no str for a valid UTF-8 document.
 
         Args:
             raw: UTF-8 bytes that end at a document's end (after a separator, or at the end of the file); kept
@@ -905,27 +909,28 @@ cdef class WordEncoder:
         cdef const char* sep = separator
         cdef const char* data = <const char*>&raw[0] if size else sep
         cdef vector[int64_t] bounds
-        cdef vector[uint8_t] ascii
+        cdef vector[uint8_t] forms
         cdef vector[TextRef] refs
         cdef int64_t a, b
         cdef Py_ssize_t total = 0, failed_at = -1
         cdef int status
-        cdef list decoded = []  # the str of each non-ASCII document, alive until it is encoded
+        cdef list decoded = []  # the str of each document that is not UTF-8 (it raises), alive until it is encoded
         if not sep_len:
             raise ValueError("separator must not be empty")
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads!r}")
         with nogil:
-            document_bounds(data, size, sep, sep_len, skip_empty, bounds, ascii)
-        n = ascii.size()
+            document_bounds(data, size, sep, sep_len, skip_empty, bounds, forms)
+        n = forms.size()
         refs.resize(n)
         for i in range(n):
             a, b = bounds[2 * i], bounds[2 * i + 1]
-            if ascii[i]:  # its bytes are its one-byte PEP 393 text
+            if forms[i] != DOC_INVALID:  # ASCII: its one-byte PEP 393 text; other valid UTF-8: scanned as such
                 refs[i].data = data + a
                 refs[i].length = b - a
                 refs[i].kind = PyUnicode_1BYTE_KIND
-                refs[i].ascii = 1
+                refs[i].ascii = forms[i] == DOC_ASCII
+                refs[i].utf8 = forms[i] == DOC_UTF8
             else:
                 try:
                     text = PyUnicode_DecodeUTF8(data + a, b - a, b"strict")

@@ -108,32 +108,39 @@ def encode_ordinary_array(model: Any, text: str, num_threads: int | None, surrog
 def encode_batch(model: Any, texts: list[str], threads: int) -> list[list[int]]:
     """Encode a batch on ``threads`` threads (named patterns); a long text in a small batch is cut as above."""
     pre, encoder = model._pretokenizer, model._encoder
-    if threads > 1 and len(texts) <= _FEW_TEXTS:
-        long = [i for i, text in enumerate(texts) if isinstance(text, str) and len(text) >= LONG_TEXT_CHARS]
-        if long:
-            short = list(texts)
-            for i in long:
-                short[i] = ""  # encoded below; the batch call still checks every other text
-            out = pre.encode_batch(short, encoder, threads=threads)
-            for i in long:
-                out[i] = _encode(model, texts[i], threads, 0)
-            return out
-    return pre.encode_batch(texts, encoder, threads=threads)
+    found = _blank_long(texts, threads)
+    if found is None:
+        return pre.encode_batch(texts, encoder, threads=threads)
+    long, short = found
+    out = pre.encode_batch(short, encoder, threads=threads)
+    for i in long:
+        out[i] = _encode(model, texts[i], threads, 0)
+    return out
 
 
 def encode_batch_arrays(model: Any, texts: list[str], threads: int, eos_id: int) -> tuple[Any, Any]:
     """Encode a batch into (ids int32, offsets int64) buffers, as :func:`encode_batch` into lists (``eos_id`` >= 0:
     after every text): a long text in a small batch is cut onto the threads, its ids spliced in."""
     pre, encoder = model._pretokenizer, model._encoder
+    found = _blank_long(texts, threads)
+    if found is None:
+        return pre.encode_batch_arrays(texts, encoder, threads=threads, eos_id=eos_id)
+    long, short = found
+    ids, offsets = pre.encode_batch_arrays(short, encoder, threads=threads, eos_id=eos_id)
+    return _splice(ids, offsets, {i: _encode(model, texts[i], threads, 0, True) for i in long})
+
+
+def _blank_long(texts: list[str], threads: int) -> tuple[list[int], list[str]] | None:
+    """For a small batch on several threads that holds long texts: their indices and the batch with them blanked
+    (they are encoded apart, cut onto the threads; the batch call still checks every other text). Else None."""
     if threads > 1 and len(texts) <= _FEW_TEXTS:
         long = [i for i, text in enumerate(texts) if isinstance(text, str) and len(text) >= LONG_TEXT_CHARS]
         if long:
             short = list(texts)
             for i in long:
-                short[i] = ""  # encoded below; the batch call still checks every other text
-            ids, offsets = pre.encode_batch_arrays(short, encoder, threads=threads, eos_id=eos_id)
-            return _splice(ids, offsets, {i: _encode(model, texts[i], threads, 0, True) for i in long})
-    return pre.encode_batch_arrays(texts, encoder, threads=threads, eos_id=eos_id)
+                short[i] = ""
+            return long, short
+    return None
 
 
 def _splice(ids: Any, offsets: Any, inserted: dict[int, Any]) -> tuple[Any, Any]:
