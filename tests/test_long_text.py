@@ -93,12 +93,13 @@ def test_long_text_compiled_short_path_declines_what_the_full_path_must_check():
         assert model._encode_short(*args) is None
     assert model.encode_ordinary(Text("ab c")) == model.encode_ordinary("ab c") == _reference_ids(model, "ab c")
     assert model._encode_short("ab", None, "".join(["re", "place"])) == model.encode_ordinary("ab")  # not interned
-    with pytest.raises(TypeError, match="text must be str, got bytes"):
-        model.encode_ordinary(b"ab")
-    with pytest.raises(ValueError, match="num_threads must be a positive int or None, got 0"):
-        model.encode_ordinary("ab", num_threads=0)
-    with pytest.raises(ValueError, match="surrogates"):
-        model.encode_ordinary("ab", surrogates="bogus")
+    for encode in (model.encode_ordinary, model.encode_ordinary_array):  # the array call checks alike
+        with pytest.raises(TypeError, match="text must be str, got bytes"):
+            encode(b"ab")
+        with pytest.raises(ValueError, match="num_threads must be a positive int or None, got 0"):
+            encode("ab", num_threads=0)
+        with pytest.raises(ValueError, match="surrogates"):
+            encode("ab", surrogates="bogus")
 
 
 def test_long_text_result_lists_are_left_to_reference_counting_and_keep_what_is_put_in_them():
@@ -197,37 +198,21 @@ def test_long_text_utf8_path_declines_lone_surrogates_and_checks_its_bounds():
         model._encoder.encode_utf8("é b", pieces, pid, [0, 2, 2, 4], 2)
 
 
-def test_long_text_array_surrogates_behave_as_the_lists():
-    model = _model("gpt4")
-    text = "a b\ud83d c \ud83d\ude00 d 中文" * 3
-    expected = model.encode_ordinary(text)
-    assert model.encode_ordinary_array(text).tolist() == expected
-    assert single_text.encode_ordinary_array(model, text, 2, "replace", part_chars=1).tolist() == expected
-    for call in (lambda: model.encode_ordinary_array(text, surrogates="strict"),
-                 lambda: single_text.encode_ordinary_array(model, text, 2, "strict", part_chars=1)):
-        with pytest.raises(UnicodeEncodeError) as info:
-            call()
-        assert (info.value.object, info.value.start, info.value.end) == (text, 3, 4)
-    with pytest.raises(TypeError, match="text must be str, got bytes"):
-        model.encode_ordinary_array(b"ab")
-    with pytest.raises(ValueError, match="num_threads must be a positive int or None, got 0"):
-        model.encode_ordinary_array("ab", num_threads=0)
-    with pytest.raises(ValueError, match="surrogates"):
-        model.encode_ordinary_array("ab", surrogates="bogus")
-
-
-def test_long_text_surrogates_behave_as_before():
-    model = _model("gpt2")
-    text = "a b\ud83d c \ud83d\ude00 d" * 3
+@pytest.mark.parametrize("pattern, tail", [("gpt2", ""), ("gpt4", " 中文")])
+def test_long_text_surrogates_behave_as_before_in_lists_and_arrays(pattern, tail):
+    model = _model(pattern)
+    text = ("a b\ud83d c \ud83d\ude00 d" + tail) * 3
     repaired = text.replace("\ud83d\ude00", "😀").replace("\ud83d", "\ufffd")
     expected = model.encode_ordinary(repaired)
-    assert model.encode_ordinary(text) == expected
-    assert single_text.encode_ordinary(model, text, 2, "replace", part_chars=1) == expected
-    for call in (lambda: model.encode_ordinary(text, surrogates="strict"),
-                 lambda: single_text.encode_ordinary(model, text, 2, "strict", part_chars=1)):
-        with pytest.raises(UnicodeEncodeError) as info:
-            call()
-        assert (info.value.object, info.value.start, info.value.end) == (text, 3, 4)
+    for one, to_list in ((model.encode_ordinary, list), (model.encode_ordinary_array, np.ndarray.tolist)):
+        full = functools.partial(single_text.encode_ordinary if one == model.encode_ordinary
+                                 else single_text.encode_ordinary_array, model, text, 2)
+        assert to_list(one(text)) == expected
+        assert to_list(full("replace", part_chars=1)) == expected
+        for call in (lambda: one(text, surrogates="strict"), lambda: full("strict", part_chars=1)):
+            with pytest.raises(UnicodeEncodeError) as info:
+                call()
+            assert (info.value.object, info.value.start, info.value.end) == (text, 3, 4)
 
 
 def test_long_text_over_the_threshold_uses_threads_by_default_and_in_small_batches():

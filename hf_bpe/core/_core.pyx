@@ -989,12 +989,10 @@ cdef class WordEncoder:
             ValueError: ``bounds`` not increasing from 0 to ``len(text)``, or ``threads < 1``.
             UnicodeEncodeError: the text holds a lone surrogate.
         """
-        cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+        cdef PiecesFn split = _splitter(pieces, threads)
         cdef TextRef whole
         cdef vector[TextRef] refs
         cdef list flat
-        if threads < 1:
-            raise ValueError(f"threads must be at least 1, got {threads!r}")
         if bounds is None:
             flat = self._encode_whole(text, split, pid)
             if flat is None:
@@ -1014,11 +1012,9 @@ cdef class WordEncoder:
         Raises:
             as :meth:`encode_text`.
         """
-        cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+        cdef PiecesFn split = _splitter(pieces, threads)
         cdef TextRef whole
         cdef vector[TextRef] refs
-        if threads < 1:
-            raise ValueError(f"threads must be at least 1, got {threads!r}")
         hfbpe_text_ref(text, &whole)
         if bounds is None:  # whole (an empty text too), on this thread
             refs.push_back(whole)
@@ -1051,12 +1047,10 @@ cdef class WordEncoder:
         return self._encode_utf8(text, pieces, pid, bounds, threads, True)
 
     cdef object _encode_utf8(self, str text, pieces, int pid, bounds, int threads, bint array):
-        cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+        cdef PiecesFn split = _splitter(pieces, threads)
         cdef TextRef whole
         cdef vector[TextRef] refs
         cdef Py_ssize_t size
-        if threads < 1:
-            raise ValueError(f"threads must be at least 1, got {threads!r}")
         whole.data = PyUnicode_AsUTF8AndSize(text, &size)
         if whole.data == NULL:
             PyErr_Clear()
@@ -1107,6 +1101,13 @@ cdef class WordEncoder:
                 k += 1
         PyObject_GC_UnTrack(flat)
         return flat
+
+
+cdef PiecesFn _splitter(pieces, int threads) except NULL:
+    """The scanner's splitter from its capsule, after checking the thread count of a single-text call."""
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, got {threads!r}")
+    return <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
 
 
 cdef int _cut_refs(TextRef& whole, bounds, vector[TextRef]& refs, int unit) except -1:
