@@ -436,6 +436,9 @@ HFBPE_SCAN_INLINE Idx utf8_of(const Ch* s, Idx a, Idx b, char* out) {
 template <class Ch, Idx (*Next)(const Ch*, Idx, Idx)>
 inline int pieces_of(const Ch* s, Idx n, bool ascii, std::string* utf8, std::vector<size_t>* ends) {
     ends->clear();
+    // A long text: room for English's ~4.5 bytes a piece at once, else its ends are regrown ~17 times (callgrind:
+    // ~2 % of a long text's instructions). Short texts skip the call (the vector is kept from text to text).
+    if (n > 4096) ends->reserve((size_t)n / 4);
     Idx p = 0;
     if (std::is_same<Ch, char>::value || ascii) {  // UTF-8 (positions are byte offsets), or ASCII: its own UTF-8
         while (p < n) {
