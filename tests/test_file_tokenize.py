@@ -170,6 +170,35 @@ def test_file_tokenize_refuses_bad_rows_naming_file_and_row(tmp_path, name, cont
     assert not (tmp_path / "out").exists()
 
 
+# Byte sequences at the edges of UTF-8's rules: valid (first and last of each length, around the surrogates) and not
+# (overlong, surrogate, above U+10FFFF, stray continuation, cut short).
+_UTF8_EDGES = (b"a", b" b", b"\n", b"12345678", b"\xc3\xa9", b"\xc2\x80", b"\xdf\xbf", b"\xe0\xa0\x80", b"\xed\x9f\xbf",
+               b"\xee\x80\x80", b"\xef\xbf\xbf", b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xe4\xb8\xad",
+               b"\xc0\x80", b"\xc1\xbf", b"\xe0\x9f\xbf", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf0\x8f\xbf\xbf",
+               b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xff", b"\x80", b"\xbf", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(raw=st.lists(st.sampled_from(_UTF8_EDGES), max_size=10).map(b"".join))
+def test_file_tokenize_documents_that_are_utf8_are_read_in_place_and_the_others_raise(raw):
+    # Valid documents are scanned as UTF-8 where they lie (csrc/file_encode.hpp's document_form): their ids are the
+    # batch API's; a document Python would not decode raises as decoding it raises (its start in `raw`).
+    model = _model("gpt4")
+    pre = model._pretokenizer
+    try:
+        documents = raw.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        with pytest.raises(UnicodeDecodeError) as info:
+            pre.encode_documents(raw, b"\n", model._encoder)
+        assert info.value.start == exc.start
+        return
+    if documents[-1] == "":
+        documents.pop()
+    ids, offsets = pre.encode_documents(raw, b"\n", model._encoder, threads=2)
+    flat, starts = np.frombuffer(ids, dtype=np.int32).tolist(), np.frombuffer(offsets, dtype=np.int64).tolist()
+    assert [flat[a:b] for a, b in zip(starts, starts[1:])] == model.encode_ordinary_batch(documents)
+
+
 def test_file_tokenize_invalid_utf8_names_the_file_byte_and_line_and_writes_nothing(tmp_path):
     path = tmp_path / "bad.txt"
     path.write_bytes(b"good line\nsecond\nab\xffcd\n" + b"more\n" * 10)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import pickle
 
+import numpy as np
 import pytest
 import regex
 from hypothesis import given, settings
@@ -92,12 +93,13 @@ def test_long_text_compiled_short_path_declines_what_the_full_path_must_check():
         assert model._encode_short(*args) is None
     assert model.encode_ordinary(Text("ab c")) == model.encode_ordinary("ab c") == _reference_ids(model, "ab c")
     assert model._encode_short("ab", None, "".join(["re", "place"])) == model.encode_ordinary("ab")  # not interned
-    with pytest.raises(TypeError, match="text must be str, got bytes"):
-        model.encode_ordinary(b"ab")
-    with pytest.raises(ValueError, match="num_threads must be a positive int or None, got 0"):
-        model.encode_ordinary("ab", num_threads=0)
-    with pytest.raises(ValueError, match="surrogates"):
-        model.encode_ordinary("ab", surrogates="bogus")
+    for encode in (model.encode_ordinary, model.encode_ordinary_array):  # the array call checks alike
+        with pytest.raises(TypeError, match="text must be str, got bytes"):
+            encode(b"ab")
+        with pytest.raises(ValueError, match="num_threads must be a positive int or None, got 0"):
+            encode("ab", num_threads=0)
+        with pytest.raises(ValueError, match="surrogates"):
+            encode("ab", surrogates="bogus")
 
 
 def test_long_text_result_lists_are_left_to_reference_counting_and_keep_what_is_put_in_them():
@@ -129,25 +131,88 @@ def test_long_text_is_cut_at_every_safe_point_and_nowhere_else():
             seen.append((bounds, threads))
             return []
 
+        def encode_utf8(self, text, pieces, pid, bounds, threads=1):  # a text that is not ASCII: UTF-8 offsets
+            seen.append(("utf8", bounds, threads))
+            return []
+
     pre = pretokenize.Pretokenizer("gpt2")
     pre.encode_text("ab cd  ef\r\n g中文 x", Spy(), threads=2, part_chars=1)
     pre.encode_text("中文中文", Spy(), threads=2, part_chars=1)
     pre.encode_text("ab cd", Spy(), threads=2)
-    assert seen == [([0, 2, 5, 15, 17], 2), ([0, 4], 1), (None, 1)]  # no cut: no thread to start
+    pre.encode_text("ab cd  ef", Spy(), threads=2, part_chars=1)
+    pre.encode_text("ab\ud800 cd", Spy(), threads=2, part_chars=1)  # no UTF-8 form: its code points are cut
+    # 中 and 文 are 3 bytes each: the cut before " x" is at character 15, byte 19. No cut: no thread to start.
+    assert seen == [("utf8", [0, 2, 5, 19, 21], 2), ("utf8", [0, 12], 1), (None, 1), ([0, 2, 5, 9], 2),
+                    ([0, 6], 1)]
 
 
-def test_long_text_surrogates_behave_as_before():
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+@pytest.mark.parametrize("add_prefix_space", [False, True])
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(text=_TEXTS, part_chars=st.sampled_from([0, 1, 2, 7]))
+def test_long_text_array_equals_the_list_ids(pattern, add_prefix_space, text, part_chars):
+    # encode_ordinary_array: the list path's ids, made in compiled code, cut (part_chars) or whole, any threads.
+    model = _model(pattern, add_prefix_space)
+    expected = model.encode_ordinary(text)
+    got = model.encode_ordinary_array(text)
+    assert got.dtype == np.int32 and got.tolist() == expected
+    for threads in (1, 2):
+        got = single_text.encode_ordinary_array(model, text, threads, "replace", part_chars=part_chars)
+        assert got.dtype == np.int32 and got.tolist() == expected
+
+
+@pytest.mark.parametrize("pattern", sorted(CUTTABLE_PATTERNS))
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(text=st.lists(_FRAGMENTS | st.text(max_size=6), max_size=20).map("".join), parts=st.integers(1, 50))
+def test_long_text_utf8_cuts_are_the_code_point_cuts(pattern, text, parts):
+    # A long text that is not ASCII is cut in its UTF-8 form: at the same safe points, as byte offsets, and the
+    # ids of its parts (scanned as UTF-8) are the one-thread ids of the whole.
+    from hf_bpe.core import _scanner
+    from hf_bpe.core.fragment import _NEXT_CUT
+
+    text = text or "x"  # (an empty text is never cut)
+    data = text.encode("utf-8")
+    every = [0, *(len(text[: m.start()].encode()) for m in _NEXT_CUT.finditer(text)), len(data)]
+    assert _scanner.utf8_cuts(text, part=1) == every
+    cuts = _scanner.utf8_cuts(text, parts=parts)
+    assert set(cuts) <= set(every) and cuts[0] == 0 and cuts[-1] == len(data)
+    model = _model(pattern)
+    pieces = _scanner.pieces_function()
+    pid = _scanner.SCANNERS[pattern]
+    expected = _reference_ids(model, text)
+    assert model._encoder.encode_utf8(text, pieces, pid, cuts, 2) == expected
+    assert list(memoryview(model._encoder.encode_utf8_array(text, pieces, pid, cuts, 2))) == expected
+
+
+def test_long_text_utf8_path_declines_lone_surrogates_and_checks_its_bounds():
+    from hf_bpe.core import _scanner
+
     model = _model("gpt2")
-    text = "a b\ud83d c \ud83d\ude00 d" * 3
+    pieces, pid = _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
+    assert _scanner.utf8_cuts("a\ud83d b", part=1) is None
+    assert model._encoder.encode_utf8("a\ud83d b", pieces, pid, [0, 3]) is None
+    assert model._encoder.encode_utf8_array("a\ud83d b", pieces, pid, [0, 3]) is None
+    with pytest.raises(ValueError, match="bounds must run from 0 to len"):
+        model._encoder.encode_utf8("é b", pieces, pid, [0, 3])  # 4 bytes
+    with pytest.raises(ValueError, match="bounds must increase"):
+        model._encoder.encode_utf8("é b", pieces, pid, [0, 2, 2, 4], 2)
+
+
+@pytest.mark.parametrize("pattern, tail", [("gpt2", ""), ("gpt4", " 中文")])
+def test_long_text_surrogates_behave_as_before_in_lists_and_arrays(pattern, tail):
+    model = _model(pattern)
+    text = ("a b\ud83d c \ud83d\ude00 d" + tail) * 3
     repaired = text.replace("\ud83d\ude00", "😀").replace("\ud83d", "\ufffd")
     expected = model.encode_ordinary(repaired)
-    assert model.encode_ordinary(text) == expected
-    assert single_text.encode_ordinary(model, text, 2, "replace", part_chars=1) == expected
-    for call in (lambda: model.encode_ordinary(text, surrogates="strict"),
-                 lambda: single_text.encode_ordinary(model, text, 2, "strict", part_chars=1)):
-        with pytest.raises(UnicodeEncodeError) as info:
-            call()
-        assert (info.value.object, info.value.start, info.value.end) == (text, 3, 4)
+    for one, to_list in ((model.encode_ordinary, list), (model.encode_ordinary_array, np.ndarray.tolist)):
+        full = functools.partial(single_text.encode_ordinary if one == model.encode_ordinary
+                                 else single_text.encode_ordinary_array, model, text, 2)
+        assert to_list(one(text)) == expected
+        assert to_list(full("replace", part_chars=1)) == expected
+        for call in (lambda: one(text, surrogates="strict"), lambda: full("strict", part_chars=1)):
+            with pytest.raises(UnicodeEncodeError) as info:
+                call()
+            assert (info.value.object, info.value.start, info.value.end) == (text, 3, 4)
 
 
 def test_long_text_over_the_threshold_uses_threads_by_default_and_in_small_batches():
@@ -180,6 +245,8 @@ def test_long_text_custom_regex_and_partial_vocab_keep_the_piece_path():
     custom = hf_bpe.train(_CORPUS, vocab_size=300, pattern=r"\w+|\s+|[^\w\s]+", show_progress=False)
     text = "hello world 中文 x" * 5
     assert single_text.encode_ordinary(custom, text, 2, "replace", part_chars=1) == custom.encode_ordinary(text)
+    array = single_text.encode_ordinary_array(custom, text, 2, "replace", part_chars=1)
+    assert array.dtype == np.int32 and array.tolist() == custom.encode_ordinary(text)
 
 
 @functools.lru_cache(maxsize=1)
@@ -252,3 +319,9 @@ def test_long_text_small_batches_cut_their_long_texts(pattern, texts):
         assert model.encode_ordinary_batch(texts, num_threads=2) == expected
         assert model.encode_ordinary_batch(texts, num_threads=1) == expected
         assert [model.encode_ordinary(text, num_threads=2) for text in texts] == expected
+        for eos_id in (None, 0):  # the arrays too: long texts cut, their ids spliced in
+            rows = expected if eos_id is None else [[*row, eos_id] for row in expected]
+            ids, offsets = model.encode_ordinary_batch_arrays(texts, num_threads=2, eos_id=eos_id)
+            assert ids.tolist() == [i for row in rows for i in row]
+            assert np.diff(offsets).tolist() == [len(row) for row in rows]
+            assert model.encode_ordinary_batch_arrow(texts, num_threads=2, eos_id=eos_id).to_pylist() == rows

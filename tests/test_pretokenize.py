@@ -70,6 +70,9 @@ def _assert_equal_to_regex(text: str) -> None:
         if encodable:  # the encoders' splitter (one loop per pattern, UTF-8 written in place)
             assert _scanner.split_utf8(text, _scanner.SCANNERS[name]) == [piece.encode() for piece in expected], (
                 name, text)
+            # The same scanners reading the str's UTF-8 form (long texts): byte offsets, no transcoding.
+            assert _scanner.split_utf8(text, _scanner.SCANNERS[name], in_utf8=True) == [
+                piece.encode() for piece in expected], (name, text)
 
 
 # --- the scanners are the regexes ------------------------------------------------------------------------------

@@ -85,6 +85,9 @@ cdef extern from "csrc/encoder.hpp":
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object o)
+    # No exception value declared: NULL (a lone surrogate) is handled by the caller, which clears the error.
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size)
+    void PyErr_Clear()
     ctypedef struct PyObject
     ctypedef struct PyListObject:
         PyObject** ob_item
@@ -104,6 +107,7 @@ cdef extern from "csrc/parallel_encode.hpp":
     int encode_range "hfbpe::encode_range"(
         const TextRef* refs, size_t begin, size_t end, int pid, PiecesFn pieces, Encoder& encoder,
         EncodedRange& out, Py_ssize_t* failed_at) nogil
+    const char* pieces_bytes "hfbpe::piece_bytes"(const TextRef* ref, const string& utf8, int found) nogil
     cdef cppclass EncodeJob "hfbpe::EncodeJob":
         EncodeJob(const TextRef* refs, size_t n, int pid, PiecesFn pieces, Encoder* const* encoders, int threads,
                   int chunks, SharedWordCache* shared) except +
@@ -130,8 +134,12 @@ cdef extern from "csrc/file_encode.hpp":
     void pack_token_ids "hfbpe::pack_token_ids"(const int32_t* ids, size_t n, int width, unsigned char* out,
                                                 int32_t& low, int32_t& high) nogil
     void pack_offsets "hfbpe::pack_offsets"(const int64_t* values, size_t n, int64_t base, unsigned char* out) nogil
+    enum:
+        DOC_INVALID "hfbpe::DOC_INVALID"
+        DOC_ASCII "hfbpe::DOC_ASCII"
+        DOC_UTF8 "hfbpe::DOC_UTF8"
     void document_bounds "hfbpe::document_bounds"(const char* buf, size_t size, const char* sep, size_t sep_len,
-                                                  cbool skip_empty, vector[int64_t]& bounds, vector[uint8_t]& ascii) \
+                                                  cbool skip_empty, vector[int64_t]& bounds, vector[uint8_t]& forms) \
         except + nogil
 
 
@@ -910,7 +918,7 @@ cdef class WordEncoder:
 
     def encode_documents(self, const unsigned char[::1] raw not None, bytes separator not None, pieces not None,
                          int pid, int threads=1, *, int eos_id=-1, bint skip_empty=False):
-        """Encode the documents of a window of a UTF-8 file where they lie: no str for an ASCII document.
+        """Encode the documents of a window of a UTF-8 file where they lie: no str for a valid UTF-8 document.
 
         Args:
             raw: UTF-8 bytes that end at a document's end (after a separator, or at the end of the file); kept
@@ -933,27 +941,28 @@ cdef class WordEncoder:
         cdef const char* sep = separator
         cdef const char* data = <const char*>&raw[0] if size else sep
         cdef vector[int64_t] bounds
-        cdef vector[uint8_t] ascii
+        cdef vector[uint8_t] forms
         cdef vector[TextRef] refs
         cdef int64_t a, b
         cdef Py_ssize_t total = 0, failed_at = -1
         cdef int status
-        cdef list decoded = []  # the str of each non-ASCII document, alive until it is encoded
+        cdef list decoded = []  # the str of each document that is not UTF-8 (it raises), alive until it is encoded
         if not sep_len:
             raise ValueError("separator must not be empty")
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads!r}")
         with nogil:
-            document_bounds(data, size, sep, sep_len, skip_empty, bounds, ascii)
-        n = ascii.size()
+            document_bounds(data, size, sep, sep_len, skip_empty, bounds, forms)
+        n = forms.size()
         refs.resize(n)
         for i in range(n):
             a, b = bounds[2 * i], bounds[2 * i + 1]
-            if ascii[i]:  # its bytes are its one-byte PEP 393 text
+            if forms[i] != DOC_INVALID:  # ASCII: its one-byte PEP 393 text; other valid UTF-8: scanned as such
                 refs[i].data = data + a
                 refs[i].length = b - a
                 refs[i].kind = PyUnicode_1BYTE_KIND
-                refs[i].ascii = 1
+                refs[i].ascii = forms[i] == DOC_ASCII
+                refs[i].utf8 = forms[i] == DOC_UTF8
             else:
                 try:
                     text = PyUnicode_DecodeUTF8(data + a, b - a, b"strict")
@@ -977,11 +986,13 @@ cdef class WordEncoder:
         cdef list flat
         self._build_pieces()
         hfbpe_text_ref(text, &whole)
-        if split(&whole, pid, &self._utf8, &self._ends) < 0:
+        cdef int found = split(&whole, pid, &self._utf8, &self._ends)
+        if found < 0:
             return None
         out.swap(self._out)  # a local while Python objects are made (a finalizer could call this encoder)
         out.clear()
-        self._encoder.encode_pieces(self._utf8.data(), self._ends.data(), self._ends.size(), out, NULL, NULL)
+        self._encoder.encode_pieces(pieces_bytes(&whole, self._utf8, found), self._ends.data(), self._ends.size(),
+                                    out, NULL, NULL)
         flat = _to_list(out, self._ints)
         # Ints only, no cycle: untracked as _emit_lists does (a per-text loop's collections cost ~30 % of its
         # instructions, counted with callgrind).
@@ -1010,43 +1021,101 @@ cdef class WordEncoder:
             ValueError: ``bounds`` not increasing from 0 to ``len(text)``, or ``threads < 1``.
             UnicodeEncodeError: the text holds a lone surrogate.
         """
-        cdef PiecesFn split = <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+        cdef PiecesFn split = _splitter(pieces, threads)
         cdef TextRef whole
-        cdef Py_ssize_t i, j, k, n, at, prev = 0, failed_at = -1
         cdef vector[TextRef] refs
-        cdef list parts, part, flat
-        cdef object item
-        cdef int status
-        if threads < 1:
-            raise ValueError(f"threads must be at least 1, got {threads!r}")
+        cdef list flat
         if bounds is None:
             flat = self._encode_whole(text, split, pid)
             if flat is None:
                 text.encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
                 raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
             return flat
-        self._build_pieces()
         hfbpe_text_ref(text, &whole)
-        n = len(bounds) - 1
-        if n < 1 or bounds[0] != 0 or bounds[n] != whole.length:
-            raise ValueError(f"bounds must run from 0 to len(text) = {whole.length}, got {bounds!r:.80}")
-        refs.resize(n)
+        _cut_refs(whole, bounds, refs, whole.kind)
+        return self._encode_parts(text, refs, split, pid, threads, False)
+
+    def encode_text_array(self, str text not None, pieces not None, int pid, bounds=None, int threads=1):
+        """Split and encode one text as :meth:`encode_text` does, into a :class:`TokenBuffer` of ids (int32).
+
+        The ids are built without a Python object each, without the GIL (a short text on this thread, ``bounds``
+        None; cut parts on ``threads`` threads).
+
+        Raises:
+            as :meth:`encode_text`.
+        """
+        cdef PiecesFn split = _splitter(pieces, threads)
+        cdef TextRef whole
+        cdef vector[TextRef] refs
+        hfbpe_text_ref(text, &whole)
+        if bounds is None:  # whole (an empty text too), on this thread
+            refs.push_back(whole)
+            threads = 1
+        else:
+            _cut_refs(whole, bounds, refs, whole.kind)
+        return self._encode_parts(text, refs, split, pid, threads, True)
+
+    def encode_utf8(self, str text not None, pieces not None, int pid, bounds not None, int threads=1):
+        """Encode a long text as :meth:`encode_text` does, reading its UTF-8 form (kept in the str by CPython).
+
+        The scanner reads the UTF-8 bytes in place: no transcoding per piece (a text that is not all ASCII),
+        which was a fifth of the instructions of a long English text (callgrind).
+
+        Args:
+            text, pieces, pid, threads: as :meth:`encode_text`.
+            bounds: increasing byte offsets ``[0, c1, ..., len(utf8)]`` where the scanner ends a piece whether or
+                not the text goes on (``hf_bpe.core._scanner.utf8_cuts``); one part: no thread.
+
+        Returns:
+            The ids, or None when the text has no UTF-8 form (a lone surrogate: the caller repairs or raises).
+
+        Raises:
+            ValueError: ``bounds`` not increasing from 0 to the UTF-8 size, or ``threads < 1``.
+        """
+        return self._encode_utf8(text, pieces, pid, bounds, threads, False)
+
+    def encode_utf8_array(self, str text not None, pieces not None, int pid, bounds not None, int threads=1):
+        """:meth:`encode_utf8` into a :class:`TokenBuffer` of ids (int32), or None (no UTF-8 form)."""
+        return self._encode_utf8(text, pieces, pid, bounds, threads, True)
+
+    cdef object _encode_utf8(self, str text, pieces, int pid, bounds, int threads, bint array):
+        cdef PiecesFn split = _splitter(pieces, threads)
+        cdef TextRef whole
+        cdef vector[TextRef] refs
+        cdef Py_ssize_t size
+        whole.data = PyUnicode_AsUTF8AndSize(text, &size)
+        if whole.data == NULL:
+            PyErr_Clear()
+            return None
+        whole.length = size
+        whole.kind = PyUnicode_1BYTE_KIND
+        whole.ascii = 0
+        whole.utf8 = 1
+        _cut_refs(whole, bounds, refs, 1)
+        return self._encode_parts(text, refs, split, pid, threads, array)
+
+    cdef object _encode_parts(self, str text, vector[TextRef]& refs, PiecesFn split, int pid, int threads,
+                              bint array):
+        """The parts of one text on `threads` threads: its ids as one list, or a TokenBuffer when `array`."""
+        cdef Py_ssize_t i, j, k, n = refs.size(), chars = 0, failed_at = -1
+        cdef list parts = None, part, flat
+        cdef object item
+        cdef int status
+        cdef tuple arrays = None
         for i in range(n):
-            at = bounds[i + 1]
-            if at <= prev:
-                raise ValueError(f"bounds must increase, got {bounds!r:.80} (index {i + 1})")
-            refs[i].data = <const char*>whole.data + prev * whole.kind
-            refs[i].length = at - prev
-            refs[i].kind = whole.kind
-            refs[i].ascii = whole.ascii
-            prev = at
-        parts = PyList_New(n)
-        status = self._run_refs(refs, pid, split, threads, whole.length, parts, &failed_at)
+            chars += refs[i].length
+        if array:
+            arrays = (TokenBuffer(), TokenBuffer())
+        else:
+            parts = PyList_New(n)
+        status = self._run_refs(refs, pid, split, threads, chars, parts, &failed_at, arrays)
         if status == ENCODE_BAD_TEXT:
             text.encode("utf-8")
             raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
         if status != ENCODE_OK:
             raise MemoryError("encoding ran out of memory")
+        if array:
+            return arrays[0]  # the parts' ids end to end (their offsets are not needed)
         if n == 1:
             return parts[0]
         # One list: the parts' int objects moved over (each part list is dropped right after).
@@ -1064,6 +1133,30 @@ cdef class WordEncoder:
                 k += 1
         PyObject_GC_UnTrack(flat)
         return flat
+
+
+cdef PiecesFn _splitter(pieces, int threads) except NULL:
+    """The scanner's splitter from its capsule, after checking the thread count of a single-text call."""
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, got {threads!r}")
+    return <PiecesFn>PyCapsule_GetPointer(pieces, _PIECES_CAPSULE)
+
+
+cdef int _cut_refs(TextRef& whole, bounds, vector[TextRef]& refs, int unit) except -1:
+    """refs = the parts of `whole` between `bounds` (0, ..., whole.length; increasing), `unit` bytes a position."""
+    cdef Py_ssize_t i, at, prev = 0, n = len(bounds) - 1
+    if n < 1 or bounds[0] != 0 or bounds[n] != whole.length:
+        raise ValueError(f"bounds must run from 0 to len(text) = {whole.length}, got {bounds!r:.80}")
+    refs.resize(n)
+    for i in range(n):
+        at = bounds[i + 1]
+        if at <= prev:
+            raise ValueError(f"bounds must increase, got {bounds!r:.80} (index {i + 1})")
+        refs[i] = whole
+        refs[i].data = <const char*>whole.data + prev * unit
+        refs[i].length = at - prev
+        prev = at
+    return 0
 
 
 def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, keys, vocab_size, min_frequency=0,

@@ -77,6 +77,15 @@ cdef extern from "csrc/scanner.hpp" namespace "hfbpe::scanner":
     Py_ssize_t next_piece[Ch](const Ch* s, Py_ssize_t n, Py_ssize_t p, int pid) noexcept nogil
     Py_ssize_t utf8_of[Ch](const Ch* s, Py_ssize_t a, Py_ssize_t b, char* out) noexcept nogil
     int pieces[Ch](const Ch* s, Py_ssize_t n, bint ascii, int pid, string* utf8, vector[size_t]* ends) noexcept nogil
+    void safe_cuts_utf8(const char* s, Py_ssize_t n, Py_ssize_t part, Py_ssize_t window,
+                        vector[Py_ssize_t]* bounds) noexcept nogil
+
+
+cdef extern from "Python.h":
+    # Declared without an exception value: a str without a UTF-8 form (a lone surrogate) is told by NULL and its
+    # error cleared (the callers keep their code-point path, which repairs or raises).
+    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size)
+    void PyErr_Clear()
 
 
 cdef extern from "csrc/parallel_count.hpp":
@@ -373,7 +382,10 @@ cdef int _count_ref(const TextRef* ref, int pid, HfbpePieceCounter* counter, str
 
 
 cdef int _pieces_ref(const TextRef* ref, int pid, string* utf8, vector[size_t]* ends) noexcept nogil:
-    # A text's UTF-8 and its pieces' end offsets, for encoding on a thread; -1 for a lone surrogate.
+    # A text's pieces' end offsets, for encoding on a thread: 1 if in its own bytes (ASCII, UTF-8), 0 if in its
+    # UTF-8 written to *utf8; -1 for a lone surrogate (csrc/parallel_encode.hpp's PiecesFn).
+    if ref.utf8:  # already UTF-8: scanned by byte offsets, nothing to transcode
+        return pieces(<const char*>ref.data, ref.length, True, pid, utf8, ends)
     if ref.kind == PyUnicode_1BYTE_KIND:
         return pieces(<const uint8_t*>ref.data, ref.length, ref.ascii, pid, utf8, ends)
     if ref.kind == PyUnicode_2BYTE_KIND:
@@ -384,11 +396,13 @@ cdef int _pieces_ref(const TextRef* ref, int pid, string* utf8, vector[size_t]* 
 cdef const char* _PIECES_CAPSULE = b"hf_bpe.core._scanner.pieces"  # a C literal: outlives every capsule
 
 
-def split_utf8(str text not None, int pid):
+def split_utf8(str text not None, int pid, *, bint in_utf8=False):
     """Return the UTF-8 pieces of `text` as the encoders' splitter (``pieces_function``) makes them (for tests).
 
-    >>> split_utf8("it's caf\u00e9", SCANNERS["gpt2"])
-    [b'it', b"'s", b' caf\\xc3\\xa9']
+    With ``in_utf8`` the scanner reads the str's UTF-8 form (as long texts are encoded) instead of its code points.
+
+    >>> split_utf8("it's caf\u00e9", SCANNERS["gpt2"]), split_utf8("caf\u00e9 x", SCANNERS["gpt2"], in_utf8=True)
+    ([b'it', b"'s", b' caf\\xc3\\xa9'], [b'caf\\xc3\\xa9', b' x'])
 
     Raises:
         UnicodeEncodeError: the text holds a lone surrogate.
@@ -399,15 +413,54 @@ def split_utf8(str text not None, int pid):
     cdef string utf8
     cdef vector[size_t] ends
     cdef size_t start = 0, stop
+    cdef Py_ssize_t size
     hfbpe_text_ref(text, &ref)
-    if _pieces_ref(&ref, pid, &utf8, &ends) < 0:
+    if in_utf8:
+        ref.data = PyUnicode_AsUTF8AndSize(text, &size)
+        if ref.data == NULL:
+            PyErr_Clear()
+            text.encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
+            raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
+        ref.length = size
+        ref.utf8 = 1
+    cdef int found = _pieces_ref(&ref, pid, &utf8, &ends)
+    if found < 0:
         text.encode("utf-8")  # raises the standard UnicodeEncodeError naming the surrogate
         raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
+    cdef const char* data = <const char*>ref.data if found == 1 else utf8.data()  # (1: the text's own bytes)
     out = []
     for stop in ends:
-        out.append(utf8.substr(start, stop - start))
+        out.append(PyBytes_FromStringAndSize(data + start, stop - start))
         start = stop
     return out
+
+
+def utf8_cuts(str text not None, *, Py_ssize_t part=0, Py_ssize_t parts=1, Py_ssize_t window=1 << 16):
+    """Return where to cut the UTF-8 form of ``text`` for threads, in bytes: ``[0, c1, ..., len(utf8)]``.
+
+    The UTF-8 is CPython's own, kept in the str (``PyUnicode_AsUTF8AndSize``; the encoders then read it in place).
+    Each cut is the first safe one (``hf_bpe.core.fragment``: a space after a letter or digit) at or after a target,
+    searched ``window`` bytes far; targets are ``part`` bytes apart (``part`` <= 0: the UTF-8 size / ``parts``),
+    counted from the previous cut.
+
+    Returns:
+        The byte offsets, or None when the text has no UTF-8 form (a lone surrogate).
+
+    >>> utf8_cuts("ab c\\u00e9 d", part=1), utf8_cuts("a\\ud800 b", part=1)
+    ([0, 2, 6, 8], None)
+    """
+    cdef Py_ssize_t size
+    cdef const char* data = PyUnicode_AsUTF8AndSize(text, &size)
+    cdef vector[Py_ssize_t] bounds
+    if data == NULL:
+        PyErr_Clear()
+        return None
+    _ensure_tables()
+    if part <= 0:
+        part = max(1, size // max(1, parts))
+    with nogil:
+        safe_cuts_utf8(data, size, part, max(1, window), &bounds)
+    return list(bounds)
 
 
 def pieces_function():

@@ -24,4 +24,5 @@ cdef extern from "csrc/parallel_count.hpp":
         Py_ssize_t length
         int kind
         int ascii
+        int utf8
     int hfbpe_text_ref(object text, TextRef* ref) except -1

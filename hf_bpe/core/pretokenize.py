@@ -320,7 +320,9 @@ class Pretokenizer:
             threads: with ``part_chars``, encode the parts on this many threads without the GIL.
             part_chars: 0 to encode the text whole; else cut it near every ``part_chars`` characters, where every
                 named pattern ends a piece (:func:`hf_bpe.core.fragment.next_safe_cut`), and encode the parts on
-                ``threads`` threads. The ids never depend on ``threads`` or ``part_chars``.
+                ``threads`` threads. The ids never depend on ``threads`` or ``part_chars``. A cut text that is not
+                ASCII is read in its UTF-8 form (CPython's, kept in the str; no transcoding per piece), cut at the
+                same places into as many parts (``_scanner.utf8_cuts``).
 
         Raises:
             UnicodeEncodeError: `text` holds a lone surrogate.
@@ -333,12 +335,40 @@ class Pretokenizer:
         """
         if self._scanner_id < 0:
             return encoder.encode_words(self.split_bytes(text))  # a custom regex: its pieces (prefixed), never cut
+        return self._encode_one(text, encoder, threads, part_chars, False)
+
+    def encode_text_array(self, text: str, encoder: Any, *, threads: int = 1, part_chars: int = 0) -> Any:
+        """:meth:`encode_text` into a ``TokenBuffer`` of int32 ids (no Python int per id). Named patterns only.
+
+        Raises:
+            ValueError: a custom regex (no compiled scanner).
+            UnicodeEncodeError: `text` holds a lone surrogate.
+
+        >>> from hf_bpe.core._core import WordEncoder
+        >>> list(memoryview(Pretokenizer("gpt2").encode_text_array("hi", WordEncoder([], list(range(256))))))
+        [104, 105]
+        """
+        self._scannable([])  # refuses a custom regex
+        return self._encode_one(text, encoder, threads, part_chars, True)
+
+    def _encode_one(self, text: str, encoder: Any, threads: int, part_chars: int, array: bool) -> Any:
+        """encode_text (ids as a list) or encode_text_array (a TokenBuffer) for a named pattern."""
         if self._add_prefix_space:
             text = self._prefixed(text)
         if not _PIECES:
             _PIECES.append(_scanner.pieces_function())
         if part_chars <= 0 or len(text) <= part_chars or self._name not in CUTTABLE_PATTERNS:
-            return encoder.encode_text(text, _PIECES[0], self._scanner_id)
+            return (encoder.encode_text_array if array else encoder.encode_text)(text, _PIECES[0], self._scanner_id)
+        if not text.isascii():
+            # Scanned in its UTF-8 form (CPython's, kept in the str) at the same safe cuts as byte offsets, into as
+            # many parts: no transcoding per piece. None: no UTF-8 form (a lone surrogate), the code points below
+            # raise UnicodeEncodeError as before.
+            cuts = _scanner.utf8_cuts(text, parts=len(text) // part_chars, window=_CUT_WINDOW)
+            if cuts is not None:
+                call = encoder.encode_utf8_array if array else encoder.encode_utf8
+                ids = call(text, _PIECES[0], self._scanner_id, cuts, threads if len(cuts) > 2 else 1)
+                if ids is not None:
+                    return ids
         n, bounds, target = len(text), [0], part_chars
         while target < n:  # target grows every turn; the searched ranges do not overlap: O(len(text)) in all
             cut = next_safe_cut(text, target, min(n, target + _CUT_WINDOW))
@@ -349,7 +379,8 @@ class Pretokenizer:
                 target += max(part_chars, _CUT_WINDOW)
         bounds.append(n)
         # Without the GIL either way (a long text); no thread to start when no cut was found.
-        return encoder.encode_text(text, _PIECES[0], self._scanner_id, bounds, threads if len(bounds) > 2 else 1)
+        return (encoder.encode_text_array if array else encoder.encode_text)(
+            text, _PIECES[0], self._scanner_id, bounds, threads if len(bounds) > 2 else 1)
 
     def tally(self) -> Any:
         """Return a compiled piece tally for this pre-tokenizer's named pattern, or None for a custom regex.

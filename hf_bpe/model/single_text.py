@@ -19,7 +19,7 @@ from typing import Any
 from ..core.pretokenize import usable_cpus
 from .tiktoken_compat import check_surrogates, repair_surrogates
 
-__all__ = ["LONG_TEXT_CHARS", "encode_ordinary", "encode_batch"]
+__all__ = ["LONG_TEXT_CHARS", "encode_ordinary", "encode_ordinary_array", "encode_batch", "encode_batch_arrays"]
 
 # `model` below is a BPEModel (typed Any: bpe.py imports this module, and the layers allow no import cycle).
 
@@ -45,14 +45,7 @@ def encode_ordinary(model: Any, text: str, num_threads: int | None, surrogates: 
 
     ``part_chars`` (tests only): cut the text near every ``part_chars`` characters whatever its length.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be str, got {type(text).__name__}: {text!r:.80}")
-    if type(text) is not str:
-        text = str.__str__(text)  # a str subclass: its characters (the compiled calls take an exact str)
-    if num_threads is not None:
-        check_threads(num_threads)
-    if surrogates != "replace":
-        check_surrogates(surrogates)
+    text = _checked(text, num_threads, surrogates)
     try:
         if part_chars or len(text) >= LONG_TEXT_CHARS or model._missing:
             return _encode(model, text, num_threads, part_chars)
@@ -64,30 +57,104 @@ def encode_ordinary(model: Any, text: str, num_threads: int | None, surrogates: 
     return _encode(model, repair_surrogates(text), num_threads, part_chars)
 
 
-def _encode(model: Any, text: str, num_threads: int | None, part_chars: int) -> list[int]:
+def _checked(text: Any, num_threads: Any, surrogates: Any) -> str:
+    """The text as an exact str, after checking the arguments of encode_ordinary (raising its errors)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, got {type(text).__name__}: {text!r:.80}")
+    if type(text) is not str:
+        text = str.__str__(text)  # a str subclass: its characters (the compiled calls take an exact str)
+    if num_threads is not None:
+        check_threads(num_threads)
+    if surrogates != "replace":
+        check_surrogates(surrogates)
+    return text
+
+
+def _encode(model: Any, text: str, num_threads: int | None, part_chars: int, array: bool = False) -> Any:
+    """The ids of a text with a UTF-8 form: a list, or a TokenBuffer when `array` (named patterns only)."""
     pre, encoder = model._pretokenizer, model._encoder
     if model._missing:  # a PartialBytesEncoder: encode_words only
         return encoder.encode_words(pre.split_bytes(text))
+    call = pre.encode_text_array if array else pre.encode_text
     if not part_chars and len(text) < LONG_TEXT_CHARS:
-        return pre.encode_text(text, encoder)
+        return call(text, encoder)
     threads = usable_cpus() if num_threads is None else num_threads
     # One thread cuts too: the parts are encoded without the GIL, and with buffers a part long instead of a text
     # long (measured ~25 % faster on 10 MB of English than the whole text at once).
-    return pre.encode_text(text, encoder, threads=threads,
-                           part_chars=part_chars or len(text) // (threads * _PARTS_PER_THREAD))
+    return call(text, encoder, threads=threads, part_chars=part_chars or len(text) // (threads * _PARTS_PER_THREAD))
+
+
+def encode_ordinary_array(model: Any, text: str, num_threads: int | None, surrogates: str, *,
+                          part_chars: int = 0) -> Any:
+    """Return ``model.encode_ordinary_array(text, ...)``: the ids of :func:`encode_ordinary` as a numpy int32 array.
+
+    Built in compiled code (no Python int per id), a long text cut onto threads as :func:`encode_ordinary` cuts it;
+    custom regexes and vocabularies missing some bytes take the lists path. ``part_chars``: as there (tests).
+    """
+    import numpy as np  # here: `import hf_bpe` does not pay for numpy
+
+    text = _checked(text, num_threads, surrogates)
+    if model._missing or not model._pretokenizer.compiled:
+        return np.array(encode_ordinary(model, text, num_threads, surrogates, part_chars=part_chars), dtype=np.int32)
+    try:
+        ids = _encode(model, text, num_threads, part_chars, True)
+    except UnicodeEncodeError:
+        if surrogates == "strict":
+            raise
+        ids = _encode(model, repair_surrogates(text), num_threads, part_chars, True)
+    return np.frombuffer(ids, dtype=np.int32)
 
 
 def encode_batch(model: Any, texts: list[str], threads: int) -> list[list[int]]:
     """Encode a batch on ``threads`` threads (named patterns); a long text in a small batch is cut as above."""
     pre, encoder = model._pretokenizer, model._encoder
+    found = _blank_long(texts, threads)
+    if found is None:
+        return pre.encode_batch(texts, encoder, threads=threads)
+    long, short = found
+    out = pre.encode_batch(short, encoder, threads=threads)
+    for i in long:
+        out[i] = _encode(model, texts[i], threads, 0)
+    return out
+
+
+def encode_batch_arrays(model: Any, texts: list[str], threads: int, eos_id: int) -> tuple[Any, Any]:
+    """Encode a batch into (ids int32, offsets int64) buffers, as :func:`encode_batch` into lists (``eos_id`` >= 0:
+    after every text): a long text in a small batch is cut onto the threads, its ids spliced in."""
+    pre, encoder = model._pretokenizer, model._encoder
+    found = _blank_long(texts, threads)
+    if found is None:
+        return pre.encode_batch_arrays(texts, encoder, threads=threads, eos_id=eos_id)
+    long, short = found
+    ids, offsets = pre.encode_batch_arrays(short, encoder, threads=threads, eos_id=eos_id)
+    return _splice(ids, offsets, {i: _encode(model, texts[i], threads, 0, True) for i in long})
+
+
+def _blank_long(texts: list[str], threads: int) -> tuple[list[int], list[str]] | None:
+    """For a small batch on several threads that holds long texts: their indices and the batch with them blanked
+    (they are encoded apart, cut onto the threads; the batch call still checks every other text). Else None."""
     if threads > 1 and len(texts) <= _FEW_TEXTS:
         long = [i for i, text in enumerate(texts) if isinstance(text, str) and len(text) >= LONG_TEXT_CHARS]
         if long:
             short = list(texts)
             for i in long:
-                short[i] = ""  # encoded below; the batch call still checks every other text
-            out = pre.encode_batch(short, encoder, threads=threads)
-            for i in long:
-                out[i] = _encode(model, texts[i], threads, 0)
-            return out
-    return pre.encode_batch(texts, encoder, threads=threads)
+                short[i] = ""
+            return long, short
+    return None
+
+
+def _splice(ids: Any, offsets: Any, inserted: dict[int, Any]) -> tuple[Any, Any]:
+    """Put the ids `inserted[i]` at the start of text i's (empty or EOS-only) span: new (ids, offsets) arrays."""
+    import numpy as np
+
+    flat, starts = np.frombuffer(ids, dtype=np.int32), np.frombuffer(offsets, dtype=np.int64)
+    parts, prev = [], 0
+    grown = np.zeros(len(starts), dtype=np.int64)  # grown[i + 1]: ids added to text i
+    for i in sorted(inserted):
+        at = int(starts[i])
+        extra = np.frombuffer(inserted[i], dtype=np.int32)
+        parts += [flat[prev:at], extra]
+        prev = at
+        grown[i + 1] = len(extra)
+    parts.append(flat[prev:])
+    return np.concatenate(parts), starts + np.cumsum(grown)

@@ -18,6 +18,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ..core.pretokenize import usable_cpus
+from . import single_text
 from .single_text import check_threads
 from .tiktoken_compat import Surrogates, encode_repairing, repair_each
 
@@ -61,6 +62,25 @@ class TokenArrays:
 
         return np.frombuffer(ids, dtype=np.int32), np.frombuffer(offsets, dtype=np.int64)
 
+    def encode_ordinary_array(self, text: str, *, num_threads: int | None = None,
+                              surrogates: Surrogates = "replace") -> np.ndarray:
+        """Encode one text as :meth:`encode_ordinary` does, into a numpy ``int32`` array.
+
+        The array is made in compiled code (no Python int per id) and handed to numpy without a copy; a long text
+        is cut onto threads as :meth:`encode_ordinary` cuts it. Custom regexes and vocabularies without some byte
+        tokens take the lists path (same ids).
+
+        Args:
+            text: the text.
+            num_threads: as in :meth:`encode_ordinary`; the ids never depend on it.
+            surrogates: as in :meth:`encode_ordinary`.
+
+        >>> from hf_bpe import BPEModel
+        >>> BPEModel.bytes_only().encode_ordinary_array("hi!").tolist()
+        [104, 105, 33]
+        """
+        return single_text.encode_ordinary_array(self, text, num_threads, surrogates)
+
     def encode_ordinary_batch_arrow(self, texts: Sequence[str], *, num_threads: int | None = None,
                                     surrogates: Surrogates = "replace", eos_id: int | None = None) -> pa.ListArray:
         """Encode each text as :meth:`encode_ordinary_batch_arrays` does, as a ``pyarrow.ListArray`` of ``int32``.
@@ -101,9 +121,8 @@ class TokenArrays:
             return _flatten(lists, eos_id)
         threads = usable_cpus() if num_threads is None else num_threads
         eos = -1 if eos_id is None else eos_id
-        return encode_repairing(
-            lambda batch: model._pretokenizer.encode_batch_arrays(batch, model._encoder, threads=threads, eos_id=eos),
-            texts if type(texts) is list else list(texts), surrogates, repair_each)
+        return encode_repairing(lambda batch: single_text.encode_batch_arrays(model, batch, threads, eos),
+                                texts if type(texts) is list else list(texts), surrogates, repair_each)
 
 
 def check_batch(texts: Sequence[str], num_threads: int | None) -> None:

@@ -1,6 +1,7 @@
 // Documents of a UTF-8 file (or a window of one) for encoding in place: where each document starts and ends, found
-// by memchr (a one-byte separator such as "\n") or memmem, and whether it is all ASCII (then its bytes are encoded
-// where they lie, as a one-byte TextRef: no str per document; the rest are decoded one document at a time).
+// by memchr (a one-byte separator such as "\n") or memmem, and whether it is all ASCII or other valid UTF-8 (then
+// its bytes are encoded where they lie, as a one-byte or a UTF-8 TextRef: no str per document; a document that is
+// not UTF-8 is decoded by Python, which raises the error).
 // Separators are matched leftmost first, without overlap (as str.split does), from the window's start: a window
 // always starts right after a separator (or at the file's start), so the matches are those of the whole file.
 // UTF-8 is self-synchronising: a separator's bytes found at a byte offset start a character.
@@ -33,35 +34,66 @@ inline int64_t last_document_end(const char* buf, size_t size, const char* sep, 
     }
 }
 
-// Whether buf[0..n) is all ASCII (8 bytes at a time): such a document's UTF-8 is its PEP 393 one-byte text, so it is
-// encoded straight from the file's bytes, without a str.
-inline bool all_ascii(const char* buf, size_t n) {
-    uint64_t seen = 0, word;
+// The form of a document's bytes: ASCII (its own one-byte PEP 393 text), other valid UTF-8, or neither.
+enum DocumentForm : uint8_t { DOC_INVALID = 0, DOC_ASCII = 1, DOC_UTF8 = 2 };
+
+// The form of buf[0..n) in one pass: valid UTF-8 is what Python's strict decoder accepts (no stray or missing
+// continuation byte, no overlong form, no surrogate ED A0..BF, nothing above U+10FFFF: F4 90.., F5..FF); ASCII runs
+// are read 8 bytes at a time. A valid document is scanned in place (no str, no transcoding per piece); anything
+// else is decoded by Python, which raises the error (a stricter test here would only cost speed, never ids). O(n).
+inline DocumentForm document_form(const char* buf, size_t n) {
+    const unsigned char* s = (const unsigned char*)buf;
+    bool ascii = true;
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        std::memcpy(&word, buf + i, 8);
-        seen |= word;
+    while (i < n) {
+        const unsigned c = s[i];
+        if (c < 0x80) {
+            uint64_t word;
+            if (i + 8 <= n && (std::memcpy(&word, s + i, 8), !(word & 0x8080808080808080ULL)))
+                i += 8;
+            else
+                ++i;
+            continue;
+        }
+        ascii = false;
+        auto cont = [&](size_t k) { return (s[i + k] & 0xC0) == 0x80; };
+        if (c < 0xC2) return DOC_INVALID;  // a continuation byte, or an overlong two-byte form
+        if (c < 0xE0) {
+            if (i + 1 >= n || !cont(1)) return DOC_INVALID;
+            i += 2;
+        } else if (c < 0xF0) {
+            if (i + 2 >= n || !cont(1) || !cont(2)) return DOC_INVALID;
+            // overlong, surrogate
+            if ((c == 0xE0 && s[i + 1] < 0xA0) || (c == 0xED && s[i + 1] >= 0xA0)) return DOC_INVALID;
+            i += 3;
+        } else if (c < 0xF5) {
+            if (i + 3 >= n || !cont(1) || !cont(2) || !cont(3)) return DOC_INVALID;
+            // overlong, above U+10FFFF
+            if ((c == 0xF0 && s[i + 1] < 0x90) || (c == 0xF4 && s[i + 1] >= 0x90)) return DOC_INVALID;
+            i += 4;
+        } else {
+            return DOC_INVALID;
+        }
     }
-    for (; i < n; ++i) seen |= (unsigned char)buf[i];
-    return (seen & 0x8080808080808080ULL) == 0;
+    return ascii ? DOC_ASCII : DOC_UTF8;
 }
 
 // The documents of buf[0..size), which ends at a document's end (after a separator, or at the end of the file):
 // the text between separators, the separators left out; the piece after the last separator is a document only if
 // it is not empty (a file ending in its separator has no empty last document, as a file ending in "\n" has no
-// empty last line). bounds gets [start, end) byte pairs, ascii one flag per document (all_ascii); empty documents
+// empty last line). bounds gets [start, end) byte pairs, forms one DocumentForm per document; empty documents
 // are left out when `skip_empty`. O(size); every step advances past a separator.
 inline void document_bounds(const char* buf, size_t size, const char* sep, size_t sep_len, bool skip_empty,
-                            std::vector<int64_t>& bounds, std::vector<uint8_t>& ascii) {
+                            std::vector<int64_t>& bounds, std::vector<uint8_t>& forms) {
     bounds.clear();
-    ascii.clear();
+    forms.clear();
     size_t start = 0;
     while (start < size) {
         size_t hit = find_separator(buf, size, start, sep, sep_len);
         if (hit > start || !skip_empty) {
             bounds.push_back((int64_t)start);
             bounds.push_back((int64_t)hit);
-            ascii.push_back(all_ascii(buf + start, hit - start));
+            forms.push_back(document_form(buf + start, hit - start));
         }
         if (hit == size) break;
         start = hit + sep_len;  // advances: sep_len >= 1

@@ -30,6 +30,8 @@ struct TextRef {
     Py_ssize_t length;
     int kind;   // 1, 2 or 4 bytes per code point
     int ascii;
+    // 1: `data` is `length` bytes of valid UTF-8 (a str's cached UTF-8 form), scanned as such (kind, ascii unused).
+    int utf8 = 0;
 };
 
 // Point `ref` at a str's PEP 393 data (the caller checked it is a str and keeps it alive); -1 with a Python
@@ -40,6 +42,7 @@ static inline int hfbpe_text_ref(PyObject* text, TextRef* ref) {
     ref->length = PyUnicode_GET_LENGTH(text);
     ref->kind = (int)PyUnicode_KIND(text);
     ref->ascii = PyUnicode_IS_ASCII(text);
+    ref->utf8 = 0;
     return 0;
 }
 

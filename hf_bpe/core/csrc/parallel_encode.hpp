@@ -26,9 +26,15 @@
 
 namespace hfbpe {
 
-// One text's pre-tokens: its UTF-8 in *utf8 and the end offset of each piece in *ends (both cleared first).
-// Returns 0, or -1 when the text cannot be encoded to UTF-8 (a lone surrogate).
+// One text's pre-tokens: the end offset of each piece in *ends (cleared first), in the text's own bytes when it
+// returns 1 (an ASCII text, or one read as UTF-8: `ref->data`, not copied), in its UTF-8 written to *utf8 when it
+// returns 0; -1 when the text cannot be encoded to UTF-8 (a lone surrogate). piece_bytes() says which.
 typedef int (*PiecesFn)(const TextRef* ref, int pid, std::string* utf8, std::vector<size_t>* ends);
+
+// The bytes a PiecesFn's ends index, given what it returned (>= 0).
+inline const char* piece_bytes(const TextRef* ref, const std::string& utf8, int found) {
+    return found == 1 ? (const char*)ref->data : utf8.data();
+}
 
 // A chunk's output: the ids of its texts end to end; ends[k] is where its k-th text's ids end.
 struct EncodedRange {
@@ -53,11 +59,13 @@ inline int encode_range(const TextRef* refs, size_t begin, size_t end, int pid, 
         local.ends.reserve(end - begin);
         local.ids.reserve(chars / 3 + 16);  // English runs ~4.5 bytes per token: one allocation, no regrowth
         for (size_t i = begin; i < end; ++i) {
-            if (pieces(&refs[i], pid, &utf8, &ends) < 0) {
+            const int found = pieces(&refs[i], pid, &utf8, &ends);
+            if (found < 0) {
                 *failed_at = (Py_ssize_t)i;
                 return ENCODE_BAD_TEXT;
             }
-            encoder.encode_pieces(utf8.data(), ends.data(), ends.size(), local.ids, shared, arena);
+            encoder.encode_pieces(piece_bytes(&refs[i], utf8, found), ends.data(), ends.size(), local.ids, shared,
+                                  arena);
             local.ends.push_back(local.ids.size());
         }
     } catch (...) {

@@ -8,12 +8,18 @@
 // pattern dispatch per piece (with the scanners in Cython, GCC kept one out-of-line call per piece).
 // One- and two-byte text reads letter runs 8 bytes at a time (letters()), where the table's ASCII letters are exactly
 // A-Z a-z (else T alone is read); ASCII is transcoded to UTF-8 8 bytes at a time (utf8_of()).
+// The same templates read valid UTF-8 (Ch = char, positions are byte offsets): every step goes through the cursor
+// functions at() (the code point at i), nx() (the position after it) and pv() (the one before), which are s[i],
+// i + 1 and i - 1 on PEP 393 data; a unit compared with an ASCII character (unit()) needs no decoding, as in UTF-8
+// a byte below 0x80 is always that character. A long str is scanned in CPython's cached UTF-8 form this way, with
+// no transcoding per piece.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -86,11 +92,52 @@ HFBPE_SCAN_INLINE uint64_t non_letters16(uint64_t w) {
     return (~letter | non_ascii) & 0x8000800080008000ULL;
 }
 
+// Cursor over PEP 393 code units: one code point per unit.
+template <class Ch>
+HFBPE_SCAN_INLINE uint32_t at(const Ch* s, Idx i) {
+    return s[i];
+}
+template <class Ch>
+HFBPE_SCAN_INLINE Idx nx(const Ch*, Idx i) {
+    return i + 1;
+}
+template <class Ch>
+HFBPE_SCAN_INLINE Idx pv(const Ch*, Idx i) {
+    return i - 1;
+}
+// The unit at i, for comparing with an ASCII character only.
+template <class Ch>
+HFBPE_SCAN_INLINE uint32_t unit(const Ch* s, Idx i) {
+    return s[i];
+}
+
+// Cursor over valid UTF-8 (CPython's own encoding of a str: never truncated, overlong or a surrogate).
+HFBPE_SCAN_INLINE uint32_t at(const char* s, Idx i) {
+    const unsigned char* u = (const unsigned char*)s + i;
+    uint32_t b = u[0];
+    if (b < 0x80) return b;
+    if (b < 0xE0) return ((b & 0x1F) << 6) | (u[1] & 0x3F);
+    if (b < 0xF0) return ((b & 0x0F) << 12) | ((u[1] & 0x3F) << 6) | (u[2] & 0x3F);
+    return ((b & 0x07) << 18) | ((u[1] & 0x3F) << 12) | ((u[2] & 0x3F) << 6) | (u[3] & 0x3F);
+}
+HFBPE_SCAN_INLINE Idx nx(const char* s, Idx i) {
+    uint32_t b = (unsigned char)s[i];
+    return i + (b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4);
+}
+HFBPE_SCAN_INLINE Idx pv(const char* s, Idx i) {
+    do --i;
+    while (((unsigned char)s[i] & 0xC0) == 0x80);
+    return i;
+}
+HFBPE_SCAN_INLINE uint32_t unit(const char* s, Idx i) {
+    return (unsigned char)s[i];
+}
+
 template <class Ch>
 HFBPE_SCAN_INLINE Idx run(const Ch* s, Idx i, Idx n, uint8_t flag) {
     // End of the run of characters that have `flag`, starting at i.
     const uint8_t* T = g.T;
-    while (i < n && (T[s[i]] & flag)) ++i;
+    while (i < n && (T[at(s, i)] & flag)) i = nx(s, i);
     return i;
 }
 
@@ -112,9 +159,10 @@ HFBPE_SCAN_INLINE Idx letters(const Ch* s, Idx i, Idx n) {
                     continue;
                 }
                 i += __builtin_ctzll(stop) >> (sizeof(Ch) == 1 ? 3 : 4);
-                if (s[i] < 128 || !(T[s[i]] & F_L)) return i;
+                uint32_t c = at(s, i);
+                if (c < 128 || !(T[c] & F_L)) return i;
                 // A non-ASCII letter: the rest of the run by the table (a CJK run would stop every step).
-                return run(s, i + 1, n, F_L);
+                return run(s, nx(s, i), n, F_L);
             }
         }
     }
@@ -125,14 +173,14 @@ template <class Ch>
 HFBPE_SCAN_INLINE Idx run_other(const Ch* s, Idx i, Idx n) {
     // End of the run of [^\s\p{L}\p{N}] starting at i.
     const uint8_t* T = g.T;
-    while (i < n && !(T[s[i]] & F_LNS)) ++i;
+    while (i < n && !(T[at(s, i)] & F_LNS)) i = nx(s, i);
     return i;
 }
 
 template <class Ch>
 HFBPE_SCAN_INLINE Idx run_nl(const Ch* s, Idx i, Idx n) {
     // End of the run of [\r\n] starting at i.
-    while (i < n && (s[i] == 0x0A || s[i] == 0x0D)) ++i;
+    while (i < n && (unit(s, i) == 0x0A || unit(s, i) == 0x0D)) ++i;
     return i;
 }
 
@@ -147,12 +195,13 @@ HFBPE_SCAN_INLINE uint8_t fold(uint32_t c) {
 template <class Ch>
 HFBPE_SCAN_INLINE Idx contraction_ci(const Ch* s, Idx n, Idx p) {
     // End of (?i:'s|'t|'re|'ve|'m|'ll|'d) at p, or p when it does not match.
-    if (s[p] != '\'' || p + 1 >= n) return p;
-    uint8_t l1 = fold(s[p + 1]);
-    if (l1 == 's' || l1 == 't' || l1 == 'm' || l1 == 'd') return p + 2;
-    if (l1 != 0 && p + 2 < n) {
-        uint8_t l2 = fold(s[p + 2]);
-        if ((l2 == 'e' && (l1 == 'r' || l1 == 'v')) || (l1 == 'l' && l2 == 'l')) return p + 3;
+    if (unit(s, p) != '\'' || p + 1 >= n) return p;
+    uint8_t l1 = fold(at(s, p + 1));
+    Idx q = nx(s, p + 1);  // a folded letter may take more than one UTF-8 byte (U+017F, U+212A)
+    if (l1 == 's' || l1 == 't' || l1 == 'm' || l1 == 'd') return q;
+    if (l1 != 0 && q < n) {
+        uint8_t l2 = fold(at(s, q));
+        if ((l2 == 'e' && (l1 == 'r' || l1 == 'v')) || (l1 == 'l' && l2 == 'l')) return nx(s, q);
     }
     return p;
 }
@@ -163,10 +212,10 @@ HFBPE_SCAN_INLINE Idx whitespace(const Ch* s, Idx n, Idx p, bool to_end_first) {
     const uint8_t* T = g.T;
     Idx e = p, last_nl = -1;
     while (e < n) {
-        uint8_t f = T[s[e]];
+        uint8_t f = T[at(s, e)];
         if (!(f & F_S)) break;
         if (f & F_NL) last_nl = e;
-        ++e;
+        e = nx(s, e);
     }
     // 2. tiktoken cl100k's `\s++$`: a run that reaches the end of the text is one piece.
     if (to_end_first && e == n) return n;
@@ -174,46 +223,57 @@ HFBPE_SCAN_INLINE Idx whitespace(const Ch* s, Idx n, Idx p, bool to_end_first) {
     if (last_nl >= 0) return last_nl + 1;
     // 4. `\s+(?!\S)`: the whole run at the end of the text, else all but its last character (if that leaves one).
     if (e == n) return n;
-    if (e - p >= 2) return e - 1;
+    Idx last = pv(s, e);
+    if (last > p) return last;
     // 5. `\s+` (or tiktoken's `\s`): a single whitespace character before a non-space.
-    return p + 1;
+    return e;
 }
 
 template <class Ch>
 HFBPE_SCAN_INLINE Idx whitespace_gpt2(const Ch* s, Idx n, Idx p) {
     // `\s+(?!\S)|\s+` at a whitespace character p.
-    Idx e = run(s, p + 1, n, F_S);
+    Idx e = run(s, nx(s, p), n, F_S);
     if (e == n) return n;
-    if (e - p >= 2) return e - 1;
-    return p + 1;
+    Idx last = pv(s, e);  // all but the last character of a run of two or more
+    return last > p ? last : e;
+}
+
+// \p{N}{1,kMax} after a first digit that ends at q: the end of the run, at most kMax characters long in all.
+template <Idx kMax, class Ch>
+HFBPE_SCAN_INLINE Idx digits(const Ch* s, Idx n, Idx q) {
+    const uint8_t* T = g.T;
+    for (Idx k = 1; k < kMax && q < n && (T[at(s, q)] & F_N); ++k) q = nx(s, q);
+    return q;
 }
 
 // gpt2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 template <class Ch>
 HFBPE_SCAN_INLINE Idx next_gpt2(const Ch* s, Idx n, Idx p) {
     const uint8_t* T = g.T;
-    uint32_t c = s[p];
+    uint32_t c = at(s, p);
     // 1. ' ?X+' for X in \p{L}, \p{N}, [^\s\p{L}\p{N}], with the space taken when the next character is X (first,
     //    as most English pieces are a space and a word).
     if (c == ' ' && p + 1 < n) {
-        uint8_t f1 = T[s[p + 1]];
-        if (f1 & F_L) return letters(s, p + 2, n);
-        if (f1 & F_N) return run(s, p + 2, n, F_N);
-        if (!(f1 & F_S)) return run_other(s, p + 2, n);
+        uint8_t f1 = T[at(s, p + 1)];
+        Idx q = nx(s, p + 1);
+        if (f1 & F_L) return letters(s, q, n);
+        if (f1 & F_N) return run(s, q, n, F_N);
+        if (!(f1 & F_S)) return run_other(s, q, n);
     }
     uint8_t f = T[c];
-    if (f & F_L) return letters(s, p + 1, n);
-    // 2. 's|'t|'re|'ve|'m|'ll|'d, case-sensitive (an apostrophe is none of L, N, \s).
+    if (f & F_L) return letters(s, nx(s, p), n);
+    // 2. 's|'t|'re|'ve|'m|'ll|'d, case-sensitive (an apostrophe is none of L, N, \s). Units, not code points: a
+    //    match is ASCII, and a UTF-8 continuation byte is no ASCII letter.
     if (c == '\'' && p + 1 < n) {
-        uint32_t c1 = s[p + 1];
+        uint32_t c1 = unit(s, p + 1);
         if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') return p + 2;
         if (p + 2 < n) {
-            uint32_t c2 = s[p + 2];
+            uint32_t c2 = unit(s, p + 2);
             if ((c2 == 'e' && (c1 == 'r' || c1 == 'v')) || (c1 == 'l' && c2 == 'l')) return p + 3;
         }
     }
-    if (f & F_N) return run(s, p + 1, n, F_N);
-    if (!(f & F_S)) return run_other(s, p + 1, n);
+    if (f & F_N) return run(s, nx(s, p), n, F_N);
+    if (!(f & F_S)) return run_other(s, nx(s, p), n);
     // 3. Whitespace.
     return whitespace_gpt2(s, n, p);
 }
@@ -222,26 +282,23 @@ HFBPE_SCAN_INLINE Idx next_gpt2(const Ch* s, Idx n, Idx p) {
 template <Idx kMaxDigits, bool kToEndFirst, class Ch>
 HFBPE_SCAN_INLINE Idx next_cl100k(const Ch* s, Idx n, Idx p) {
     const uint8_t* T = g.T;
-    uint32_t c = s[p];
+    uint32_t c = at(s, p);
     uint8_t f = T[c];
+    Idx q = nx(s, p);
     // 1. [^\r\n\p{L}\p{N}]?\p{L}+ when s[p] is a letter (the contraction needs an apostrophe).
-    if (f & F_L) return letters(s, p + 1, n);
+    if (f & F_L) return letters(s, q, n);
     // 2. (?i:'s|'t|'re|'ve|'m|'ll|'d)
     if (c == '\'') {
         Idx e = contraction_ci(s, n, p);
         if (e != p) return e;
     }
     // 3. [^\r\n\p{L}\p{N}]\p{L}+
-    if (!(f & (F_N | F_NL)) && p + 1 < n && (T[s[p + 1]] & F_L)) return letters(s, p + 2, n);
+    if (!(f & (F_N | F_NL)) && q < n && (T[at(s, q)] & F_L)) return letters(s, nx(s, q), n);
     // 4. \p{N}{1,3} (or \p{N})
-    if (f & F_N) {
-        Idx e = p + 1;
-        while (e < n && e - p < kMaxDigits && (T[s[e]] & F_N)) ++e;
-        return e;
-    }
+    if (f & F_N) return digits<kMaxDigits>(s, n, q);
     // 5. ` ?[^\s\p{L}\p{N}]+[\r\n]*`
-    if (c == ' ' && p + 1 < n && !(T[s[p + 1]] & F_LNS)) return run_nl(s, run_other(s, p + 2, n), n);
-    if (!(f & F_LNS)) return run_nl(s, run_other(s, p + 1, n), n);
+    if (c == ' ' && q < n && !(T[at(s, q)] & F_LNS)) return run_nl(s, run_other(s, nx(s, q), n), n);
+    if (!(f & F_LNS)) return run_nl(s, run_other(s, q, n), n);
     // 6. Whitespace.
     return whitespace(s, n, p, kToEndFirst);
 }
@@ -254,9 +311,11 @@ HFBPE_SCAN_INLINE Idx o200k_lower_tail(const Ch* s, Idx n, Idx q) {
     const uint8_t* T = g.T;
     if (q >= n) return -1;
     Idx u = run(s, q, n, F_UP);
-    if (u < n && (T[s[u]] & F_LO)) return run(s, u + 1, n, F_LO);
-    for (Idx k = u - 1; k >= q; --k)
-        if (T[s[k]] & F_LO) return k + 1;
+    if (u < n && (T[at(s, u)] & F_LO)) return run(s, nx(s, u), n, F_LO);
+    for (Idx k = u; k > q;) {  // the characters of [q, u), last first
+        k = pv(s, k);
+        if (T[at(s, k)] & F_LO) return nx(s, k);
+    }
     return -1;
 }
 
@@ -273,34 +332,31 @@ HFBPE_SCAN_INLINE Idx o200k_upper_head(const Ch* s, Idx n, Idx q) {
 template <class Ch>
 HFBPE_SCAN_INLINE Idx next_o200k(const Ch* s, Idx n, Idx p) {
     const uint8_t* T = g.T;
-    uint32_t c = s[p];
+    uint32_t c = at(s, p);
     uint8_t f = T[c];
+    Idx q = nx(s, p);
     bool can_prefix = !(f & (F_L | F_N | F_NL));  // [^\r\n\p{L}\p{N}]
     Idx e = -1;
     // 1-2. P?[UP]*[LO]+C? | P?[UP]+[LO]*C?, tried in the regex's order: alternative 1 with the optional prefix P
     //      taken, then without; then alternative 2 likewise. C is the optional case-insensitive contraction.
     //      (A mark can be both the prefix and part of a run, hence both tries.)
-    if (can_prefix) e = o200k_lower_tail(s, n, p + 1);
+    if (can_prefix) e = o200k_lower_tail(s, n, q);
     if (e < 0 && (f & (F_UP | F_LO))) e = o200k_lower_tail(s, n, p);
-    if (e < 0 && can_prefix) e = o200k_upper_head(s, n, p + 1);
+    if (e < 0 && can_prefix) e = o200k_upper_head(s, n, q);
     if (e < 0 && (f & F_UP)) e = o200k_upper_head(s, n, p);
     if (e >= 0) {
-        if (e < n && s[e] == '\'') return contraction_ci(s, n, e);
+        if (e < n && unit(s, e) == '\'') return contraction_ci(s, n, e);
         return e;
     }
     // 3. \p{N}{1,3}
-    if (f & F_N) {
-        e = p + 1;
-        while (e < n && e - p < 3 && (T[s[e]] & F_N)) ++e;
-        return e;
-    }
+    if (f & F_N) return digits<3>(s, n, q);
     // 4. ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-    if (c == ' ' && p + 1 < n && !(T[s[p + 1]] & F_LNS))
-        e = run_other(s, p + 2, n);
+    if (c == ' ' && q < n && !(T[at(s, q)] & F_LNS))
+        e = run_other(s, nx(s, q), n);
     else if (!(f & F_LNS))
-        e = run_other(s, p + 1, n);
+        e = run_other(s, q, n);
     if (e >= 0) {
-        while (e < n && (s[e] == 0x0A || s[e] == 0x0D || s[e] == '/')) ++e;
+        while (e < n && (unit(s, e) == 0x0A || unit(s, e) == 0x0D || unit(s, e) == '/')) ++e;
         return e;
     }
     // 5. Whitespace: \s*[\r\n]+|\s+(?!\S)|\s+
@@ -373,35 +429,40 @@ HFBPE_SCAN_INLINE Idx utf8_of(const Ch* s, Idx a, Idx b, char* out) {
     return j;
 }
 
-// A text's UTF-8 in *utf8 and its pieces' end offsets in *ends; -1 for a lone surrogate. `Next` is one pattern's
-// scanner, inlined into the loop. An ASCII text is its own UTF-8 (ends are character offsets); another text's
-// UTF-8 is written into room made once (the most bytes its characters can take) and cut to size at the end.
+// A text's pieces' end offsets in *ends, and 1 when the text is its own UTF-8 (ASCII, or UTF-8 read in place: ends
+// are offsets in `s`, *utf8 is left alone: no copy), 0 when its UTF-8 was written to *utf8 (ends are offsets in
+// it), -1 for a lone surrogate. `Next` is one pattern's scanner, inlined into the loop. Other text's UTF-8 is
+// written into room made once (the most bytes its characters can take) and cut to size at the end.
 template <class Ch, Idx (*Next)(const Ch*, Idx, Idx)>
 inline int pieces_of(const Ch* s, Idx n, bool ascii, std::string* utf8, std::vector<size_t>* ends) {
     ends->clear();
-    utf8->clear();
+    // A long text: room for English's ~4.5 bytes a piece at once, else its ends are regrown ~17 times (callgrind:
+    // ~2 % of a long text's instructions). Short texts skip the call (the vector is kept from text to text).
+    if (n > 4096) ends->reserve((size_t)n / 4);
     Idx p = 0;
-    if (ascii) {
-        utf8->append((const char*)s, (size_t)n);
+    if (std::is_same<Ch, char>::value || ascii) {  // UTF-8 (positions are byte offsets), or ASCII: its own UTF-8
         while (p < n) {
             p = Next(s, n, p);
             ends->push_back((size_t)p);
         }
-        return 0;
+        return 1;
     }
-    // UTF-8 bytes per code point at most: 2 below U+0100, 3 in the BMP (a surrogate fails), 4 beyond.
-    utf8->resize((size_t)n * (sizeof(Ch) == 1 ? 2 : sizeof(Ch) == 2 ? 3 : 4));
-    char* out = &(*utf8)[0];
-    size_t at = 0;
-    while (p < n) {
-        Idx e = Next(s, n, p);
-        Idx m = utf8_of(s, p, e, out + at);
-        if (m < 0) return -1;
-        at += (size_t)m;
-        ends->push_back(at);
-        p = e;
+    utf8->clear();
+    if constexpr (!std::is_same<Ch, char>::value) {
+        // UTF-8 bytes per code point at most: 2 below U+0100, 3 in the BMP (a surrogate fails), 4 beyond.
+        utf8->resize((size_t)n * (sizeof(Ch) == 1 ? 2 : sizeof(Ch) == 2 ? 3 : 4));
+        char* out = &(*utf8)[0];
+        size_t used = 0;
+        while (p < n) {
+            Idx e = Next(s, n, p);
+            Idx m = utf8_of(s, p, e, out + used);
+            if (m < 0) return -1;
+            used += (size_t)m;
+            ends->push_back(used);
+            p = e;
+        }
+        utf8->resize(used);
     }
-    utf8->resize(at);
     return 0;
 }
 
@@ -414,6 +475,42 @@ inline int pieces(const Ch* s, Idx n, bool ascii, int pid, std::string* utf8, st
         case PID_QWEN2: return pieces_of<Ch, next_cl100k<1, false, Ch>>(s, n, ascii, utf8, ends);
         default: return pieces_of<Ch, next_o200k<Ch>>(s, n, ascii, utf8, ends);
     }
+}
+
+// The first p in [from, to) where UTF-8 text s[0..n) may be cut for every named pattern (core/fragment.py's rule):
+// s[p] is a space and the character before it a letter or digit; -1 if none. A 0x20 byte is always a space in
+// UTF-8, and the character before it is found by stepping back over continuation bytes: the positions are those
+// of the rule on code points, as byte offsets. O(to - from).
+inline Idx next_safe_cut_utf8(const char* s, Idx from, Idx to) {
+    const uint8_t* T = g.T;
+    for (Idx p = from < 1 ? 1 : from; p < to; ++p) {
+        const void* hit = std::memchr(s + p, ' ', (size_t)(to - p));
+        if (hit == nullptr) return -1;
+        p = (const char*)hit - s;
+        if (p >= 1 && (T[at(s, pv(s, p))] & (F_L | F_N))) return p;
+    }
+    return -1;
+}
+
+// Cut UTF-8 text s[0..n) for threads as Pretokenizer.encode_text cuts a str: near every `part` bytes, at the first
+// safe cut within `window` bytes of the target; a stretch without one is left to the part before it. bounds gets
+// 0, the cuts, n. O(n): the searched ranges do not overlap.
+inline void safe_cuts_utf8(const char* s, Idx n, Idx part, Idx window, std::vector<Idx>* bounds) {
+    bounds->clear();
+    bounds->push_back(0);
+    if (part < 1) part = 1;
+    Idx target = part;
+    while (target < n) {
+        Idx end = n - target < window ? n : target + window;
+        Idx cut = next_safe_cut_utf8(s, target, end);
+        if (cut > 0) {  // cut >= target > the last cut
+            bounds->push_back(cut);
+            target = cut + part;
+        } else {
+            target += part > window ? part : window;
+        }
+    }
+    bounds->push_back(n);
 }
 
 }  // namespace scanner
