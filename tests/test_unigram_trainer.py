@@ -400,3 +400,25 @@ def test_compiled_loader_equals_load_sentences(lines, options):
 def test_compiled_loader_equals_load_sentences_on_real_text(english, chinese, options):
     """The same on real English and Chinese text (Chinese at a low coverage: many unknown characters)."""
     _assert_loads_equal(english[:3000] + chinese[:2000], 8000, options)
+
+
+# Hostile corpora (found by fuzzing against spm_train): each refused where spm_train refuses, never a crash.
+
+@pytest.mark.parametrize("options", [{}, {"required_chars": "xy"}])
+def test_unigram_refuses_a_corpus_of_user_defined_symbols_only(tmp_path, capsys, options):
+    """Text that is all user-defined symbols (no dummy prefix) leaves no seed characters: spm_train refuses
+    (``!required_chars_.empty()``, or ``!seed_sentencepieces.empty()`` with required_chars); hf_bpe segfaulted in
+    the compiled seed step and the reference died on ``math.log(0)``."""
+    lines, kwargs = ["中", "中中\x00"], {"user_defined_symbols": ["中"], "add_dummy_prefix": False, **options}
+    with pytest.raises(RuntimeError):
+        _spm(lines, 10, hard_vocab_limit=False, **kwargs)
+    for train in (train_unigram, train_unigram_reference):
+        with pytest.raises(ValueError, match="user_defined_symbols"):
+            train(lines, vocab_size=10, hard_vocab_limit=False, **kwargs)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--vocab-size", "10", "--out",
+                 str(tmp_path / "out"), "--spm", "model_type=unigram", "--spm", "user_defined_symbols=中",
+                 "--spm", "add_dummy_prefix=false"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("hf-bpe: error:") and "user_defined_symbols" in err
