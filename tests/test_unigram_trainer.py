@@ -422,3 +422,20 @@ def test_unigram_refuses_a_corpus_of_user_defined_symbols_only(tmp_path, capsys,
                  "--spm", "add_dummy_prefix=false"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("hf-bpe: error:") and "user_defined_symbols" in err
+
+
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_a_lone_surrogate_is_refused_naming_the_sentence(model_type):
+    """A str with a lone surrogate has no UTF-8: sentencepiece refuses it (pybind11 cannot cast it), hf_bpe raised
+    a bare UnicodeEncodeError from inside the store; now a ValueError naming the item, the character and the fix,
+    from the compiled loader and the references alike."""
+    from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
+
+    lines = ["abc", "ab\ud800cd", "abc"]
+    with pytest.raises(RuntimeError):
+        _spm(lines, 10, hard_vocab_limit=False)
+    reference = train_unigram_reference if model_type == "unigram" else train_sentencepiece_reference
+    for train in (lambda *a, **k: hf_bpe.train_sentencepiece(*a, model_type=model_type, **k), reference):
+        with pytest.raises(ValueError, match=r"corpus item 1 holds a lone surrogate '\\ud800' at character 2") as info:
+            train(lines, vocab_size=10, hard_vocab_limit=False)
+        assert not isinstance(info.value, UnicodeError) and "surrogatepass" in str(info.value)

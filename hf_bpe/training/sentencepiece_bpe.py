@@ -587,8 +587,11 @@ def load_sentences(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping
     for index, text in enumerate(long.watch(corpus)):
         if not isinstance(text, str):
             raise TypeError(f"corpus item {index} is {type(text).__name__} {text!r:.60}; expected str")
-        if not text or len(text.encode("utf-8")) > opts["max_sentence_length"] or UNK_CHAR in text:
-            continue
+        try:
+            if not text or len(text.encode("utf-8")) > opts["max_sentence_length"] or UNK_CHAR in text:
+                continue
+        except UnicodeEncodeError as error:
+            raise long.not_unicode(error) from None
         sentences.append([text, 1])
     for sentence in sentences:
         normalized = normalizer.normalize(sentence[0])
@@ -633,7 +636,10 @@ def load_store(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int
                                 max_sentence_length=opts["max_sentence_length"])
     # Sentences over max_sentence_length are skipped by the store, as spm_train skips them; counted to be said.
     long = LongSentences(opts["max_sentence_length"])
-    store.add(long.watch(corpus))
+    try:
+        store.add(long.watch(corpus))
+    except UnicodeEncodeError as error:  # the str the store read last holds a lone surrogate
+        raise long.not_unicode(error) from None
     long.check(store.finish())
     return store, select_required(store.char_counts(), opts, len(meta), vocab_size)
 
