@@ -439,3 +439,16 @@ def test_a_lone_surrogate_is_refused_naming_the_sentence(model_type):
         with pytest.raises(ValueError, match=r"corpus item 1 holds a lone surrogate '\\ud800' at character 2") as info:
             train(lines, vocab_size=10, hard_vocab_limit=False)
         assert not isinstance(info.value, UnicodeError) and "surrogatepass" in str(info.value)
+
+
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+@pytest.mark.parametrize("option", [{"user_defined_symbols": ["x", "a\x00b"]}, {"control_symbols": ["\x00"]},
+                                    {"unk_piece": "<u\x00nk>"}])
+def test_a_piece_option_with_a_nul_is_refused(model_type, option):
+    """spm_train cuts a symbol at a NUL (user_defined_symbols=['a\\0b'] trains 'a'; ['\\0'] fails) or fails (a meta
+    piece); hf_bpe kept the symbol whole, writing a model sentencepiece cannot load ("piece must not include null
+    character"). Now refused, naming the option."""
+    name, value = next(iter(option.items()))
+    with pytest.raises(ValueError, match=f"{name} holds .*NUL"):
+        hf_bpe.train_sentencepiece(["a\x00b hello"], vocab_size=20, model_type=model_type, hard_vocab_limit=False,
+                                   **option)

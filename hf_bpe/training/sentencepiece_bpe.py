@@ -144,6 +144,13 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
     for name in ("control_symbols", "user_defined_symbols"):
         if "" in merged[name]:
             raise ValueError(f"{name} holds an empty symbol: {list(merged[name])!r}; list non-empty strings")
+    # A piece with U+0000 cannot be in a model: sentencepiece's trie (darts) refuses the key, spm_train fails on a
+    # meta piece and cuts a symbol there (user_defined_symbols=['a\0b'] trains the symbol 'a').
+    for name in ("unk_piece", "bos_piece", "eos_piece", "pad_piece", "control_symbols", "user_defined_symbols"):
+        bad = next((p for p in ([merged[name]] if name.endswith("_piece") else merged[name]) if "\x00" in p), None)
+        if bad is not None:
+            raise ValueError(f"{name} holds {bad!r}, with a NUL character: sentencepiece cannot hold such a piece "
+                             "(spm_train cuts a symbol at the NUL or fails); remove the NUL")
     builtin_charsmap(merged["normalization_rule_name"])  # an unknown rule fails here
     return merged
 
