@@ -452,3 +452,31 @@ def test_a_piece_option_with_a_nul_is_refused(model_type, option):
     with pytest.raises(ValueError, match=f"{name} holds .*NUL"):
         hf_bpe.train_sentencepiece(["a\x00b hello"], vocab_size=20, model_type=model_type, hard_vocab_limit=False,
                                    **option)
+
+
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_vocab_size_is_an_int32_and_a_huge_one_is_not_walked(model_type):
+    """spm_train cannot parse a vocab_size above 2**31 - 1; hf_bpe took it and walked every id up to it (hours at
+    2**40). Below it, with hard_vocab_limit=False, the model ends with the pieces the corpus makes, at once."""
+    with pytest.raises(ValueError, match="cannot parse"):  # sentencepiece says so with a ValueError
+        _spm(["hello world"], 2**31)
+    with pytest.raises(ValueError, match="vocab_size must be at most 2147483647"):
+        hf_bpe.train_sentencepiece(["hello world"], vocab_size=2**31, model_type=model_type, hard_vocab_limit=False)
+    model = hf_bpe.train_sentencepiece(["hello world"], vocab_size=2**31 - 1, model_type=model_type,
+                                       hard_vocab_limit=False)
+    small = hf_bpe.train_sentencepiece(["hello world"], vocab_size=60, model_type=model_type, hard_vocab_limit=False)
+    assert _triples(model) == _triples(small)
+
+
+@pytest.mark.parametrize("options", [{"pad_id": 20}, {"unk_id": 25, "bos_id": -1, "eos_id": 11}])
+def test_a_meta_id_beyond_the_pieces_the_corpus_makes_is_refused(options):
+    """With hard_vocab_limit=False the vocabulary ends with the corpus' pieces; a meta id beyond them: spm_train
+    refuses (its Serialize checks each meta piece is at its id), hf_bpe wrote the piece at a smaller id (pad_id=20
+    at id 11) in a model whose trainer spec says 20. At the end exactly (pad_id=11 here), both keep it."""
+    lines = ["hello world"]
+    with pytest.raises(RuntimeError):
+        _spm(lines, 30, hard_vocab_limit=False, **options)
+    for train in (train_unigram, train_unigram_reference):
+        with pytest.raises(ValueError, match="lies beyond the .* pieces this corpus makes"):
+            train(lines, vocab_size=30, hard_vocab_limit=False, **options)
+    _assert_same(lines, 30, hard_vocab_limit=False, pad_id=11)

@@ -474,6 +474,9 @@ def prepare_training(vocab_size: Any, options: Mapping[str, Any]) -> tuple[dict[
     (``{id: (piece, type)}``) and the normalizer spec."""
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
         raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
+    if vocab_size > 2**31 - 1:  # the proto's int32: spm_train cannot parse a larger one
+        raise ValueError(f"vocab_size must be at most {2**31 - 1} (spm_train's vocab_size is an int32), got "
+                         f"{vocab_size!r}")
     opts = check_spm_options(options)
     meta = _meta_pieces(opts, vocab_size)
     spec = {"name": opts["normalization_rule_name"], "precompiled_charsmap": builtin_charsmap(
@@ -562,8 +565,15 @@ def serialize_pieces(final: list[tuple[str, float]], meta: Mapping[int, tuple[st
             pieces.append(Piece(meta[index][0], 0.0, meta[index][1]))
             continue
         found = next(rest, None)
-        if found is not None:
-            pieces.append(Piece(found[0], found[1], NORMAL))
+        if found is None:  # the pieces ran out (hard_vocab_limit=False): a huge vocab_size is not walked on
+            beyond = [i for i in sorted(meta) if i > index]
+            if beyond:  # spm_train's Serialize: CHECK that each meta piece lands at its id
+                raise ValueError(f"id {beyond[0]} of the meta piece {meta[beyond[0]][0]!r} lies beyond the {index} "
+                                 "pieces this corpus makes (with hard_vocab_limit=False the vocabulary ends there; "
+                                 f"spm_train refuses it too); give the meta pieces ids below {index}, or train on "
+                                 "more text")
+            break
+        pieces.append(Piece(found[0], found[1], NORMAL))
     if len(pieces) != vocab_size and opts["hard_vocab_limit"]:
         raise ValueError(f"vocab_size {vocab_size} is too high for this corpus: it makes at most {len(pieces)} "
                          "pieces; set vocab_size to at most that, or hard_vocab_limit=False")
