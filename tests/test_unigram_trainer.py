@@ -480,3 +480,36 @@ def test_a_meta_id_beyond_the_pieces_the_corpus_makes_is_refused(options):
         with pytest.raises(ValueError, match="lies beyond the .* pieces this corpus makes"):
             train(lines, vocab_size=30, hard_vocab_limit=False, **options)
     _assert_same(lines, 30, hard_vocab_limit=False, pad_id=11)
+
+
+# Hostile characters: NUL and controls, \r, U+FFFD, private use, astral (emoji, CJK ext. B), combining marks, mixed
+# scripts, the user-defined symbol inside the text; with options that empty sentences or change the seeds.
+_HOSTILE = st.sampled_from(["a", "b", "ab", " ", "\t", "\r", "\x00", "\x01", "\ufffd", "\ue000", "\U0001F600",
+                            "\U00020000", "e\u0301", "\u0301", "中", "ا", "б", "12", "▁", "\u3000", "<u>"])
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.lists(_HOSTILE, max_size=10).map("".join), min_size=1, max_size=12),
+       vocab_size=st.integers(4, 30), threads=st.sampled_from([1, 3, 16]),
+       options=st.fixed_dictionaries({}, optional={
+           "add_dummy_prefix": st.just(False), "remove_extra_whitespaces": st.just(False),
+           "split_by_whitespace": st.just(False), "split_digits": st.just(True),
+           "normalization_rule_name": st.sampled_from(["identity", "nmt_nfkc_cf"]),
+           "user_defined_symbols": st.just(["<u>", "中"]), "seed_sentencepiece_size": st.sampled_from([0, 1, 5]),
+           "max_sentencepiece_length": st.sampled_from([1, 3])}))
+def test_unigram_hostile_corpora_equal_spm_train_or_are_refused(lines, vocab_size, threads, options):
+    """hf_bpe (compiled and reference) equals spm_train on hostile text, or refuses with a ValueError where it
+    refuses; never a crash (text all user-defined symbols segfaulted the compiled seed step)."""
+    from hf_bpe.training.sentencepiece_trainer import sentences_of
+
+    options = {**options, "num_threads": threads, "hard_vocab_limit": False}
+    try:
+        theirs = _triples(_spm(lines, vocab_size, **options))
+    except RuntimeError:
+        theirs = None
+    for train in (train_unigram_reference, lambda *a, **k: hf_bpe.train_sentencepiece(*a, model_type="unigram", **k)):
+        if theirs is None:
+            with pytest.raises(ValueError):
+                train(list(sentences_of(lines)), vocab_size=vocab_size, **options)
+        else:
+            assert _triples(train(list(sentences_of(lines)), vocab_size=vocab_size, **options)) == theirs
