@@ -400,3 +400,116 @@ def test_compiled_loader_equals_load_sentences(lines, options):
 def test_compiled_loader_equals_load_sentences_on_real_text(english, chinese, options):
     """The same on real English and Chinese text (Chinese at a low coverage: many unknown characters)."""
     _assert_loads_equal(english[:3000] + chinese[:2000], 8000, options)
+
+
+# Hostile corpora (found by fuzzing against spm_train): each refused where spm_train refuses, never a crash.
+
+@pytest.mark.parametrize("options", [{}, {"required_chars": "xy"}])
+def test_unigram_refuses_a_corpus_of_user_defined_symbols_only(tmp_path, capsys, options):
+    """Text that is all user-defined symbols (no dummy prefix) leaves no seed characters: spm_train refuses
+    (``!required_chars_.empty()``, or ``!seed_sentencepieces.empty()`` with required_chars); hf_bpe segfaulted in
+    the compiled seed step and the reference died on ``math.log(0)``."""
+    lines, kwargs = ["中", "中中\x00"], {"user_defined_symbols": ["中"], "add_dummy_prefix": False, **options}
+    with pytest.raises(RuntimeError):
+        _spm(lines, 10, hard_vocab_limit=False, **kwargs)
+    for train in (train_unigram, train_unigram_reference):
+        with pytest.raises(ValueError, match="user_defined_symbols"):
+            train(lines, vocab_size=10, hard_vocab_limit=False, **kwargs)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--vocab-size", "10", "--out",
+                 str(tmp_path / "out"), "--spm", "model_type=unigram", "--spm", "user_defined_symbols=中",
+                 "--spm", "add_dummy_prefix=false"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("hf-bpe: error:") and "user_defined_symbols" in err
+
+
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_a_lone_surrogate_is_refused_naming_the_sentence(model_type):
+    """A str with a lone surrogate has no UTF-8: sentencepiece refuses it (pybind11 cannot cast it), hf_bpe raised
+    a bare UnicodeEncodeError from inside the store; now a ValueError naming the item, the character and the fix,
+    from the compiled loader and the references alike."""
+    from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
+
+    lines = ["abc", "ab\ud800cd", "abc"]
+    with pytest.raises(RuntimeError):
+        _spm(lines, 10, hard_vocab_limit=False)
+    reference = train_unigram_reference if model_type == "unigram" else train_sentencepiece_reference
+    for train in (lambda *a, **k: hf_bpe.train_sentencepiece(*a, model_type=model_type, **k), reference):
+        with pytest.raises(ValueError, match=r"corpus item 1 holds a lone surrogate '\\ud800' at character 2") as info:
+            train(lines, vocab_size=10, hard_vocab_limit=False)
+        assert not isinstance(info.value, UnicodeError) and "surrogatepass" in str(info.value)
+
+
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+@pytest.mark.parametrize("option", [{"user_defined_symbols": ["x", "a\x00b"]}, {"control_symbols": ["\x00"]},
+                                    {"unk_piece": "<u\x00nk>"}])
+def test_a_piece_option_with_a_nul_is_refused(model_type, option):
+    """spm_train cuts a symbol at a NUL (user_defined_symbols=['a\\0b'] trains 'a'; ['\\0'] fails) or fails (a meta
+    piece); hf_bpe kept the symbol whole, writing a model sentencepiece cannot load ("piece must not include null
+    character"). Now refused, naming the option."""
+    name, value = next(iter(option.items()))
+    with pytest.raises(ValueError, match=f"{name} holds .*NUL"):
+        hf_bpe.train_sentencepiece(["a\x00b hello"], vocab_size=20, model_type=model_type, hard_vocab_limit=False,
+                                   **option)
+
+
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+def test_vocab_size_is_an_int32_and_a_huge_one_is_not_walked(model_type):
+    """spm_train cannot parse a vocab_size above 2**31 - 1; hf_bpe took it and walked every id up to it (hours at
+    2**40). Below it, with hard_vocab_limit=False, the model ends with the pieces the corpus makes, at once."""
+    with pytest.raises(ValueError, match="cannot parse"):  # sentencepiece says so with a ValueError
+        _spm(["hello world"], 2**31)
+    with pytest.raises(ValueError, match="vocab_size must be at most 2147483647"):
+        hf_bpe.train_sentencepiece(["hello world"], vocab_size=2**31, model_type=model_type, hard_vocab_limit=False)
+    model = hf_bpe.train_sentencepiece(["hello world"], vocab_size=2**31 - 1, model_type=model_type,
+                                       hard_vocab_limit=False)
+    small = hf_bpe.train_sentencepiece(["hello world"], vocab_size=60, model_type=model_type, hard_vocab_limit=False)
+    assert _triples(model) == _triples(small)
+
+
+@pytest.mark.parametrize("options", [{"pad_id": 20}, {"unk_id": 25, "bos_id": -1, "eos_id": 11}])
+def test_a_meta_id_beyond_the_pieces_the_corpus_makes_is_refused(options):
+    """With hard_vocab_limit=False the vocabulary ends with the corpus' pieces; a meta id beyond them: spm_train
+    refuses (its Serialize checks each meta piece is at its id), hf_bpe wrote the piece at a smaller id (pad_id=20
+    at id 11) in a model whose trainer spec says 20. At the end exactly (pad_id=11 here), both keep it."""
+    lines = ["hello world"]
+    with pytest.raises(RuntimeError):
+        _spm(lines, 30, hard_vocab_limit=False, **options)
+    for train in (train_unigram, train_unigram_reference):
+        with pytest.raises(ValueError, match="lies beyond the .* pieces this corpus makes"):
+            train(lines, vocab_size=30, hard_vocab_limit=False, **options)
+    _assert_same(lines, 30, hard_vocab_limit=False, pad_id=11)
+
+
+# Hostile characters: NUL and controls, \r, U+FFFD, private use, astral (emoji, CJK ext. B), combining marks, mixed
+# scripts, the user-defined symbol inside the text; with options that empty sentences or change the seeds.
+_HOSTILE = st.sampled_from(["a", "b", "ab", " ", "\t", "\r", "\x00", "\x01", "\ufffd", "\ue000", "\U0001F600",
+                            "\U00020000", "e\u0301", "\u0301", "中", "ا", "б", "12", "▁", "\u3000", "<u>"])
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.lists(_HOSTILE, max_size=10).map("".join), min_size=1, max_size=12),
+       vocab_size=st.integers(4, 30), threads=st.sampled_from([1, 3, 16]),
+       options=st.fixed_dictionaries({}, optional={
+           "add_dummy_prefix": st.just(False), "remove_extra_whitespaces": st.just(False),
+           "split_by_whitespace": st.just(False), "split_digits": st.just(True),
+           "normalization_rule_name": st.sampled_from(["identity", "nmt_nfkc_cf"]),
+           "user_defined_symbols": st.just(["<u>", "中"]), "seed_sentencepiece_size": st.sampled_from([0, 1, 5]),
+           "max_sentencepiece_length": st.sampled_from([1, 3])}))
+def test_unigram_hostile_corpora_equal_spm_train_or_are_refused(lines, vocab_size, threads, options):
+    """hf_bpe (compiled and reference) equals spm_train on hostile text, or refuses with a ValueError where it
+    refuses; never a crash (text all user-defined symbols segfaulted the compiled seed step)."""
+    from hf_bpe.training.sentencepiece_trainer import sentences_of
+
+    options = {**options, "num_threads": threads, "hard_vocab_limit": False}
+    try:
+        theirs = _triples(_spm(lines, vocab_size, **options))
+    except RuntimeError:
+        theirs = None
+    for train in (train_unigram_reference, lambda *a, **k: hf_bpe.train_sentencepiece(*a, model_type="unigram", **k)):
+        if theirs is None:
+            with pytest.raises(ValueError):
+                train(list(sentences_of(lines)), vocab_size=vocab_size, **options)
+        else:
+            assert _triples(train(list(sentences_of(lines)), vocab_size=vocab_size, **options)) == theirs

@@ -144,6 +144,13 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
     for name in ("control_symbols", "user_defined_symbols"):
         if "" in merged[name]:
             raise ValueError(f"{name} holds an empty symbol: {list(merged[name])!r}; list non-empty strings")
+    # A piece with U+0000 cannot be in a model: sentencepiece's trie (darts) refuses the key, spm_train fails on a
+    # meta piece and cuts a symbol there (user_defined_symbols=['a\0b'] trains the symbol 'a').
+    for name in ("unk_piece", "bos_piece", "eos_piece", "pad_piece", "control_symbols", "user_defined_symbols"):
+        bad = next((p for p in ([merged[name]] if name.endswith("_piece") else merged[name]) if "\x00" in p), None)
+        if bad is not None:
+            raise ValueError(f"{name} holds {bad!r}, with a NUL character: sentencepiece cannot hold such a piece "
+                             "(spm_train cuts a symbol at the NUL or fails); remove the NUL")
     builtin_charsmap(merged["normalization_rule_name"])  # an unknown rule fails here
     return merged
 
@@ -467,6 +474,9 @@ def prepare_training(vocab_size: Any, options: Mapping[str, Any]) -> tuple[dict[
     (``{id: (piece, type)}``) and the normalizer spec."""
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
         raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
+    if vocab_size > 2**31 - 1:  # the proto's int32: spm_train cannot parse a larger one
+        raise ValueError(f"vocab_size must be at most {2**31 - 1} (spm_train's vocab_size is an int32), got "
+                         f"{vocab_size!r}")
     opts = check_spm_options(options)
     meta = _meta_pieces(opts, vocab_size)
     spec = {"name": opts["normalization_rule_name"], "precompiled_charsmap": builtin_charsmap(
@@ -555,8 +565,15 @@ def serialize_pieces(final: list[tuple[str, float]], meta: Mapping[int, tuple[st
             pieces.append(Piece(meta[index][0], 0.0, meta[index][1]))
             continue
         found = next(rest, None)
-        if found is not None:
-            pieces.append(Piece(found[0], found[1], NORMAL))
+        if found is None:  # the pieces ran out (hard_vocab_limit=False): a huge vocab_size is not walked on
+            beyond = [i for i in sorted(meta) if i > index]
+            if beyond:  # spm_train's Serialize: CHECK that each meta piece lands at its id
+                raise ValueError(f"id {beyond[0]} of the meta piece {meta[beyond[0]][0]!r} lies beyond the {index} "
+                                 "pieces this corpus makes (with hard_vocab_limit=False the vocabulary ends there; "
+                                 f"spm_train refuses it too); give the meta pieces ids below {index}, or train on "
+                                 "more text")
+            break
+        pieces.append(Piece(found[0], found[1], NORMAL))
     if len(pieces) != vocab_size and opts["hard_vocab_limit"]:
         raise ValueError(f"vocab_size {vocab_size} is too high for this corpus: it makes at most {len(pieces)} "
                          "pieces; set vocab_size to at most that, or hard_vocab_limit=False")
@@ -587,8 +604,11 @@ def load_sentences(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping
     for index, text in enumerate(long.watch(corpus)):
         if not isinstance(text, str):
             raise TypeError(f"corpus item {index} is {type(text).__name__} {text!r:.60}; expected str")
-        if not text or len(text.encode("utf-8")) > opts["max_sentence_length"] or UNK_CHAR in text:
-            continue
+        try:
+            if not text or len(text.encode("utf-8")) > opts["max_sentence_length"] or UNK_CHAR in text:
+                continue
+        except UnicodeEncodeError as error:
+            raise long.not_unicode(error) from None
         sentences.append([text, 1])
     for sentence in sentences:
         normalized = normalizer.normalize(sentence[0])
@@ -633,7 +653,10 @@ def load_store(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int
                                 max_sentence_length=opts["max_sentence_length"])
     # Sentences over max_sentence_length are skipped by the store, as spm_train skips them; counted to be said.
     long = LongSentences(opts["max_sentence_length"])
-    store.add(long.watch(corpus))
+    try:
+        store.add(long.watch(corpus))
+    except UnicodeEncodeError as error:  # the str the store read last holds a lone surrogate
+        raise long.not_unicode(error) from None
     long.check(store.finish())
     return store, select_required(store.char_counts(), opts, len(meta), vocab_size)
 

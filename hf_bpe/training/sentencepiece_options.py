@@ -95,18 +95,32 @@ class LongSentences:
         self.limit = limit
         self.count = 0
         self.longest = 0
+        self.index, self.last = -1, None
 
     def watch(self, texts: Iterable[Any]) -> Iterable[Any]:
         """Yield ``texts`` as they are, counting the too long ones (only texts of more than limit/4 characters
-        are measured: a character is at most 4 bytes)."""
+        are measured: a character is at most 4 bytes); the last one yielded and its index stay in ``last`` and
+        ``index`` (for :meth:`not_unicode`)."""
         limit = self.limit
-        for text in texts:
+        for self.index, text in enumerate(texts):
+            self.last = text
             if isinstance(text, str) and len(text) * 4 > limit:
                 size = len(text.encode("utf-8", "surrogatepass"))
                 if size > limit:
                     self.count += 1
                     self.longest = max(self.longest, size)
             yield text
+
+    def not_unicode(self, error: UnicodeEncodeError) -> ValueError:
+        """The error for the last sentence :meth:`watch` yielded, which holds a lone surrogate (``error``: its
+        UTF-8 encoding's failure): no UTF-8 text, which spm_train cannot take either (pybind11 refuses the str)."""
+        from ..errors import excerpt
+
+        bad = error.object[error.start:error.end]
+        return ValueError(f"corpus item {self.index} holds a lone surrogate {bad!r} at character {error.start} "
+                          f"({excerpt(self.last)}): it is not Unicode text and has no UTF-8 (sentencepiece refuses "
+                          "it too); repair it first, e.g. text.encode('utf-16', 'surrogatepass').decode('utf-16', "
+                          "'replace') makes each lone surrogate U+FFFD")
 
     def _fix(self) -> str:
         wanted = min(self.longest, _MAX_SENTENCE_LENGTH)

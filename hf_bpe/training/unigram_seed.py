@@ -207,10 +207,18 @@ def seed_characters(sentences: Sequence[Sequence[Any]],
                     count_chars: Callable[[Sequence[Sequence[Any]]], dict[str, int]] = count_characters,
                     ) -> list[tuple[str, int]]:
     """The seeds' characters with their counts: every character of the sentences but the unknown and boundary
-    ones, by count (then smaller UTF-8, i.e. smaller code point)."""
+    ones, by count (then smaller UTF-8, i.e. smaller code point).
+
+    Raises:
+        ValueError: there is none (the text is all user-defined symbols), where spm_train refuses.
+    """
     chars = count_chars(sentences)
     chars.pop(UNK_CHAR, None)
     chars.pop(BOUNDARY, None)
+    if not chars:  # spm_train: CHECK(!required_chars_.empty()) or CHECK(!seed_sentencepieces.empty())
+        raise ValueError("the corpus holds no characters to train a unigram model on: its text is all "
+                         "user_defined_symbols (or unknown characters); spm_train refuses it too; add text outside "
+                         "the user_defined_symbols, or add_dummy_prefix=True")
     return sorted(chars.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
