@@ -513,3 +513,14 @@ def test_unigram_hostile_corpora_equal_spm_train_or_are_refused(lines, vocab_siz
                 train(list(sentences_of(lines)), vocab_size=vocab_size, **options)
         else:
             assert _triples(train(list(sentences_of(lines)), vocab_size=vocab_size, **options)) == theirs
+
+
+def test_compiled_trainer_refuses_to_seed_without_pieces():
+    """The compiled trainer called directly with no seed characters and no candidates raises instead of crashing
+    in the E-step (the driver refuses such corpora before, naming them)."""
+    from hf_bpe.core._unigram import UnigramTrainer
+
+    opts = {"max_sentencepiece_length": 16, "split_by_whitespace": True, "split_by_number": True,
+            "split_by_unicode_script": True, "split_digits": False, "allow_whitespace_only_pieces": False}
+    with pytest.raises(ValueError, match="no seed pieces"):
+        UnigramTrainer(1, 1).seed([], [], {}, opts, 10)

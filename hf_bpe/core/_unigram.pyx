@@ -270,6 +270,10 @@ cdef class UnigramTrainer:
         for c, n in chars:
             counted.push_back(pair[uint32_t, int64_t](ord(c), n))
         cdef vector[pair[string, float]] best = _best_candidates(chunks, char_info, opts, keep)
+        if counted.empty() and best.empty():
+            # The E-step needs a piece (the driver refuses such corpora first, naming them; this keeps a direct
+            # call from crashing).
+            raise ValueError("no seed pieces: the corpus has no character outside the user-defined symbols")
         with nogil:
             self.trainer.seed(counted, best)
             best.clear()
