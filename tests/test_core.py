@@ -207,6 +207,18 @@ PROBE_TEXT = st.one_of(
 PROBE_WHOLE = {b"ab": 7, b" a": 8, b"1": 5, "\u4e2d".encode(): 9, b" " + b"b" * 15: 3, b"!!": 2**31 - 1}
 
 
+def _gpt2_text_encoders(merges, cache_size, whole, seeded):
+    """The compiled and reference encoders over a 4-id byte alphabet, the gpt2 pretokenizer and its scanner."""
+    from hf_bpe.core import _scanner
+    from hf_bpe.core.pretokenize import Pretokenizer
+
+    byte_ids = [b % 4 for b in range(256)]
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    core._seed_cache(seeded)
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    return core, reference, Pretokenizer("gpt2"), _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
+
+
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(
     merges=st.lists(MERGE, max_size=30),
@@ -220,15 +232,7 @@ def test_core_encoder_texts_probe_loop_equals_reference(merges, texts, cache_siz
     # pieces, then lookups storing 4 id words per hit; 1-byte pieces as byte ids, misses, spilled ids (> 4), long
     # pieces and whole words the slow way; wipes of small caches. Arbitrary merges: repeated pairs, merges that make
     # an existing id, ids no byte reaches.
-    from hf_bpe.core import _scanner
-    from hf_bpe.core.pretokenize import Pretokenizer
-
-    pieces, pid = _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
-    pretokenizer = Pretokenizer("gpt2")
-    byte_ids = [b % 4 for b in range(256)]
-    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
-    core._seed_cache(seeded)
-    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    core, reference, pretokenizer, pieces, pid = _gpt2_text_encoders(merges, cache_size, whole, seeded)
     expected = [reference.encode_words(pretokenizer.split_bytes(text)) for text in texts]
     for _ in range(2):  # cold, then from the caches
         assert core.encode_texts(texts, pieces, pid, 1) == expected
@@ -255,15 +259,7 @@ LONG_TEXT = st.lists(st.sampled_from([" " + "b" * n for n in (14, 15, 16, 40, 41
 def test_core_encoder_long_whole_words_equal_reference(merges, texts, cache_size, seeded) -> None:
     # A long piece asks the word cache before the whole words (the cache holds what encode_uncached gives): cold,
     # warm, on 1 and 2 threads (the batch's shared table), word by word and text by text, with bounded caches.
-    from hf_bpe.core import _scanner
-    from hf_bpe.core.pretokenize import Pretokenizer
-
-    pieces, pid = _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
-    pretokenizer = Pretokenizer("gpt2")
-    byte_ids = [b % 4 for b in range(256)]
-    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=LONG_WHOLE)
-    core._seed_cache(seeded)
-    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=LONG_WHOLE)
+    core, reference, pretokenizer, pieces, pid = _gpt2_text_encoders(merges, cache_size, LONG_WHOLE, seeded)
     words = [piece for text in texts for piece in pretokenizer.split_bytes(text)]
     expected = [reference.encode_words(pretokenizer.split_bytes(text)) for text in texts]
     for threads in (1, 2, 1):
