@@ -207,6 +207,18 @@ PROBE_TEXT = st.one_of(
 PROBE_WHOLE = {b"ab": 7, b" a": 8, b"1": 5, "\u4e2d".encode(): 9, b" " + b"b" * 15: 3, b"!!": 2**31 - 1}
 
 
+def _gpt2_text_encoders(merges, cache_size, whole, seeded):
+    """The compiled and reference encoders over a 4-id byte alphabet, the gpt2 pretokenizer and its scanner."""
+    from hf_bpe.core import _scanner
+    from hf_bpe.core.pretokenize import Pretokenizer
+
+    byte_ids = [b % 4 for b in range(256)]
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    core._seed_cache(seeded)
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    return core, reference, Pretokenizer("gpt2"), _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
+
+
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(
     merges=st.lists(MERGE, max_size=30),
@@ -220,15 +232,7 @@ def test_core_encoder_texts_probe_loop_equals_reference(merges, texts, cache_siz
     # pieces, then lookups storing 4 id words per hit; 1-byte pieces as byte ids, misses, spilled ids (> 4), long
     # pieces and whole words the slow way; wipes of small caches. Arbitrary merges: repeated pairs, merges that make
     # an existing id, ids no byte reaches.
-    from hf_bpe.core import _scanner
-    from hf_bpe.core.pretokenize import Pretokenizer
-
-    pieces, pid = _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
-    pretokenizer = Pretokenizer("gpt2")
-    byte_ids = [b % 4 for b in range(256)]
-    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
-    core._seed_cache(seeded)
-    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=whole)
+    core, reference, pretokenizer, pieces, pid = _gpt2_text_encoders(merges, cache_size, whole, seeded)
     expected = [reference.encode_words(pretokenizer.split_bytes(text)) for text in texts]
     for _ in range(2):  # cold, then from the caches
         assert core.encode_texts(texts, pieces, pid, 1) == expected
@@ -236,6 +240,33 @@ def test_core_encoder_texts_probe_loop_equals_reference(merges, texts, cache_siz
         flat, starts = memoryview(ids).tolist(), memoryview(offsets).tolist()
         assert [flat[starts[k]:starts[k + 1]] for k in range(len(texts))] == expected
         assert [core.encode_text(text, pieces, pid) for text in texts] == expected
+
+
+# Long pieces that are whole words (ignore_merges; Llama 3's long Han runs): 16..300 bytes, around the word cache's
+# 255-byte key limit, beside pieces one byte longer or shorter that are not whole words and merge.
+LONG_WHOLE = {b" " + b"b" * 15: 3, b" " + b"b" * 40: 4, b" " + b"a" * 254: 5, b" " + b"a" * 299: 6, b"ab" * 20: 7}
+LONG_TEXT = st.lists(st.sampled_from([" " + "b" * n for n in (14, 15, 16, 40, 41)] + [" " + "a" * n for n in
+                                     (253, 254, 255, 299)] + ["ab" * 20, " ab", "\u4e2d" * 6]), max_size=12)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    merges=st.lists(MERGE, max_size=30),
+    texts=st.lists(LONG_TEXT.map("".join), max_size=6),
+    cache_size=st.sampled_from([0, 1, 2, 65536]),
+    seeded=st.booleans(),
+)
+def test_core_encoder_long_whole_words_equal_reference(merges, texts, cache_size, seeded) -> None:
+    # A long piece asks the word cache before the whole words (the cache holds what encode_uncached gives): cold,
+    # warm, on 1 and 2 threads (the batch's shared table), word by word and text by text, with bounded caches.
+    core, reference, pretokenizer, pieces, pid = _gpt2_text_encoders(merges, cache_size, LONG_WHOLE, seeded)
+    words = [piece for text in texts for piece in pretokenizer.split_bytes(text)]
+    expected = [reference.encode_words(pretokenizer.split_bytes(text)) for text in texts]
+    for threads in (1, 2, 1):
+        assert core.encode_texts(texts, pieces, pid, threads) == expected
+    assert [core.encode_text(text, pieces, pid) for text in texts] == expected
+    assert core.encode_words(words) == reference.encode_words(words)
+    assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
 
 
 def test_core_encoder_texts_find_seeded_spellings() -> None:

@@ -145,6 +145,24 @@ def test_real_vocabs_gpt2_equals_fast_tokenizer_and_tiktoken_on_every_line(share
     assert not mismatches, f"{len(mismatches)} of {len(lines)} lines differ, first {lines[mismatches[0]]!r}"
 
 
+@pytest.mark.slow
+def test_real_vocabs_llama3_equals_tokenizers_on_chinese_lines(shared_data, tmp_path):
+    # Llama 3 (ignore_merges) on Chinese: most pieces are Han runs over 15 bytes, answered by the word cache before
+    # the whole words are asked (issue 23). Cold and warm, 1 and 2 threads, batch and per text, against tokenizers.
+    from tokenizers import Tokenizer
+
+    model = _model(shared_data, "llama-bpe")
+    model.save(tmp_path / "llama3")
+    tokenizer = Tokenizer.from_file(str(tmp_path / "llama3" / "tokenizer.json"))
+    files = sorted((shared_data / "corpora" / "zh").glob("*.txt"))
+    lines = [line for f in files for line in f.read_text(encoding="utf-8").split("\n")[:2500]]
+    expected = [e.ids for e in tokenizer.encode_batch(lines, add_special_tokens=False)]
+    fresh = BPEModel.load(tmp_path / "llama3")
+    for threads in (1, 2, 1):
+        assert fresh.encode_ordinary_batch(lines, num_threads=threads) == expected
+    assert [fresh.encode_ordinary(line) for line in lines[::5]] == expected[::5]
+
+
 _ROUND_TRIP_TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=60) | st.sampled_from(
     ["\u1780\u17b6\u1793\u17cb\u178f\u17c2", "👩‍👩‍👧 🇫🇷", "нещо на Български", "  \t\n 0000000000000", "Cửa Việt"]
 )

@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace hfbpe {
@@ -43,7 +46,15 @@ public:
         tables->ranks.get_or_insert(pair_key(left, right), RankValue()) = RankValue{rank, new_id};  // last wins
         tables->merges.push_back(Merge{left, right, new_id});
     }
-    void add_whole(const char* word, size_t size, int32_t id) { tables->whole[std::string(word, size)] = id; }
+    void add_whole(const char* word, size_t size, int32_t id) {
+        auto it = tables->whole.find(std::string_view(word, size));
+        if (it != tables->whole.end()) {
+            it->second = id;  // last wins
+            return;
+        }
+        tables->whole_keys.emplace_back(word, size);
+        tables->whole.emplace(std::string_view(tables->whole_keys.back()), id);
+    }
     void set_cache_size(size_t words) { cache.set_capacity(words); }
     void clear_cache() {
         cache.clear();
@@ -175,7 +186,7 @@ public:
                 if (entry.second.size() >= shortest) keys.push_back(entry.second);
             }
             for (auto& entry : tables->whole) {
-                if (!entry.first.empty() && entry.first.size() <= PIECE_MAX) keys.push_back(entry.first);
+                if (!entry.first.empty() && entry.first.size() <= PIECE_MAX) keys.emplace_back(entry.first);
             }
         }
         image->limit = cache.capacity();
@@ -221,7 +232,15 @@ public:
         }
         const unsigned char* bytes = (const unsigned char*)word;
         if (!whole.empty()) {
-            auto it = whole.find(std::string(word, size));
+            // With whole words (ignore_merges), a piece over 15 bytes asks the word cache first, the whole words on
+            // a miss only (encode_uncached): a hit holds what encode_uncached gives, whole words included. Looked
+            // up first, the whole words cost one probe of a 128K-entry node map (~3 cache misses) per long piece:
+            // Llama 3 on Chinese, where most pieces are long Han runs, encoded at half o200k's rate (issue 23).
+            if (size > 2 && size <= WordCache::MAX_KEY && cache.capacity() != 0) {
+                encode_cached(word, size, out, shared, arena, true);
+                return;
+            }
+            auto it = whole.find(std::string_view(word, size));
             if (it != whole.end()) {
                 ++stat_uncached;
                 out.push_back(it->second);
@@ -250,29 +269,32 @@ public:
             merge_word(bytes, size, out);
             return;
         }
+        encode_cached(word, size, out, shared, arena, false);
+    }
+
+private:
+    // A piece of 3..MAX_KEY bytes through the word cache (`shared`'s, or the encoder's own): its cached ids, or on a
+    // miss what encode_uncached gives (`whole`: whole words asked first) or merging gives, appended and published.
+    void encode_cached(const char* word, size_t size, std::vector<int32_t>& out, SharedWordCache* shared,
+                       EntryArena* arena, bool whole) {
         const uint64_t hash = hash_bytes(word, size);
-        if (shared != nullptr) {
-            if (shared->get(word, size, hash, out)) {
-                ++stat_hits;
-                return;
-            }
-            ++stat_misses;
-            size_t start = out.size();
-            merge_word(bytes, size, out);
-            shared->put(word, size, hash, out.data() + start, out.size() - start, *arena);
-            return;
-        }
-        if (cache.get(word, size, hash, out)) {
+        if (shared != nullptr ? shared->get(word, size, hash, out) : cache.get(word, size, hash, out)) {
             ++stat_hits;
             return;
         }
         ++stat_misses;
-        size_t start = out.size();
-        merge_word(bytes, size, out);
-        cache.put(word, size, hash, out.data() + start, out.size() - start);
+        const size_t start = out.size();
+        if (whole) {
+            encode_uncached(word, size, out);
+        } else {
+            merge_word((const unsigned char*)word, size, out);
+        }
+        if (shared != nullptr) {
+            shared->put(word, size, hash, out.data() + start, out.size() - start, *arena);
+        } else {
+            cache.put(word, size, hash, out.data() + start, out.size() - start);
+        }
     }
-
-private:
     static constexpr size_t BLOCK = 64;  // encode_pieces' pieces per phase: 2.5 KB of keys and ids on the stack
     // A piece of <= 15 bytes (key k0, k1, hash) the pieces table does not hold: its ids appended to out and
     // published in the table (`shared`'s, spilled ids in *arena, or the encoder's own, grown or wiped when full).
@@ -348,7 +370,7 @@ private:
         const unsigned char* bytes = (const unsigned char*)word;
         const auto& whole = tables->whole;
         if (!whole.empty()) {
-            auto it = whole.find(std::string(word, size));
+            auto it = whole.find(std::string_view(word, size));
             if (it != whole.end()) {
                 out.push_back(it->second);
                 return;
@@ -384,7 +406,10 @@ private:
     };
     struct Tables {
         PairMap<RankValue> ranks;
-        std::unordered_map<std::string, int32_t> whole;
+        // Whole words (ignore_merges): views into whole_keys (a deque: its strings never move), so that a lookup
+        // builds no std::string (a heap allocation for a key over 15 bytes).
+        std::unordered_map<std::string_view, int32_t> whole;
+        std::deque<std::string> whole_keys;
         std::vector<Merge> merges;                // in rank order: the image's spellings are built from them
         std::shared_ptr<const PieceImage> image;  // what pieces tables start from (none until built)
         bool scan_merges = false;                 // merge_scan is exact (scan_is_exact), set with the image
