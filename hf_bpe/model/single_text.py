@@ -70,12 +70,22 @@ def _checked(text: Any, num_threads: Any, surrogates: Any) -> str:
     return text
 
 
-def _encode(model: Any, text: str, num_threads: int | None, part_chars: int, array: bool = False) -> Any:
-    """The ids of a text with a UTF-8 form: a list, or a TokenBuffer when `array` (named patterns only)."""
+def _encode(model: Any, text: str, num_threads: int | None, part_chars: int) -> list[int]:
+    """The ids of a text with a UTF-8 form, as a list."""
     pre, encoder = model._pretokenizer, model._encoder
     if model._missing:  # a PartialBytesEncoder: encode_words only
         return encoder.encode_words(pre.split_bytes(text))
-    call = pre.encode_text_array if array else pre.encode_text
+    return _call_cut(pre.encode_text, model, text, num_threads, part_chars)
+
+
+def _encode_array(model: Any, text: str, num_threads: int | None, part_chars: int) -> Any:
+    """The ids of a text with a UTF-8 form, as a TokenBuffer (named patterns, all 256 bytes in the vocabulary)."""
+    return _call_cut(model._pretokenizer.encode_text_array, model, text, num_threads, part_chars)
+
+
+def _call_cut(call: Any, model: Any, text: str, num_threads: int | None, part_chars: int) -> Any:
+    """``call(text, encoder)``, with a long text (or ``part_chars``) cut into parts on the threads."""
+    encoder = model._encoder
     if not part_chars and len(text) < LONG_TEXT_CHARS:
         return call(text, encoder)
     threads = usable_cpus() if num_threads is None else num_threads
@@ -97,11 +107,11 @@ def encode_ordinary_array(model: Any, text: str, num_threads: int | None, surrog
     if model._missing or not model._pretokenizer.compiled:
         return np.array(encode_ordinary(model, text, num_threads, surrogates, part_chars=part_chars), dtype=np.int32)
     try:
-        ids = _encode(model, text, num_threads, part_chars, True)
+        ids = _encode_array(model, text, num_threads, part_chars)
     except UnicodeEncodeError:
         if surrogates == "strict":
             raise
-        ids = _encode(model, repair_surrogates(text), num_threads, part_chars, True)
+        ids = _encode_array(model, repair_surrogates(text), num_threads, part_chars)
     return np.frombuffer(ids, dtype=np.int32)
 
 
@@ -127,7 +137,7 @@ def encode_batch_arrays(model: Any, texts: list[str], threads: int, eos_id: int)
         return pre.encode_batch_arrays(texts, encoder, threads=threads, eos_id=eos_id)
     long, short = found
     ids, offsets = pre.encode_batch_arrays(short, encoder, threads=threads, eos_id=eos_id)
-    return _splice(ids, offsets, {i: _encode(model, texts[i], threads, 0, True) for i in long})
+    return _splice(ids, offsets, {i: _encode_array(model, texts[i], threads, 0) for i in long})
 
 
 def _blank_long(texts: list[str], threads: int) -> tuple[list[int], list[str]] | None:
