@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.pretokenize import usable_cpus
-from .tiktoken_compat import check_surrogates, repair_surrogates
+from .tiktoken_compat import check_surrogates, encode_repairing, repair_surrogates
 
 __all__ = ["LONG_TEXT_CHARS", "encode_ordinary", "encode_ordinary_array", "encode_batch", "encode_batch_arrays"]
 
@@ -106,12 +106,8 @@ def encode_ordinary_array(model: Any, text: str, num_threads: int | None, surrog
     text = _checked(text, num_threads, surrogates)
     if model._missing or not model._pretokenizer.compiled:
         return np.array(encode_ordinary(model, text, num_threads, surrogates, part_chars=part_chars), dtype=np.int32)
-    try:
-        ids = _encode_array(model, text, num_threads, part_chars)
-    except UnicodeEncodeError:
-        if surrogates == "strict":
-            raise
-        ids = _encode_array(model, repair_surrogates(text), num_threads, part_chars)
+    ids = encode_repairing(lambda part: _encode_array(model, part, num_threads, part_chars), text, surrogates,
+                           repair_surrogates)
     return np.frombuffer(ids, dtype=np.int32)
 
 
