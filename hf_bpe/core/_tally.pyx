@@ -40,6 +40,7 @@ cdef extern from "csrc/piece_counter.hpp":
 cdef extern from "csrc/sha256.hpp" namespace "hfbpe":
     void sha256(const uint8_t* data, size_t n, uint8_t* out) nogil
     cbool set_sha_extensions "hfbpe::sha256_detail::set_sha_extensions"(cbool on)
+    cbool sha_extensions_used "hfbpe::sha256_detail::sha_extensions_used"()
     cdef cppclass Sha256Stream "hfbpe::Sha256Stream":
         void update(const uint8_t* data, size_t n) nogil
         size_t update_framed_lines(const char* raw, size_t n) nogil
@@ -527,6 +528,16 @@ cdef class Sha256:
         cdef Sha256 other = Sha256.__new__(Sha256)
         other.stream = self.stream
         return other
+
+
+def sha_extensions():
+    """Return whether :class:`Sha256` runs on the CPU's SHA extensions (SHA-NI), as fast as OpenSSL; without them
+    it runs portable rounds, ~1.8x the instructions of OpenSSL's vector code (what bulk hashing then prefers).
+
+    >>> sha_extensions() in (True, False)
+    True
+    """
+    return sha_extensions_used()
 
 
 def _set_sha_extensions(bint on):

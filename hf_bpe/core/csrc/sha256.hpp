@@ -142,6 +142,15 @@ inline bool set_sha_extensions(bool on) {  // returns the previous setting
     return previous;
 }
 
+// Whether compress_blocks runs on the SHA extensions (else on the portable rounds).
+inline bool sha_extensions_used() {
+#if defined(HFBPE_SHA_NI)
+    return sha_extensions_allowed() && has_sha_ni();
+#else
+    return false;
+#endif
+}
+
 // `blocks` 64-byte blocks into the state, by the fastest code this CPU runs.
 static inline void compress_blocks(uint32_t state[8], const uint8_t* data, size_t blocks) {
 #if defined(HFBPE_SHA_NI)
