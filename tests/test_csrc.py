@@ -281,3 +281,59 @@ def test_csrc_sha256_equals_hashlib(datas):
     expected = sum(int.from_bytes(hashlib.sha256(d).digest(), "big") for d in datas) % 2**256
     assert int.from_bytes(sum_digests(datas), "big") == expected
     assert sum_digests([datas[0]]) == hashlib.sha256(datas[0]).digest()
+
+
+@settings(deadline=None, derandomize=True, max_examples=200)
+@given(st.lists(st.binary(max_size=300), max_size=6), st.booleans())
+def test_csrc_sha256_stream_equals_hashlib_in_any_chunks(parts, big):
+    # csrc/sha256.hpp's Sha256Stream (the CPU's SHA extensions when present, else portable code) fed in pieces of
+    # every size around the 64-byte block, and a large update (one without the GIL); digest() leaves the stream as
+    # it was, as hashlib's does.
+    from hf_bpe.core._tally import Sha256
+
+    ours, theirs = Sha256(), hashlib.sha256()
+    for part in parts + ([bytes(range(256)) * 300] if big else []):
+        ours.update(part)
+        theirs.update(part)
+        assert ours.digest() == theirs.digest()
+    copy = ours.copy()
+    ours.update(b"x")
+    assert copy.hexdigest() == theirs.hexdigest() and ours.digest() == hashlib.sha256(b"".join(parts) + (
+        bytes(range(256)) * 300 if big else b"") + b"x").digest()
+    assert Sha256(memoryview(b"abc")).digest() == Sha256(bytearray(b"abc")).digest() == hashlib.sha256(b"abc").digest()
+
+
+@settings(deadline=None, derandomize=True, max_examples=200)
+@given(st.lists(st.binary(max_size=100).map(lambda b: b.replace(b"\n", b"") + b"\n"), max_size=8), st.booleans())
+def test_csrc_sha256_framed_lines_equal_frame_lines(lines, last_newline):
+    # update_framed_lines hashes frame_lines(raw) (the corpus fingerprint's framing) without building it.
+    from hf_bpe.core._tally import Sha256, frame_lines
+
+    raw = b"".join(lines)
+    if not last_newline and raw:
+        raw = raw[:-1]
+    stream = Sha256(b"head")
+    assert stream.update_framed_lines(raw) == len(raw.split(b"\n")) - (raw.endswith(b"\n") or not raw)
+    assert stream.digest() == hashlib.sha256(b"head" + frame_lines(raw)).digest()
+
+
+def test_csrc_sha256_rejects_str():
+    from hf_bpe.core._tally import Sha256
+
+    with pytest.raises(TypeError):
+        Sha256("text")
+
+
+@settings(deadline=None, derandomize=True, max_examples=100)
+@given(st.binary(max_size=700))
+def test_csrc_sha256_portable_and_sha_extensions_agree(data):
+    # The portable rounds (CPUs without SHA-NI, and valgrind) and the SHA-NI ones (where the CPU has them) both give
+    # hashlib's digest; on a CPU without the extensions both runs take the portable code.
+    from hf_bpe.core._tally import Sha256, _set_sha_extensions, sum_digests
+
+    previous = _set_sha_extensions(False)
+    try:
+        portable = (Sha256(data).digest(), sum_digests([data]))
+    finally:
+        _set_sha_extensions(previous)
+    assert portable == (Sha256(data).digest(), sum_digests([data])) == (hashlib.sha256(data).digest(),) * 2

@@ -129,6 +129,25 @@ def test_manifest_fingerprint_file_blocks_equal_lines_in_both_orders(lines, last
         assert block.as_dict() == _fingerprint(texts, order)
 
 
+def test_manifest_fingerprint_same_with_and_without_sha_extensions():
+    # The stream hash is the compiled SHA-256 on CPUs with SHA extensions and hashlib's elsewhere (forced here by
+    # turning the extensions off): the same fingerprint either way, from blocks or from texts.
+    from hf_bpe.core._tally import _set_sha_extensions
+
+    texts = ["ab\n", "", "c\n", "中\n", "x" * 200 + "\n", "last"]
+    raw = "".join(texts).encode("utf-8")
+    results = []
+    for on in (True, False):
+        previous = _set_sha_extensions(on)
+        try:
+            block = CorpusFingerprint()
+            block.update_lines(raw, len(texts) - 1)
+            results.append((block.as_dict()["sha256"], _fingerprint([t for t in texts if t], "sequence")["sha256"]))
+        finally:
+            _set_sha_extensions(previous)
+    assert results[0] == results[1] and len(set(results[0])) == 1
+
+
 def test_manifest_fingerprint_wrap_passes_texts_through():
     fp = CorpusFingerprint()
     assert list(fp.wrap(x for x in ["a", "b"])) == ["a", "b"]

@@ -335,3 +335,27 @@ def test_trained_model_encodes_as_the_model_built_from_its_vocab_and_merges(seed
     assert pickle.loads(pickle.dumps(model)).encode_batch(texts, allowed_special="all") == expected
     assert model.encode_batch(texts, allowed_special="all") == expected
     assert model == rebuilt
+
+
+_LEAN = ("import sys; from pathlib import Path; import hf_bpe; "
+         "m = hf_bpe.train([Path(sys.argv[1])], vocab_size=300, show_progress=False); m.save(sys.argv[2]); "
+         "print(sorted(n for n in ('regex', 'hashlib', '_hashlib') if n in sys.modules))")
+
+
+def test_trainer_train_and_save_load_neither_regex_nor_openssl(tmp_path):
+    # Issue 23: a small training run's memory and start-up were a third imports; `regex` (the named patterns use the
+    # compiled scanner, whose tables come from the disk cache) and hashlib's OpenSSL (csrc/sha256.hpp hashes) are
+    # not loaded by training and saving with a named pattern. The first run builds the scanner's tables from regex.
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("low lower lowest\n" * 50 + "newer wider\n" * 20, encoding="utf-8")
+    env = {**os.environ, "HF_BPE_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", _LEAN, str(corpus), str(tmp_path / f"out{i}")], env=env,
+                           capture_output=True, text=True, check=True).stdout for i in range(2)]
+    from hf_bpe.core._tally import sha_extensions
+
+    # Without SHA extensions the corpus fingerprint hashes with hashlib's OpenSSL (faster than portable rounds).
+    assert runs[1] == ("[]\n" if sha_extensions() else "['_hashlib', 'hashlib']\n"), runs
+    assert (tmp_path / "out0" / "merges.txt").read_bytes() == (tmp_path / "out1" / "merges.txt").read_bytes()

@@ -30,6 +30,7 @@ from hf_bpe.core._reference_continue import prepare_continuation
 # The C++ lives in csrc/ (one job per header); these declarations are what Cython calls.
 cdef extern from "csrc/release_memory.hpp" namespace "hfbpe":
     void release_free_memory() nogil
+    void bound_freed_memory() nogil
 
 
 cdef extern from "csrc/trainer.hpp":
@@ -50,6 +51,7 @@ cdef extern from "csrc/trainer.hpp":
         void add_symbols(const int32_t* ids, int32_t size, int64_t count) except +
         void init_seeded() except + nogil
         int64_t run(int64_t limit) except + nogil
+        void release_work() noexcept nogil
 
 
 cdef extern from "csrc/entry_arena.hpp":
@@ -334,6 +336,7 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         prepare_training(words, counts, **options)  # raises the reference's TypeError
     words = words if type(words) is list else list(words)  # what the reference does first, too
     counts = counts if type(counts) is list else list(counts)
+    bound_freed_memory()  # freed tables go back to the system at once (csrc/release_memory.hpp)
     cdef Trainer* trainer = _new_trainer(setup, vocab_size, min_frequency, count_bits)
     cdef int64_t total
     cdef Py_ssize_t i
@@ -361,6 +364,11 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         with nogil:
             trainer.init()
         total = _run_trainer(trainer, progress)
+        # Only the keys and merges are read from here on: the words, pair counts and queue are freed (and their
+        # pages given back) before the Python lists below are built, instead of under them.
+        with nogil:
+            trainer.release_work()
+            release_free_memory()
 
         # 4. Results: the initial vocabulary plus the keys of the ids the merges created.
         vocab = list(setup.vocab)
@@ -407,6 +415,8 @@ cdef tuple _run_seeded(Trainer* trainer, setup, progress):
     with nogil:
         trainer.init_seeded()
     total = _run_trainer(trainer, progress)
+    with nogil:
+        trainer.release_work()  # as in train_merges: not held under the lists built next
     vocab = list(setup.keys)
     for i in range(len(vocab), <Py_ssize_t>trainer.keys.size()):
         key = trainer.keys[i]

@@ -23,6 +23,7 @@ The scanners are C++ templates (``csrc/scanner.hpp``), inlined into one loop per
 (``pieces_function``); this module builds their character classes and makes Python objects of their pieces.
 """
 
+import os
 import sys
 import time
 
@@ -134,18 +135,16 @@ _TABLE_SIZE = 0x110000
 def _build_tables():
     """Fill the class table and the contraction case-folding map, as the installed ``regex`` module classifies.
 
-    Built from ``regex`` itself (about 0.05 s, ``_compute_tables``) once per ``regex`` version and kept in the
-    per-user cache (``hf_bpe.core.disk_cache``): later runs read it (~2 ms). Every scanner call checks ``T != NULL``
-    first. Raises RuntimeError if ``regex`` breaks an invariant the scanners rely on (checked here, on cached tables
+    Built from ``regex`` itself (about 0.05 s, ``_compute_tables``) once per ``regex`` build (``_regex_build``) and
+    kept in the per-user cache (``hf_bpe.core.disk_cache``): later runs read it (~2 ms) without importing ``regex``.
+    Every scanner call checks ``T != NULL`` first. Raises RuntimeError if ``regex`` breaks an invariant the scanners rely on (checked here, on cached tables
     too, so a future Unicode/regex change fails loudly).
     """
     global _table, TABLE_BUILD_SECONDS, TABLE_SOURCE
-    import regex
-
     from hf_bpe.core import disk_cache
 
     cdef double t0 = time.perf_counter()
-    name = f"scanner-classes-regex-{regex.__version__}-v{_TABLE_FORMAT}.bin"
+    name = f"scanner-classes-regex-{_regex_build()}-v{_TABLE_FORMAT}.bin"
     # The sizes an entry can have (0 to MAX_FOLD_EXTRA extras): anything else is not read (disk_cache's checks).
     found = _unpack_tables(disk_cache.load(name, sizes=range(_TABLE_SIZE + 128, _TABLE_SIZE + 129 + 5 * MAX_FOLD_EXTRA,
                                                              5)))
@@ -156,6 +155,8 @@ def _build_tables():
         except RuntimeError:
             found = None  # an entry that breaks the invariants (another build wrote it?) is rebuilt, not trusted
     if found is None:
+        import regex
+
         found = _compute_tables(regex)
         _check_classes(found[0])  # raises: regex itself breaks an invariant
         disk_cache.store(name, bytes(found[0]) + bytes(found[1]) + b"".join(
@@ -175,6 +176,29 @@ def _build_tables():
     classes.T = <const uint8_t*><char*>_table  # last: a non-NULL T means the classes are ready
     TABLE_BUILD_SECONDS = time.perf_counter() - t0
     TABLE_SOURCE = source
+
+
+def _regex_build():
+    """Name the installed ``regex`` build without importing it: the size and time of its compiled module.
+
+    Importing ``regex`` (to read its version) was 59M instructions and 1.6 MiB of every small training run, whose
+    scanner reads the cached tables and never calls ``regex``. A new ``regex`` install (whose Unicode tables are in
+    that file) names a new cache entry. Falls back to the version when the file is not found.
+    """
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.find_spec("regex")  # a top-level package: found, not imported
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            try:
+                info = os.stat(os.path.join(folder, "_regex" + suffix))
+            except OSError:
+                continue
+            return f"{info.st_size}-{info.st_mtime_ns}"
+    import regex
+
+    return regex.__version__
 
 
 def _unpack_tables(payload):

@@ -28,13 +28,14 @@ True
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 import tempfile
 import warnings
 from collections.abc import Collection
 from pathlib import Path
+
+from ._tally import Sha256  # not hashlib: OpenSSL's libcrypto is 3.6 MiB resident (csrc/sha256.hpp)
 
 __all__ = ["CACHE_ENV", "cache_dir", "load", "store"]
 
@@ -134,7 +135,7 @@ def load(name: str, *, sizes: Collection[int]) -> bytes | None:
     if data is None:
         return None  # changed size while read: a concurrent writer replaced it, or damage
     payload, digest = data[:-_DIGEST], data[-_DIGEST:]
-    if hashlib.sha256(payload).digest() != digest:
+    if Sha256(payload).digest() != digest:
         return None
     return payload
 
@@ -192,7 +193,7 @@ def store(name: str, payload: bytes) -> None:
         handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
         with os.fdopen(handle, "wb") as out:
             out.write(payload)
-            out.write(hashlib.sha256(payload).digest())
+            out.write(Sha256(payload).digest())
         os.replace(temp, folder / name)
         temp = None
     except OSError:

@@ -14,12 +14,11 @@ The named patterns run on a compiled scanner (``hf_bpe.core._scanner``) that ret
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
-
-import regex
 
 from . import _core, _scanner, _tally
 from .fragment import CUTTABLE_PATTERNS, next_safe_cut
@@ -34,7 +33,11 @@ _PIECES: list[Any] = []  # the scanner's splitter capsule, made once (a capsule 
 
 # A named pattern's exact text, or its Oniguruma spelling in a tokenizer.json (patterns.to_oniguruma), gets the
 # name and so the compiled scanner.
-_NAME_OF_SOURCE = {spelling: name for name, source in PATTERNS.items() for spelling in (to_oniguruma(source), source)}
+# Built at the first pattern that is not a name: to_oniguruma loads `regex`, which a named pattern never needs.
+@functools.cache
+def _name_of_source() -> dict[str, str]:
+    return {spelling: name for name, source in PATTERNS.items() for spelling in (to_oniguruma(source), source)}
+
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
@@ -45,8 +48,8 @@ def _resolve(pattern: str) -> tuple[str | None, str]:
         return key, PATTERNS[key]
     if key in ALIASES:
         return ALIASES[key], PATTERNS[ALIASES[key]]
-    if pattern in _NAME_OF_SOURCE:  # the exact text of a named pattern gets its name (and the fast scanner)
-        name = _NAME_OF_SOURCE[pattern]
+    if pattern in _name_of_source():  # the exact text of a named pattern gets its name (and the fast scanner)
+        name = _name_of_source()[pattern]
         return name, PATTERNS[name]
     if not pattern:
         raise ValueError(f"pattern is empty ({pattern!r}); expected a name in {sorted(PATTERNS)} or a regex source")
@@ -105,6 +108,8 @@ class Pretokenizer:
         name, source = _resolve(pattern)
         compiled = None
         if name is None:
+            import regex  # custom patterns only: the named ones never load it (1.6 MiB, 59M instructions)
+
             try:
                 compiled = regex.compile(source)
             except regex.error as exc:

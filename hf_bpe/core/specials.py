@@ -11,8 +11,10 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 __all__ = ["check_special_ids", "special_tokens_regex"]
 
@@ -24,6 +26,8 @@ def special_tokens_regex(tokens: Iterable[str]) -> regex.Pattern[str] | None:
     is what `tokenizers`' Aho-Corasick automaton (``MatchKind::LeftmostLongest``) returns. Ties in length are broken
     by the text itself, so the regex does not depend on the order the tokens come in.
     """
+    import regex  # loaded by the first model with special tokens to find, not by training
+
     alternatives = sorted(set(tokens), key=lambda t: (-len(t), t))
     return regex.compile("|".join(map(regex.escape, alternatives))) if alternatives else None
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import shutil
 import stat
 from collections.abc import Callable, Iterator, Mapping
@@ -139,7 +138,9 @@ def _encode(files: object) -> dict[str, bytes]:
 
 
 def _hidden_name(base: str, kind: str) -> str:
-    return f".{base}.{kind}-{secrets.token_hex(4)}"
+    # os.urandom, as secrets.token_hex reads it: `secrets` imports hmac and so hashlib's OpenSSL (3.6 MiB) into
+    # every save.
+    return f".{base}.{kind}-{os.urandom(4).hex()}"
 
 
 def _fsync_directory(path: Path) -> None:
@@ -446,7 +447,7 @@ def _link_or_copy(source: str | os.PathLike[str], destination: str | os.PathLike
 def _swap_in(target: Path, payload: dict[str, bytes], *, force: bool) -> Path:
     # 1. What would be replaced; refuse before writing anything.
     existing = _replaced_names(target, payload, force=force)
-    staging = target.parent / f"{_prefix(target)}{secrets.token_hex(4)}"
+    staging = target.parent / f"{_prefix(target)}{os.urandom(4).hex()}"
     os.mkdir(staging)
     try:
         # 2. The complete new folder: the new files (a replaced file keeps its mode), links to everything else.
@@ -530,7 +531,7 @@ def build_folder(directory: str | os.PathLike[str], build: Callable[[Path], None
     # 2. Under the lock: leftovers of killed runs go, the new folder is built beside, then swapped in.
     with _naming_errors(target), _folder_lock(target):
         _remove_leftovers(target)
-        staging = target.parent / f"{_prefix(target)}{secrets.token_hex(4)}"
+        staging = target.parent / f"{_prefix(target)}{os.urandom(4).hex()}"
         os.mkdir(staging)
         try:
             build(staging)

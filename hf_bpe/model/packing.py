@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
+
+from ..core._tally import Sha256  # hashlib's sha256 without importing OpenSSL (csrc/sha256.hpp)
 
 __all__ = ["pack", "pack_bytes", "packed_digest", "unpack", "unpack_bytes"]
 
@@ -62,7 +63,7 @@ def unpack(packed: tuple[bytes, ...]) -> tuple[dict[bytes, int], list[tuple[byte
 
 def packed_digest(packed: tuple[bytes, ...], options: list[object]) -> str:
     """sha256 (hex) of packed tokens and merges and the ``repr`` of the options that change encoding."""
-    digest = hashlib.sha256()
+    digest = Sha256()
     for part in packed:
         digest.update(len(part).to_bytes(8, "little") + part)
     digest.update(repr(options).encode("utf-8"))

@@ -14,7 +14,6 @@ Accepted corpora:
 from __future__ import annotations
 
 import codecs
-import hashlib
 import os
 import warnings
 import sys
@@ -24,7 +23,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..core._tally import line_stats
+from ..core._tally import Sha256, line_stats
 from ..core.fragment import Fragment, SafeCutter
 from ..errors import InputError, excerpt
 
@@ -409,7 +408,7 @@ def load_text_files(paths: list[Path]) -> Any:
         if not Path(path).is_file():
             raise FileNotFoundError(f"{os.fspath(path)!r} is not a file; pass UTF-8 text files")
         resolved.append(Path(path).resolve())
-    key = hashlib.sha256(repr([(os.fspath(p), p.stat().st_size, p.stat().st_mtime_ns) for p in resolved]).encode())
+    key = Sha256(repr([(os.fspath(p), p.stat().st_size, p.stat().st_mtime_ns) for p in resolved]).encode())
     cache = Path(datasets.config.HF_DATASETS_CACHE) / "hf_bpe_text" / f"lines-{key.hexdigest()[:24]}.arrow"
     # 2. Rows written once, a few MB at a time, under a temporary name (a killed run leaves no cache file).
     if not cache.exists():
