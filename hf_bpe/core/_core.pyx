@@ -77,6 +77,7 @@ cdef extern from "csrc/encoder.hpp":
         uint64_t wipes()
         void build_piece_image(cbool seeded) except +
         size_t seeded_pieces()
+        cbool scan_merges()
         void share_pieces(SharedWordCache& shared) except +
         void encode(const char* word, size_t size, vector[int32_t]& out) except +
         void encode_pieces(const char* text, const size_t* ends, size_t n, vector[int32_t]& out,
@@ -743,7 +744,8 @@ cdef class WordEncoder:
 
         Returns:
             A dict: ``hits`` and ``misses`` (pieces looked up), ``uncached`` (pieces no cache sees: <= 2 bytes,
-            whole words, too long, or no cache), ``wipes`` (times a full cache was emptied).
+            whole words, too long, or no cache), ``wipes`` (times a full cache was emptied), ``seeded`` (short
+            spellings in the cache's image).
         """
         cdef Encoder* copy
         stats = {"hits": self._encoder.stat_hits, "misses": self._encoder.stat_misses,
@@ -757,6 +759,11 @@ cdef class WordEncoder:
             stats["wipes"] += self._shared.wipes()
         stats["seeded"] = self._encoder.seeded_pieces()
         return stats
+
+    def _merges_by_scan(self):
+        """Say whether words of <= 64 bytes merge by the min-scan (csrc/encoder.hpp: scan_is_exact; for tests)."""
+        self._build_pieces()
+        return bool(self._encoder.scan_merges())
 
     def _seed_cache(self, seeded):
         """Rebuild the short-piece cache's image, seeded with the vocabulary or empty (for tests; ids never change).

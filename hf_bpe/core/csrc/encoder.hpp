@@ -206,6 +206,7 @@ public:
         tables->image = image;
     }
     size_t seeded_pieces() const { return tables->image ? tables->image->seeded : 0; }
+    bool scan_merges() const { return tables->scan_merges; }  // merge_scan in use (set with the image)
     // Have `shared` (a batch's table) start from this encoder's image.
     void share_pieces(SharedWordCache& shared) const { shared.use_pieces(tables->image); }
     // encode() with `shared` (when not null) as the memo cache instead of this encoder's own, the words it merges
@@ -314,12 +315,65 @@ private:
             own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena);
         }
     }
-    // Whether merge_scan gives merge_all's result for every word: when each pair's new id is made by no other pair
-    // and is neither of its inputs. merge_all executes a queued entry (rank, pos, new id) iff the pair now at pos
-    // makes that new id; under this condition that pair is the one queued (same rank), so merge_all executes the
-    // current pairs in (rank, pos) order, which is what the scan does. Otherwise (arbitrary merges: several pairs
-    // making one id) a stale entry can merge a grown pair at an older rank, and only merge_all reproduces that.
-    bool scan_is_exact() const {
+    // Whether merge_scan gives merge_all's result for every word. merge_all pops its queued entries (rank, pos,
+    // new id) in (rank, pos) order and executes one iff the pair now at pos makes that new id; the scan merges the
+    // lowest (rank, pos) of the current pairs. They agree when an executed entry is always the current pair it was
+    // queued for (every current pair has its entry queued, so the first one executed is then the scan's choice).
+    // Two sufficient conditions, either one:
+    // (a) lengths (spelled_lengths_consistent): every id a word can hold has one byte length, each pair that can
+    //     fire making an id as long as its two inputs together (true of every real vocabulary: a merge spells its
+    //     token; Llama 3's 280K merges make 90K tokens from several pairs each). Since an entry was queued, the
+    //     symbol at pos and its right neighbour only grew (or pos was absorbed: skipped), so a changed pair spans
+    //     more bytes and makes a longer id, never the queued one.
+    // (b) unique makers (unique_makers): each pair's new id is made by no other pair and is neither of its inputs;
+    //     then a pair making the queued id is the queued pair.
+    // Otherwise (arbitrary merges) a stale entry can merge a grown pair at an older rank, and only merge_all
+    // reproduces that.
+    bool scan_is_exact() const { return spelled_lengths_consistent() || unique_makers(); }
+    // Condition (a): lengths propagated from the bytes (1) through the merges that can fire (the pair's last rank,
+    // both inputs reachable from bytes), in rank order, again while a pass adds lengths (a merge whose inputs are
+    // made by later merges); a merge whose new id already has another length fails it. O(merges x passes), no
+    // allocation per merge; ids too sparse for a dense table answer false (merge_all then: exact anyway).
+    bool spelled_lengths_consistent() const {
+        // A byte id above every merge's ids (a missing byte's placeholder) is in no pair: it never merges.
+        int64_t largest = 0;
+        for (const Merge& m : tables->merges) {
+            largest = std::max<int64_t>(largest, std::max<int64_t>(m.new_id, std::max(m.left, m.right)));
+        }
+        if (largest >= (int64_t)(8 * (tables->merges.size() + 256) + 65536)) return false;
+        std::vector<uint32_t> length((size_t)largest + 1, 0);  // 0: not reachable from bytes (yet)
+        for (int b = 0; b < 256; ++b) {
+            if (byte_ids[b] <= largest) length[(size_t)byte_ids[b]] = 1;
+        }
+        std::vector<char> live(tables->merges.size());
+        for (size_t i = 0; i < tables->merges.size(); ++i) {
+            const Merge& m = tables->merges[i];
+            const RankValue* found = tables->ranks.find(pair_key(m.left, m.right));
+            live[i] = found != nullptr && found->new_id == m.new_id;  // an earlier rank of a repeated pair never fires
+        }
+        for (int pass = 0; pass < 64; ++pass) {
+            bool added = false;
+            for (size_t i = 0; i < tables->merges.size(); ++i) {
+                if (!live[i]) continue;
+                const Merge& m = tables->merges[i];
+                const uint32_t left = length[m.left], right = length[m.right];
+                if (left == 0 || right == 0) continue;
+                const uint32_t both = left + right;
+                uint32_t& made = length[(size_t)m.new_id];
+                if (made == 0) {
+                    made = both;
+                    added = true;
+                } else if (made != both) {
+                    return false;
+                }
+                live[i] = 0;  // checked against lengths that never change again
+            }
+            if (!added) return true;  // the merges left never fire: an input is not reachable from bytes
+        }
+        return false;  // deeper than 64 passes (merges far out of rank order): not worth proving
+    }
+    // Condition (b).
+    bool unique_makers() const {
         std::vector<int32_t> made;
         made.reserve(tables->ranks.used);
         for (const auto& slot : tables->ranks.slots) {
@@ -333,9 +387,10 @@ private:
         return std::adjacent_find(made.begin(), made.end()) == made.end();
     }
     // merge_all for words of at most SCAN_MAX bytes when tables->scan_merges: the ids and their pairs' ranks in
-    // two small arrays, the lowest (rank, position) merged until none is left: O(n^2) with n <= 32 on the stack,
-    // no heap and no linked list (tiktoken's reasoning: for short words a scan beats a heap).
-    static constexpr size_t SCAN_MAX = 32;
+    // two small arrays, the lowest (rank, position) merged until none is left: O(n^2) with n <= 64 on the stack,
+    // no heap and no linked list (tiktoken's reasoning: for short words a scan beats a heap; tiktoken scans up to
+    // 500 bytes). 64 covers the Han runs of Chinese text (13-21 characters of 3 bytes), Llama 3's misses.
+    static constexpr size_t SCAN_MAX = 64;
     void merge_scan(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
         int32_t ids[SCAN_MAX];
         RankValue pairs[SCAN_MAX];  // pairs[i]: the pair (ids[i], ids[i + 1]); rank INT32_MAX if it never merges
