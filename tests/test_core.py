@@ -359,6 +359,33 @@ def test_core_encoder_scan_merge_only_when_proven_exact() -> None:
     assert _core.WordEncoder(unique, byte_ids)._merges_by_scan()
 
 
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(merges=spelled_merges() | st.lists(MERGE, max_size=25),
+       words=st.lists(st.binary(max_size=40).map(lambda raw: bytes(x % 4 for x in raw)), max_size=12),
+       whole=st.sampled_from([None, {b"\x01\x02": 7, b"": 8}]))
+def test_core_encoder_from_flat_equals_from_triples(merges, words, whole) -> None:
+    # A model loaded from the per-user cache hands its merges over as one int32 array (no tuple per merge); the
+    # encoder, and what it pickles, are those of the triples.
+    from array import array
+
+    byte_ids = [b % 4 for b in range(256)]
+    flat = _core.WordEncoder._from_flat(array("i", [i for m in merges for i in m]), byte_ids, whole_words=whole)
+    triples = _core.WordEncoder(merges, byte_ids, whole_words=whole)
+    assert flat.encode_words(words) == triples.encode_words(words)
+    assert flat._merges_by_scan() == triples._merges_by_scan()
+    assert flat.__reduce__() == triples.__reduce__()
+    assert pickle.loads(pickle.dumps(flat)).encode_words(words) == triples.encode_words(words)
+
+
+def test_core_encoder_from_flat_rejects_what_is_no_triple_list() -> None:
+    from array import array
+
+    with pytest.raises(ValueError, match="3 ids per merge"):
+        _core.WordEncoder._from_flat(array("i", [1, 2]), range(256))
+    with pytest.raises(ValueError, match="merge 1 has an id outside"):
+        _core.WordEncoder._from_flat(array("i", [1, 2, 300, 300, -1, 301]), range(256))
+
+
 def test_core_encoder_cache_stats_count_hits_misses_and_wipes() -> None:
     # What the measurements of issue 23 read: a second pass over the same short words hits every one; a cache of
     # 2 words wipes back to its image as it fills; a seeded image answers the vocabulary's spellings cold.

@@ -42,6 +42,11 @@ public:
     }
     Encoder& operator=(const Encoder&) = delete;
 
+    // Room for `merges` merges (before the first add_merge): the pair table sized once, not doubled 15 times.
+    void reserve_merges(size_t merges) {
+        tables->ranks.reset(merges);
+        tables->merges.reserve(merges);
+    }
     void add_merge(int32_t rank, uint32_t left, uint32_t right, int32_t new_id) {
         tables->ranks.get_or_insert(pair_key(left, right), RankValue()) = RankValue{rank, new_id};  // last wins
         tables->merges.push_back(Merge{left, right, new_id});
@@ -386,39 +391,47 @@ private:
         std::sort(made.begin(), made.end());
         return std::adjacent_find(made.begin(), made.end()) == made.end();
     }
-    // merge_all for words of at most SCAN_MAX bytes when tables->scan_merges: the ids and their pairs' ranks in
-    // two small arrays, the lowest (rank, position) merged until none is left: O(n^2) with n <= 64 on the stack,
-    // no heap and no linked list (tiktoken's reasoning: for short words a scan beats a heap; tiktoken scans up to
-    // 500 bytes). 64 covers the Han runs of Chinese text (13-21 characters of 3 bytes), Llama 3's misses.
+    // merge_all for words of at most SCAN_MAX bytes when tables->scan_merges: the lowest (rank, position) of the
+    // current pairs merged until none is left (tiktoken's reasoning: for short words a scan beats a heap; tiktoken
+    // scans up to 500 bytes; 64 covers the Han runs of Chinese text, 13-21 characters of 3 bytes, Llama 3's misses).
+    // Symbols stay at their first byte's position (linked by next/prev; an absorbed one's rank is INT32_MAX), so a
+    // merge moves nothing and the lowest rank is a branch-free min over a fixed array, then its first position: the
+    // leftmost of equal ranks (the same pair). O(n^2) on the stack. The pair table (8 MB for Llama 3: a lookup is a
+    // cache miss) is asked for every first pair before any is read, so that those misses overlap.
     static constexpr size_t SCAN_MAX = 64;
     void merge_scan(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
-        int32_t ids[SCAN_MAX];
-        RankValue pairs[SCAN_MAX];  // pairs[i]: the pair (ids[i], ids[i + 1]); rank INT32_MAX if it never merges
-        size_t n = size;
-        for (size_t i = 0; i < n; ++i) ids[i] = byte_ids[bytes[i]];
-        auto rank_of = [&](size_t i) {
-            const RankValue* found = tables->ranks.find(pair_key(ids[i], ids[i + 1]));
-            return found ? *found : RankValue{INT32_MAX, 0};
-        };
-        for (size_t i = 0; i + 1 < n; ++i) pairs[i] = rank_of(i);
-        for (;;) {
-            size_t best = SCAN_MAX;
-            int32_t lowest = INT32_MAX;
-            for (size_t i = 0; i + 1 < n; ++i) {
-                if (pairs[i].rank < lowest) {  // strict: the leftmost of equal ranks (the same pair) first
-                    lowest = pairs[i].rank;
-                    best = i;
-                }
-            }
-            if (best == SCAN_MAX) break;
-            ids[best] = pairs[best].new_id;
-            std::memmove(ids + best + 1, ids + best + 2, (n - best - 2) * sizeof(int32_t));
-            if (best + 3 <= n) std::memmove(pairs + best + 1, pairs + best + 2, (n - best - 3) * sizeof(RankValue));
-            --n;
-            if (best + 1 < n) pairs[best] = rank_of(best);
-            if (best > 0) pairs[best - 1] = rank_of(best - 1);
+        int32_t ids[SCAN_MAX], ranks[SCAN_MAX], made[SCAN_MAX];  // ranks[i], made[i]: the pair at i (symbol i, next)
+        uint8_t next[SCAN_MAX], prev[SCAN_MAX];
+        const PairMap<RankValue>& map = tables->ranks;
+        const size_t n = size;
+        for (size_t i = 0; i < n; ++i) {
+            ids[i] = byte_ids[bytes[i]];
+            next[i] = (uint8_t)(i + 1);
+            prev[i] = (uint8_t)(i - 1);  // prev[0] unused
         }
-        out.insert(out.end(), ids, ids + n);
+        for (size_t i = 0; i + 1 < n; ++i) map.prefetch(pair_key(ids[i], ids[i + 1]));
+        auto set_pair = [&](size_t i, size_t j) {  // the pair (symbol i, symbol j); j == n: none
+            const RankValue* found = j < n ? map.find(pair_key(ids[i], ids[j])) : nullptr;
+            ranks[i] = found ? found->rank : INT32_MAX;
+            made[i] = found ? found->new_id : 0;
+        };
+        for (size_t i = 0; i < n; ++i) set_pair(i, i + 1);
+        for (;;) {
+            int32_t lowest = INT32_MAX;
+            for (size_t i = 0; i < n; ++i) lowest = ranks[i] < lowest ? ranks[i] : lowest;
+            if (lowest == INT32_MAX) break;
+            size_t best = 0;
+            while (ranks[best] != lowest) ++best;
+            const size_t right = next[best], after = next[right];
+            ids[best] = made[best];
+            ranks[right] = INT32_MAX;  // absorbed
+            next[best] = (uint8_t)after;
+            if (after < n) prev[after] = (uint8_t)best;
+            if (after < n) map.prefetch(pair_key(ids[best], ids[after]));
+            if (best > 0) set_pair(prev[best], best);
+            set_pair(best, after);
+        }
+        for (size_t i = 0; i < n; i = next[i]) out.push_back(ids[i]);
     }
     // What encode() gives, without any cache.
     void encode_uncached(const char* word, size_t size, std::vector<int32_t>& out) {
