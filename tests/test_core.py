@@ -307,6 +307,85 @@ def test_core_encoder_scan_merge_equals_reference(pairs, words, cache_size) -> N
     assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
 
 
+@st.composite
+def spelled_merges(draw):
+    """Merges as a converted vocabulary (Llama 3's tokenizer.json) makes them: each token made by every split of its
+    spelling into two tokens, so one id comes from several pairs, in a shuffled rank order (an input may be made by
+    a later merge). Also duplicate spellings (a repeated pair then makes another id: the last wins), tokens no
+    split reaches, and merges of ids no byte reaches. Bytes over {0..3}, the byte ids shared (b % 4)."""
+    spellings = draw(st.lists(st.binary(min_size=2, max_size=9).map(lambda raw: bytes(x % 4 for x in raw)),
+                              max_size=40))
+    tokens = [(spelling, 4 + i) for i, spelling in enumerate(spellings)]
+    ids = {bytes([b]): b for b in range(4)} | dict(tokens)  # a duplicate spelling: its last id
+    merges = [(ids[spelling[:cut]], ids[spelling[cut:]], new) for spelling, new in tokens
+              for cut in range(1, len(spelling)) if spelling[:cut] in ids and spelling[cut:] in ids]
+    merges += draw(st.lists(st.tuples(st.integers(60, 70), st.integers(0, 70), st.integers(71, 80)), max_size=3))
+    return draw(st.permutations(merges))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    merges=spelled_merges(),
+    words=st.lists(st.one_of(st.binary(min_size=1, max_size=90), st.sampled_from([b"\x01\x02" * n for n in
+                                                                                    (1, 8, 16, 32, 33, 40)]))
+                   .map(lambda raw: bytes(x % 4 for x in raw)), max_size=30),
+    cache_size=st.sampled_from([0, 2, 65536]),
+    seeded=st.booleans(),
+)
+def test_core_encoder_scan_merge_of_spelled_vocabularies_equals_reference(merges, words, cache_size, seeded) -> None:
+    # Several pairs making one id (90,639 of Llama 3's tokens): every id has one byte length, each merge making an
+    # id as long as its inputs together, so the compiled encoder merges words of <= 64 bytes by the min-scan
+    # (encoder.hpp: scan_is_exact (a)) where it took the heap before; ids equal the reference's heap merge.
+    byte_ids = [b % 4 for b in range(256)]
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size)
+    core._seed_cache(seeded)
+    assert core._merges_by_scan()
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size)
+    assert core.encode_words(words) == reference.encode_words(words)
+    assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
+
+
+def test_core_encoder_scan_merge_only_when_proven_exact() -> None:
+    # Lengths: an id made at two lengths (or a byte's id made by a merge) and several makers: the heap merges.
+    # Lengths hold (ids made out of rank order, a byte id far above the merges' ids as for a missing byte): the scan.
+    byte_ids = list(range(256))
+    assert not _core.WordEncoder([(97, 98, 300), (300, 99, 300)], byte_ids)._merges_by_scan()
+    assert not _core.WordEncoder([(97, 98, 300), (97, 300, 300), (98, 99, 99)], byte_ids)._merges_by_scan()
+    assert not _core.WordEncoder([(97, 98, 99), (97, 99, 300), (98, 98, 300)], byte_ids)._merges_by_scan()
+    spelled = [(300, 99, 301), (97, 98, 300), (97, 302, 301), (98, 99, 302)]  # 301 = abc from two pairs
+    core = _core.WordEncoder(spelled, [*range(255), 2**31 - 1])
+    assert core._merges_by_scan() and core.encode_word(b"abcabc\xff") == [301, 301, 2**31 - 1]
+    unique = [(97, 98, 300), (300, 99, 98)]  # each id made once (a byte's id too): exact by (b)
+    assert _core.WordEncoder(unique, byte_ids)._merges_by_scan()
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(merges=spelled_merges() | st.lists(MERGE, max_size=25),
+       words=st.lists(st.binary(max_size=40).map(lambda raw: bytes(x % 4 for x in raw)), max_size=12),
+       whole=st.sampled_from([None, {b"\x01\x02": 7, b"": 8}]))
+def test_core_encoder_from_flat_equals_from_triples(merges, words, whole) -> None:
+    # A model loaded from the per-user cache hands its merges over as one int32 array (no tuple per merge); the
+    # encoder, and what it pickles, are those of the triples.
+    from array import array
+
+    byte_ids = [b % 4 for b in range(256)]
+    flat = _core.WordEncoder._from_flat(array("i", [i for m in merges for i in m]), byte_ids, whole_words=whole)
+    triples = _core.WordEncoder(merges, byte_ids, whole_words=whole)
+    assert flat.encode_words(words) == triples.encode_words(words)
+    assert flat._merges_by_scan() == triples._merges_by_scan()
+    assert flat.__reduce__() == triples.__reduce__()
+    assert pickle.loads(pickle.dumps(flat)).encode_words(words) == triples.encode_words(words)
+
+
+def test_core_encoder_from_flat_rejects_what_is_no_triple_list() -> None:
+    from array import array
+
+    with pytest.raises(ValueError, match="3 ids per merge"):
+        _core.WordEncoder._from_flat(array("i", [1, 2]), range(256))
+    with pytest.raises(ValueError, match="merge 1 has an id outside"):
+        _core.WordEncoder._from_flat(array("i", [1, 2, 300, 300, -1, 301]), range(256))
+
+
 def test_core_encoder_cache_stats_count_hits_misses_and_wipes() -> None:
     # What the measurements of issue 23 read: a second pass over the same short words hits every one; a cache of
     # 2 words wipes back to its image as it fills; a seeded image answers the vocabulary's spellings cold.

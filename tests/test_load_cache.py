@@ -4,6 +4,7 @@ distinct folder, nothing stale."""
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
 
@@ -40,11 +41,14 @@ def test_load_cache_gives_the_model_read_from_the_files_then_reads_them_no_more(
 
     monkeypatch.setattr(folder_format, "read_folder", refuse)
     second = BPEModel.load(tmp_path / "tok")
-    assert second == first == _model()
-    assert second.digest() == first.digest()
-    assert dict(second.roles) == {"eos_token": "<|end|>"} and second.pattern == "gpt4"
     text = "the then <|end|> an"
     assert second.encode(text, allowed_special="all") == first.encode(text, allowed_special="all")
+    assert "_merges" not in vars(second)  # encoding left the merges packed (built from the entry's id triples)
+    assert pickle.loads(pickle.dumps(second._encoder)).encode_words([b" then", b"an"]) == [258, 110, 259]
+    assert second == first == _model()
+    assert second.merges == first.merges and pickle.loads(pickle.dumps(second)) == first
+    assert second.digest() == first.digest()
+    assert dict(second.roles) == {"eos_token": "<|end|>"} and second.pattern == "gpt4"
 
 
 def test_load_cache_a_changed_file_or_option_is_another_entry(tmp_path, cache):

@@ -109,6 +109,8 @@ def test_real_vocabs_llama3_published_ids(shared_data):
     assert model.encode("0" * 17) == [931, 931, 931, 931, 931, 410]
     assert model.encode("<|begin_of_text|>A B!", allowed_special="all") == [128000, 32, 426, 0]
     assert len(model.merges) == 280147
+    # Several pairs make one token (90,639 tokens), each as long as its pair: merged by the min-scan, exactly.
+    assert model._encoder._merges_by_scan()
 
 
 def test_real_vocabs_qwen2_and_roberta_published_ids(shared_data):
@@ -158,6 +160,7 @@ def test_real_vocabs_llama3_equals_tokenizers_on_chinese_lines(shared_data, tmp_
     lines = [line for f in files for line in f.read_text(encoding="utf-8").split("\n")[:2500]]
     expected = [e.ids for e in tokenizer.encode_batch(lines, add_special_tokens=False)]
     fresh = BPEModel.load(tmp_path / "llama3")
+    assert fresh._encoder._merges_by_scan()  # the min-scan, not the heap (test_core: scan_merge_of_spelled_...)
     for threads in (1, 2, 1):
         assert fresh.encode_ordinary_batch(lines, num_threads=threads) == expected
     assert [fresh.encode_ordinary(line) for line in lines[::5]] == expected[::5]

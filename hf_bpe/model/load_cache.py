@@ -38,7 +38,7 @@ from typing import Any
 from ..core import disk_cache
 from ..formats import folder as folder_format
 from ..formats import hf_config
-from .packing import pack, unpack
+from .packing import pack, unpack_vocab
 from .vocab_checks import merge_triples
 
 __all__ = ["folder_key", "keep", "kept"]
@@ -166,18 +166,19 @@ def kept(cls: type, key: str, directory: object, missing_bytes: str) -> Any:
         if at != len(payload) or len(parts) != 8:
             return None
         packed = tuple(parts[:7])
-        vocab, merges = unpack(packed)
+        vocab = unpack_vocab(packed)
         ids = array(_ID)
         ids.frombytes(parts[7])
         if _SWAP:
             ids.byteswap()
-        if len(ids) != 3 * len(merges):
+        merges = len(packed[3]) // 4  # one uint32 length per merge's left (and right) token
+        if len(ids) != 3 * merges or len(packed[5]) != 4 * merges:
             return None
-        model = cls(vocab, merges, special_tokens=extra["specials"], roles=extra["roles"],
-                    missing_bytes=missing_bytes, _triples=zip(ids[0::3], ids[1::3], ids[2::3]), **extra["options"])
+        # The merges stay packed until used (model._merges): encoding needs only their id triples.
+        model = cls(vocab, (), special_tokens=extra["specials"], roles=extra["roles"], missing_bytes=missing_bytes,
+                    _triples=ids, _packed=packed, **extra["options"])
     except (ValueError, TypeError, KeyError, UnicodeDecodeError):  # checksummed, so only a format change
         return None
-    model._packed = packed
     return model
 
 

@@ -13,7 +13,7 @@ from itertools import accumulate
 
 from ..core._tally import Sha256  # hashlib's sha256 without importing OpenSSL (csrc/sha256.hpp)
 
-__all__ = ["pack", "pack_bytes", "packed_digest", "unpack", "unpack_bytes"]
+__all__ = ["pack", "pack_bytes", "packed_digest", "unpack", "unpack_bytes", "unpack_merges", "unpack_vocab"]
 
 # Little-endian uint32 and int64 with the standard library's array (numpy cost 0.13 s of import in every command
 # that loads a model).
@@ -56,9 +56,19 @@ def pack(vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]]) -> t
 
 def unpack(packed: tuple[bytes, ...]) -> tuple[dict[bytes, int], list[tuple[bytes, bytes]]]:
     """The vocabulary and merges that :func:`pack` packed."""
-    ids, token_lengths, token_data, left_lengths, left_data, right_lengths, right_data = packed
-    vocab = dict(zip(unpack_bytes(token_lengths, token_data), _from_le(_I64, ids).tolist()))
-    return vocab, list(zip(unpack_bytes(left_lengths, left_data), unpack_bytes(right_lengths, right_data)))
+    return unpack_vocab(packed), unpack_merges(packed)
+
+
+def unpack_vocab(packed: tuple[bytes, ...]) -> dict[bytes, int]:
+    """The vocabulary that :func:`pack` packed."""
+    ids, token_lengths, token_data = packed[:3]
+    return dict(zip(unpack_bytes(token_lengths, token_data), _from_le(_I64, ids).tolist()))
+
+
+def unpack_merges(packed: tuple[bytes, ...]) -> list[tuple[bytes, bytes]]:
+    """The merges that :func:`pack` packed."""
+    left_lengths, left_data, right_lengths, right_data = packed[3:7]
+    return list(zip(unpack_bytes(left_lengths, left_data), unpack_bytes(right_lengths, right_data)))
 
 
 def packed_digest(packed: tuple[bytes, ...], options: list[object]) -> str:

@@ -42,6 +42,11 @@ public:
     }
     Encoder& operator=(const Encoder&) = delete;
 
+    // Room for `merges` merges (before the first add_merge): the pair table sized once, not doubled 15 times.
+    void reserve_merges(size_t merges) {
+        tables->ranks.reset(merges);
+        tables->merges.reserve(merges);
+    }
     void add_merge(int32_t rank, uint32_t left, uint32_t right, int32_t new_id) {
         tables->ranks.get_or_insert(pair_key(left, right), RankValue()) = RankValue{rank, new_id};  // last wins
         tables->merges.push_back(Merge{left, right, new_id});
@@ -206,6 +211,7 @@ public:
         tables->image = image;
     }
     size_t seeded_pieces() const { return tables->image ? tables->image->seeded : 0; }
+    bool scan_merges() const { return tables->scan_merges; }  // merge_scan in use (set with the image)
     // Have `shared` (a batch's table) start from this encoder's image.
     void share_pieces(SharedWordCache& shared) const { shared.use_pieces(tables->image); }
     // encode() with `shared` (when not null) as the memo cache instead of this encoder's own, the words it merges
@@ -314,12 +320,65 @@ private:
             own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena);
         }
     }
-    // Whether merge_scan gives merge_all's result for every word: when each pair's new id is made by no other pair
-    // and is neither of its inputs. merge_all executes a queued entry (rank, pos, new id) iff the pair now at pos
-    // makes that new id; under this condition that pair is the one queued (same rank), so merge_all executes the
-    // current pairs in (rank, pos) order, which is what the scan does. Otherwise (arbitrary merges: several pairs
-    // making one id) a stale entry can merge a grown pair at an older rank, and only merge_all reproduces that.
-    bool scan_is_exact() const {
+    // Whether merge_scan gives merge_all's result for every word. merge_all pops its queued entries (rank, pos,
+    // new id) in (rank, pos) order and executes one iff the pair now at pos makes that new id; the scan merges the
+    // lowest (rank, pos) of the current pairs. They agree when an executed entry is always the current pair it was
+    // queued for (every current pair has its entry queued, so the first one executed is then the scan's choice).
+    // Two sufficient conditions, either one:
+    // (a) lengths (spelled_lengths_consistent): every id a word can hold has one byte length, each pair that can
+    //     fire making an id as long as its two inputs together (true of every real vocabulary: a merge spells its
+    //     token; Llama 3's 280K merges make 90K tokens from several pairs each). Since an entry was queued, the
+    //     symbol at pos and its right neighbour only grew (or pos was absorbed: skipped), so a changed pair spans
+    //     more bytes and makes a longer id, never the queued one.
+    // (b) unique makers (unique_makers): each pair's new id is made by no other pair and is neither of its inputs;
+    //     then a pair making the queued id is the queued pair.
+    // Otherwise (arbitrary merges) a stale entry can merge a grown pair at an older rank, and only merge_all
+    // reproduces that.
+    bool scan_is_exact() const { return spelled_lengths_consistent() || unique_makers(); }
+    // Condition (a): lengths propagated from the bytes (1) through the merges that can fire (the pair's last rank,
+    // both inputs reachable from bytes), in rank order, again while a pass adds lengths (a merge whose inputs are
+    // made by later merges); a merge whose new id already has another length fails it. O(merges x passes), no
+    // allocation per merge; ids too sparse for a dense table answer false (merge_all then: exact anyway).
+    bool spelled_lengths_consistent() const {
+        // A byte id above every merge's ids (a missing byte's placeholder) is in no pair: it never merges.
+        int64_t largest = 0;
+        for (const Merge& m : tables->merges) {
+            largest = std::max<int64_t>(largest, std::max<int64_t>(m.new_id, std::max(m.left, m.right)));
+        }
+        if (largest >= (int64_t)(8 * (tables->merges.size() + 256) + 65536)) return false;
+        std::vector<uint32_t> length((size_t)largest + 1, 0);  // 0: not reachable from bytes (yet)
+        for (int b = 0; b < 256; ++b) {
+            if (byte_ids[b] <= largest) length[(size_t)byte_ids[b]] = 1;
+        }
+        std::vector<char> live(tables->merges.size());
+        for (size_t i = 0; i < tables->merges.size(); ++i) {
+            const Merge& m = tables->merges[i];
+            const RankValue* found = tables->ranks.find(pair_key(m.left, m.right));
+            live[i] = found != nullptr && found->new_id == m.new_id;  // an earlier rank of a repeated pair never fires
+        }
+        for (int pass = 0; pass < 64; ++pass) {
+            bool added = false;
+            for (size_t i = 0; i < tables->merges.size(); ++i) {
+                if (!live[i]) continue;
+                const Merge& m = tables->merges[i];
+                const uint32_t left = length[m.left], right = length[m.right];
+                if (left == 0 || right == 0) continue;
+                const uint32_t both = left + right;
+                uint32_t& made = length[(size_t)m.new_id];
+                if (made == 0) {
+                    made = both;
+                    added = true;
+                } else if (made != both) {
+                    return false;
+                }
+                live[i] = 0;  // checked against lengths that never change again
+            }
+            if (!added) return true;  // the merges left never fire: an input is not reachable from bytes
+        }
+        return false;  // deeper than 64 passes (merges far out of rank order): not worth proving
+    }
+    // Condition (b).
+    bool unique_makers() const {
         std::vector<int32_t> made;
         made.reserve(tables->ranks.used);
         for (const auto& slot : tables->ranks.slots) {
@@ -332,38 +391,47 @@ private:
         std::sort(made.begin(), made.end());
         return std::adjacent_find(made.begin(), made.end()) == made.end();
     }
-    // merge_all for words of at most SCAN_MAX bytes when tables->scan_merges: the ids and their pairs' ranks in
-    // two small arrays, the lowest (rank, position) merged until none is left: O(n^2) with n <= 32 on the stack,
-    // no heap and no linked list (tiktoken's reasoning: for short words a scan beats a heap).
-    static constexpr size_t SCAN_MAX = 32;
+    // merge_all for words of at most SCAN_MAX bytes when tables->scan_merges: the lowest (rank, position) of the
+    // current pairs merged until none is left (tiktoken's reasoning: for short words a scan beats a heap; tiktoken
+    // scans up to 500 bytes; 64 covers the Han runs of Chinese text, 13-21 characters of 3 bytes, Llama 3's misses).
+    // Symbols stay at their first byte's position (linked by next/prev; an absorbed one's rank is INT32_MAX), so a
+    // merge moves nothing and the lowest rank is a branch-free min over a fixed array, then its first position: the
+    // leftmost of equal ranks (the same pair). O(n^2) on the stack. The pair table (8 MB for Llama 3: a lookup is a
+    // cache miss) is asked for every first pair before any is read, so that those misses overlap.
+    static constexpr size_t SCAN_MAX = 64;
     void merge_scan(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
-        int32_t ids[SCAN_MAX];
-        RankValue pairs[SCAN_MAX];  // pairs[i]: the pair (ids[i], ids[i + 1]); rank INT32_MAX if it never merges
-        size_t n = size;
-        for (size_t i = 0; i < n; ++i) ids[i] = byte_ids[bytes[i]];
-        auto rank_of = [&](size_t i) {
-            const RankValue* found = tables->ranks.find(pair_key(ids[i], ids[i + 1]));
-            return found ? *found : RankValue{INT32_MAX, 0};
-        };
-        for (size_t i = 0; i + 1 < n; ++i) pairs[i] = rank_of(i);
-        for (;;) {
-            size_t best = SCAN_MAX;
-            int32_t lowest = INT32_MAX;
-            for (size_t i = 0; i + 1 < n; ++i) {
-                if (pairs[i].rank < lowest) {  // strict: the leftmost of equal ranks (the same pair) first
-                    lowest = pairs[i].rank;
-                    best = i;
-                }
-            }
-            if (best == SCAN_MAX) break;
-            ids[best] = pairs[best].new_id;
-            std::memmove(ids + best + 1, ids + best + 2, (n - best - 2) * sizeof(int32_t));
-            if (best + 3 <= n) std::memmove(pairs + best + 1, pairs + best + 2, (n - best - 3) * sizeof(RankValue));
-            --n;
-            if (best + 1 < n) pairs[best] = rank_of(best);
-            if (best > 0) pairs[best - 1] = rank_of(best - 1);
+        int32_t ids[SCAN_MAX], ranks[SCAN_MAX], made[SCAN_MAX];  // ranks[i], made[i]: the pair at i (symbol i, next)
+        uint8_t next[SCAN_MAX], prev[SCAN_MAX];
+        const PairMap<RankValue>& map = tables->ranks;
+        const size_t n = size;
+        for (size_t i = 0; i < n; ++i) {
+            ids[i] = byte_ids[bytes[i]];
+            next[i] = (uint8_t)(i + 1);
+            prev[i] = (uint8_t)(i - 1);  // prev[0] unused
         }
-        out.insert(out.end(), ids, ids + n);
+        for (size_t i = 0; i + 1 < n; ++i) map.prefetch(pair_key(ids[i], ids[i + 1]));
+        auto set_pair = [&](size_t i, size_t j) {  // the pair (symbol i, symbol j); j == n: none
+            const RankValue* found = j < n ? map.find(pair_key(ids[i], ids[j])) : nullptr;
+            ranks[i] = found ? found->rank : INT32_MAX;
+            made[i] = found ? found->new_id : 0;
+        };
+        for (size_t i = 0; i < n; ++i) set_pair(i, i + 1);
+        for (;;) {
+            int32_t lowest = INT32_MAX;
+            for (size_t i = 0; i < n; ++i) lowest = ranks[i] < lowest ? ranks[i] : lowest;
+            if (lowest == INT32_MAX) break;
+            size_t best = 0;
+            while (ranks[best] != lowest) ++best;
+            const size_t right = next[best], after = next[right];
+            ids[best] = made[best];
+            ranks[right] = INT32_MAX;  // absorbed
+            next[best] = (uint8_t)after;
+            if (after < n) prev[after] = (uint8_t)best;
+            if (after < n) map.prefetch(pair_key(ids[best], ids[after]));
+            if (best > 0) set_pair(prev[best], best);
+            set_pair(best, after);
+        }
+        for (size_t i = 0; i < n; i = next[i]) out.push_back(ids[i]);
     }
     // What encode() gives, without any cache.
     void encode_uncached(const char* word, size_t size, std::vector<int32_t>& out) {

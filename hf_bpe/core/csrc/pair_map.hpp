@@ -31,7 +31,7 @@ struct PairMap {
         used = 0;
     }
     void prefetch(uint64_t key) const { HFBPE_PREFETCH(&slots[mix64(key) & mask]); }
-    V* find(uint64_t key) {
+    const V* find(uint64_t key) const {
         uint64_t i = mix64(key) & mask;
         for (;;) {
             if (slots[i].key == key) return &slots[i].val;
@@ -39,6 +39,7 @@ struct PairMap {
             i = (i + 1) & mask;
         }
     }
+    V* find(uint64_t key) { return const_cast<V*>(static_cast<const PairMap*>(this)->find(key)); }
     // The reference stays valid until the next insertion.
     V& get_or_insert(uint64_t key, const V& init) {
         if ((used + 1) * 4 > slots.size() * 3) grow();
