@@ -91,6 +91,15 @@ def test_mask_scanner_edges_at_32_and_64_bytes() -> None:
                 _assert_both_paths_equal_regex(text + "\u00e9" + fragment)
 
 
+def test_mask_scanner_hands_non_ascii_stretches_to_the_scalar_scanner_and_takes_over_after() -> None:
+    # A block mostly not ASCII is left to the scalar scanner for a while (CJK), one with a few non-ASCII bytes up
+    # to its last one; the mask scanner takes over again on the ASCII after.
+    english = "It's the camelCase API's 42nd run,\n\n  don't\tstop // 1234567 'RE x. "
+    for cjk in ("\u4e2d\u6587" * 40, "\u4e2d\u6587\u3002 " * 30, "caf\u00e9 na\u00efve " * 8, "\u00e9" * 70):
+        for pad in (0, 1, 31, 63):
+            _assert_both_paths_equal_regex("w" * pad + cjk + english * 6 + cjk[:pad] + english * 3)
+
+
 def test_mask_scanner_is_on_where_the_cpu_has_avx2() -> None:
     assert _scanner.mask_scanner() == _cpu_has_avx2()
     previous = _scanner._set_mask_scanner(False)

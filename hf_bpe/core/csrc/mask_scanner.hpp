@@ -212,8 +212,16 @@ inline Idx mask_pieces(const Ch* s, Idx n, std::vector<size_t>* ends) {
         classify64((const unsigned char*)s + p, &m);
         uint64_t st = block_starts<kFam, kMaxDigits>(s, n, p, m);
         if (st == 0) {
-            p = Next(s, n, p);
-            ends->push_back((size_t)p);
+            // Nothing before the first non-ASCII byte, or one run longer than the block: the scalar scanner, past
+            // the block's last non-ASCII byte (1 KB when half the block is not ASCII: CJK text is classified once
+            // a KB, not once a piece, which doubled its scanning).
+            const Idx until = m.X == 0                         ? p + 1
+                              : __builtin_popcountll(m.X) >= 32 ? p + 1024
+                                                                : p + top_bit(m.X) + 1;
+            do {
+                p = Next(s, n, p);
+                ends->push_back((size_t)p);
+            } while (p < until && p < n);
             continue;
         }
         Idx last = p;
