@@ -57,6 +57,7 @@ cdef extern from "csrc/scanner.hpp" namespace "hfbpe::scanner":
         uint8_t fold_extra_letter[32]
         int n_fold_extra
         bint swar
+        bint mask
     Classes classes "hfbpe::scanner::g"
     bint kLittleEndian
     # Class flags (one byte per code point) and scanner ids.
@@ -75,6 +76,8 @@ cdef extern from "csrc/scanner.hpp" namespace "hfbpe::scanner":
         PID_O200K "hfbpe::scanner::PID_O200K"
         MAX_FOLD_EXTRA "hfbpe::scanner::MAX_FOLD_EXTRA"
     bint ascii_letters_match(const uint8_t* t) noexcept nogil
+    bint ascii_classes_match(const uint8_t* t) noexcept nogil
+    bint cpu_has_avx2() noexcept nogil
     Py_ssize_t next_piece[Ch](const Ch* s, Py_ssize_t n, Py_ssize_t p, int pid) noexcept nogil
     Py_ssize_t utf8_of[Ch](const Ch* s, Py_ssize_t a, Py_ssize_t b, char* out) noexcept nogil
     int pieces[Ch](const Ch* s, Py_ssize_t n, bint ascii, int pid, string* utf8, vector[size_t]* ends) noexcept nogil
@@ -173,6 +176,8 @@ def _build_tables():
     _table = table
     # Letter runs are read 8 bytes at a time only where T's ASCII letters are A-Z a-z (else T alone is read).
     classes.swar = kLittleEndian and ascii_letters_match(<const uint8_t*><char*>_table)
+    # ASCII/UTF-8 is scanned 64 bytes a block with AVX2 masks where the CPU has AVX2 (csrc/mask_scanner.hpp).
+    classes.mask = cpu_has_avx2() and ascii_classes_match(<const uint8_t*><char*>_table)
     classes.T = <const uint8_t*><char*>_table  # last: a non-NULL T means the classes are ready
     TABLE_BUILD_SECONDS = time.perf_counter() - t0
     TABLE_SOURCE = source
@@ -305,6 +310,30 @@ def _set_ascii_fast_path(bint on):
     _ensure_tables()
     previous = bool(classes.swar)
     classes.swar = on and kLittleEndian and ascii_letters_match(classes.T)
+    return previous
+
+
+def mask_scanner():
+    """Return whether ASCII and UTF-8 text is scanned 64 bytes a block with AVX2 masks (this CPU has AVX2).
+
+    >>> mask_scanner() in (True, False)
+    True
+    """
+    _ensure_tables()
+    return bool(classes.mask)
+
+
+def _set_mask_scanner(bint on):
+    """Turn the AVX2 mask scanner on (where the CPU has AVX2) or off; return the previous state (tests: both give
+    the same pieces). Not thread-safe: only while no scanner runs.
+
+    >>> previous = _set_mask_scanner(False)
+    >>> split_utf8("Hello world " * 8, SCANNERS["gpt2"])[:2], _set_mask_scanner(previous)
+    ([b'Hello', b' world'], False)
+    """
+    _ensure_tables()
+    previous = bool(classes.mask)
+    classes.mask = on and cpu_has_avx2() and ascii_classes_match(classes.T)
     return previous
 
 

@@ -301,7 +301,7 @@ private:
             cache.put(word, size, hash, out.data() + start, out.size() - start);
         }
     }
-    static constexpr size_t BLOCK = 64;  // encode_pieces' pieces per phase: 2.5 KB of keys and ids on the stack
+    static constexpr size_t BLOCK = 256;  // encode_pieces' pieces per phase: 10 KB of keys and ids on the stack
     // A piece of <= 15 bytes (key k0, k1, hash) the pieces table does not hold: its ids appended to out and
     // published in the table (`shared`'s, spilled ids in *arena, or the encoder's own, grown or wiped when full).
     void encode_miss(const char* word, size_t size, uint64_t k0, uint64_t k1, uint64_t hash,

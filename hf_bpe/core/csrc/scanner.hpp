@@ -55,6 +55,8 @@ struct Classes {
     int n_fold_extra = 0;
     // T's \p{L} on 0..127 is exactly A-Z a-z and the machine is little-endian: letters() may use SWAR.
     bool swar = false;
+    // The CPU has AVX2 and T's ASCII classes are the masks' (mask_scanner.hpp): ASCII/UTF-8 read 64 bytes a block.
+    bool mask = false;
 };
 inline Classes g;
 
@@ -375,6 +377,14 @@ inline Idx next_piece(const Ch* s, Idx n, Idx p, int pid) {
     }
 }
 
+}  // namespace scanner
+}  // namespace hfbpe
+
+#include "mask_scanner.hpp"
+
+namespace hfbpe {
+namespace scanner {
+
 // UTF-8 of s[a:b] into out (room for 4 bytes per code point); -1 on a lone surrogate (not encodable). ASCII is
 // copied 8 bytes of code units at a time (8, 4 or 2 characters), the rest one code point at a time.
 template <class Ch>
@@ -433,7 +443,7 @@ HFBPE_SCAN_INLINE Idx utf8_of(const Ch* s, Idx a, Idx b, char* out) {
 // are offsets in `s`, *utf8 is left alone: no copy), 0 when its UTF-8 was written to *utf8 (ends are offsets in
 // it), -1 for a lone surrogate. `Next` is one pattern's scanner, inlined into the loop. Other text's UTF-8 is
 // written into room made once (the most bytes its characters can take) and cut to size at the end.
-template <class Ch, Idx (*Next)(const Ch*, Idx, Idx)>
+template <class Ch, Idx (*Next)(const Ch*, Idx, Idx), int kFam, Idx kMaxDigits>
 inline int pieces_of(const Ch* s, Idx n, bool ascii, std::string* utf8, std::vector<size_t>* ends) {
     ends->clear();
     // A long text: room for English's ~4.5 bytes a piece at once, else its ends are regrown ~17 times (callgrind:
@@ -441,6 +451,9 @@ inline int pieces_of(const Ch* s, Idx n, bool ascii, std::string* utf8, std::vec
     if (n > 4096) ends->reserve((size_t)n / 4);
     Idx p = 0;
     if (std::is_same<Ch, char>::value || ascii) {  // UTF-8 (positions are byte offsets), or ASCII: its own UTF-8
+        if constexpr (sizeof(Ch) == 1) {
+            if (g.mask && n >= 64) p = mask_pieces<kFam, kMaxDigits, Ch, Next>(s, n, ends);
+        }
         while (p < n) {
             p = Next(s, n, p);
             ends->push_back((size_t)p);
@@ -469,11 +482,11 @@ inline int pieces_of(const Ch* s, Idx n, bool ascii, std::string* utf8, std::vec
 template <class Ch>
 inline int pieces(const Ch* s, Idx n, bool ascii, int pid, std::string* utf8, std::vector<size_t>* ends) {
     switch (pid) {
-        case PID_GPT2: return pieces_of<Ch, next_gpt2<Ch>>(s, n, ascii, utf8, ends);
-        case PID_GPT4: return pieces_of<Ch, next_cl100k<3, true, Ch>>(s, n, ascii, utf8, ends);
-        case PID_LLAMA3: return pieces_of<Ch, next_cl100k<3, false, Ch>>(s, n, ascii, utf8, ends);
-        case PID_QWEN2: return pieces_of<Ch, next_cl100k<1, false, Ch>>(s, n, ascii, utf8, ends);
-        default: return pieces_of<Ch, next_o200k<Ch>>(s, n, ascii, utf8, ends);
+        case PID_GPT2: return pieces_of<Ch, next_gpt2<Ch>, FAM_GPT2, 0>(s, n, ascii, utf8, ends);
+        case PID_GPT4: return pieces_of<Ch, next_cl100k<3, true, Ch>, FAM_CL100K, 3>(s, n, ascii, utf8, ends);
+        case PID_LLAMA3: return pieces_of<Ch, next_cl100k<3, false, Ch>, FAM_CL100K, 3>(s, n, ascii, utf8, ends);
+        case PID_QWEN2: return pieces_of<Ch, next_cl100k<1, false, Ch>, FAM_CL100K, 1>(s, n, ascii, utf8, ends);
+        default: return pieces_of<Ch, next_o200k<Ch>, FAM_O200K, 3>(s, n, ascii, utf8, ends);
     }
 }
 
