@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import platform
 import random
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -359,3 +362,43 @@ def test_trainer_train_and_save_load_neither_regex_nor_openssl(tmp_path):
     # Without SHA extensions the corpus fingerprint hashes with hashlib's OpenSSL (faster than portable rounds).
     assert runs[1] == ("[]\n" if sha_extensions() else "['_hashlib', 'hashlib']\n"), runs
     assert (tmp_path / "out0" / "merges.txt").read_bytes() == (tmp_path / "out1" / "merges.txt").read_bytes()
+
+
+# A child trains (counting a file on two threads, then the merge loop), then probes glibc's mmap threshold: after a
+# 16 MiB block is mapped and freed, glibc raises its threshold to that size (its dynamic policy) and serves the next
+# 16 MiB block from its heap, unless something pinned the threshold (mallopt), which keeps it mapped. A chunk's size
+# word has bit 2 set when it is mapped. The second child pins first, as the trainer once did: the probe sees it.
+_MALLOC_PROBE = """
+import ctypes, sys
+from pathlib import Path
+import hf_bpe
+libc = ctypes.CDLL(None)
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+if sys.argv[2] == "pin":
+    assert libc.mallopt(-3, 128 * 1024) == 1  # M_MMAP_THRESHOLD
+hf_bpe.train(Path(sys.argv[1]), vocab_size=400, workers=2, show_progress=False)
+def mapped():
+    block = libc.malloc(16 << 20)
+    flag = ctypes.c_size_t.from_address(block - 8).value & 2
+    libc.free(block)
+    return bool(flag)
+mapped()
+print(mapped())
+"""
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="probes glibc's malloc")
+def test_training_leaves_the_host_process_malloc_threshold_alone(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(line + "\n" for line in mixed_corpus(7, lines=2000)), encoding="utf-8")
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    mapped = {}
+    for mode in ("train", "pin"):
+        done = subprocess.run([sys.executable, "-c", _MALLOC_PROBE, str(corpus), mode], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        mapped[mode] = done.stdout.strip()
+    # Trained alone: the freed block raised the threshold (nothing pinned it). Pinned: the block is mapped again.
+    assert mapped == {"train": "False", "pin": "True"}

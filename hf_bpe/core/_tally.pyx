@@ -50,7 +50,6 @@ cdef extern from "csrc/sha256.hpp" namespace "hfbpe":
 
 cdef extern from "csrc/release_memory.hpp":
     void _release_free_memory "hfbpe::release_free_memory"() nogil
-    void _bound_freed_memory "hfbpe::bound_freed_memory"() nogil
 
 
 cdef extern from "csrc/parallel_count.hpp":
@@ -204,7 +203,6 @@ cdef class PieceTally:
     cdef readonly bint add_prefix_space
 
     def __init__(self, int pid, bint add_prefix_space):
-        _bound_freed_memory()  # text blocks and counters freed go back to the system at once (csrc/release_memory.hpp)
         self.scan = <HfbpeScanFn>PyCapsule_GetPointer(_scanner.count_function(pid), b"hf_bpe.core._scanner.count")
         self.pid = pid
         self.add_prefix_space = add_prefix_space

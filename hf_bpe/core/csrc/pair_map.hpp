@@ -2,6 +2,7 @@
 
 #include "common.hpp"
 #include "hash.hpp"
+#include "large_alloc.hpp"
 
 namespace hfbpe {
 
@@ -15,7 +16,7 @@ struct PairMap {
         uint64_t key;
         V val;
     };
-    std::vector<Slot> slots;
+    big_vector<Slot> slots;
     uint64_t mask = 0;
     size_t used = 0;
 
@@ -55,7 +56,7 @@ struct PairMap {
         }
     }
     void grow() {
-        std::vector<Slot> old;
+        big_vector<Slot> old;
         old.swap(slots);
         allocate(old.size() * 2);
         for (const Slot& slot : old) {

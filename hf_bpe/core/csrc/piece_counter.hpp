@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hash.hpp"
+#include "large_alloc.hpp"
 
 namespace hfbpe {
 
@@ -23,16 +24,16 @@ namespace hfbpe {
 // single-threaded scan whatever thread counted what: order() gives the keys in that order. Amortised O(1) a piece.
 struct alignas(64) HfbpePieceCounter {  // aligned: the threads' counters sit side by side in a vector
     struct Entry { uint64_t hash; uint64_t word; size_t off; size_t len; int64_t count; uint64_t first; };
-    std::vector<uint64_t> slots;
-    std::vector<Entry> entries;
-    std::string arena;
+    big_vector<uint64_t> slots;
+    big_vector<Entry> entries;
+    big_string arena;
     size_t mask;
     uint64_t stamp = 0;  // the position of the next piece add() counts
     HfbpePieceCounter() : slots(1 << 12, 0), mask((1 << 12) - 1) {}
 
     static inline uint64_t slot_of(uint64_t h, size_t k) { return (h & 0xFFFFFFFF00000000ULL) | (uint64_t)(k + 1); }
     void grow() {
-        std::vector<uint64_t> bigger(slots.size() * 2, 0);
+        big_vector<uint64_t> bigger(slots.size() * 2, 0);
         size_t m = bigger.size() - 1;
         for (size_t k = 0; k < entries.size(); ++k) {
             size_t i = entries[k].hash & m;

@@ -2,6 +2,7 @@
 
 #include "common.hpp"
 #include "hash.hpp"
+#include "large_alloc.hpp"
 #include "pair_map.hpp"
 
 namespace hfbpe {
@@ -47,7 +48,7 @@ public:
     int32_t* allocate(size_t n) {
         if (n > room) {
             const size_t size = std::max(BLOCK, n);
-            blocks.emplace_back(new int32_t[size]);
+            blocks.emplace_back(size);
             next = blocks.back().get();
             room = size;
         }
@@ -70,7 +71,7 @@ public:
     }
 
 private:
-    std::vector<std::unique_ptr<int32_t[]>> blocks;
+    std::vector<LargeArray<int32_t>> blocks;
     int32_t* next = nullptr;
     size_t room = 0;
 };
@@ -155,7 +156,7 @@ public:
         size_t cap = 16;
         while (cap < 2 * n) cap <<= 1;
         const uint64_t mask = cap - 1;
-        std::vector<Slot> table(cap, Slot{0, -1});
+        big_vector<Slot> table(cap, Slot{0, -1});
         const size_t AHEAD = 16;
         bool distinct = true;
         for (size_t w = 0; w < n && distinct; ++w) {
@@ -173,7 +174,7 @@ public:
             }
             table[i] = Slot{hash, (int64_t)w};
         }
-        std::vector<uint64_t>().swap(word_hashes);
+        big_vector<uint64_t>().swap(word_hashes);
         return distinct;
     }
 
@@ -181,7 +182,7 @@ public:
     // count > 0. Words start as byte symbols and byte_ids is one-to-one, so each initial pair is a cell of
     // a 256 x 256 table indexed by byte values: two passes over sym and no hashing, O(symbols + 65536).
     void init() {
-        std::vector<uint64_t>().swap(word_hashes);  // only distinct_words() needs them
+        big_vector<uint64_t>().swap(word_hashes);  // only distinct_words() needs them
         const size_t CELLS = 1u << 16;
         struct Cell {
             uint64_t sum = 0;     // wrapping sum of the counts: exact unless bits32, then wrapped below
@@ -189,8 +190,8 @@ public:
             uint32_t size = 0;    // distinct words
             int32_t* fill = nullptr;  // where the next word of the list goes (null: no entry)
         };
-        std::vector<Cell> cells(CELLS);
-        std::vector<uint32_t> byte_of(keys.size(), 0);
+        big_vector<Cell> cells(CELLS);
+        big_vector<uint32_t> byte_of(keys.size(), 0);
         for (int b = 0; b < 256; ++b) byte_of[byte_ids[b]] = (uint32_t)b;
         // 1. Counts and list sizes.
         for (size_t w = 0; w < words.size(); ++w) {
@@ -247,7 +248,7 @@ public:
     // _reference.countable), each with one entry listing every word holding it. The pairs are arbitrary ids, so
     // a hash map from pair to a cell replaces init()'s 256 x 256 table; O(symbols) expected.
     void init_seeded() {
-        std::vector<uint64_t>().swap(word_hashes);
+        big_vector<uint64_t>().swap(word_hashes);
         struct Cell {
             uint64_t key;
             uint64_t sum = 0;
@@ -255,7 +256,7 @@ public:
             uint32_t size = 0;
             int32_t* fill = nullptr;
         };
-        std::vector<Cell> cells;
+        big_vector<Cell> cells;
         PairMap<uint32_t> index;
         index.reset(1u << 16);
         auto countable = [this](int32_t a, int32_t b) {
@@ -265,14 +266,14 @@ public:
         // 1. The countable pairs' keys in word order (sequential), then each key's cell: the lookups are
         // independent misses in a table of millions of pairs, so the slot AHEAD keys on is prefetched. The
         // cell of each occurrence is kept, so that step 3 lists the words without looking the pairs up again.
-        std::vector<uint64_t> keys_seen;
+        big_vector<uint64_t> keys_seen;
         for (size_t w = 0; w < words.size(); ++w) {
             const int32_t* s = sym.data() + words[w].offset;
             for (int32_t j = 0; j + 1 < words[w].length; ++j) {
                 if (countable(s[j], s[j + 1])) keys_seen.push_back(pair_key(s[j], s[j + 1]));
             }
         }
-        std::vector<uint32_t> cell_of(keys_seen.size());
+        big_vector<uint32_t> cell_of(keys_seen.size());
         const size_t AHEAD = 8;
         for (size_t k = 0; k < keys_seen.size(); ++k) {
             if (k + AHEAD < keys_seen.size()) index.prefetch(keys_seen[k + AHEAD]);
@@ -283,8 +284,8 @@ public:
             }
             cell_of[k] = slot;
         }
-        std::vector<uint64_t>().swap(keys_seen);
-        std::vector<PairMap<uint32_t>::Slot>().swap(index.slots);  // freed: cell_of replaces it
+        big_vector<uint64_t>().swap(keys_seen);
+        big_vector<PairMap<uint32_t>::Slot>().swap(index.slots);  // freed: cell_of replaces it
         size_t k = 0;
         for (size_t w = 0; w < words.size(); ++w) {  // sums and list sizes, in word order as in init()
             const int32_t* s = sym.data() + words[w].offset;
@@ -389,20 +390,20 @@ public:
     // After the loop: free everything but the results (keys, merges), so that the caller's Python lists of
     // them are not built on top of the words, pair counts, queue and lists (~5 MB of a 10 MB corpus's peak).
     void release_work() {
-        std::vector<WordInfo>().swap(words);
-        std::vector<int32_t>().swap(sym);
-        std::vector<uint64_t>().swap(word_hashes);
-        std::vector<PairMap<int64_t>::Slot>().swap(counts.slots);  // the loop is over: no lookups follow
-        std::vector<Entry>().swap(heap);
+        big_vector<WordInfo>().swap(words);
+        big_vector<int32_t>().swap(sym);
+        big_vector<uint64_t>().swap(word_hashes);
+        big_vector<PairMap<int64_t>::Slot>().swap(counts.slots);  // the loop is over: no lookups follow
+        big_vector<Entry>().swap(heap);
         std::deque<Entry>().swap(low);
         ListPool().swap(pool);
-        std::vector<Side>().swap(lefts);
-        std::vector<Side>().swap(rights);
-        std::vector<int32_t*>().swap(left_fill);
-        std::vector<int32_t*>().swap(right_fill);
-        std::vector<int32_t>().swap(touched_left);
-        std::vector<int32_t>().swap(touched_right);
-        std::vector<Listed>().swap(listed);
+        big_vector<Side>().swap(lefts);
+        big_vector<Side>().swap(rights);
+        big_vector<int32_t*>().swap(left_fill);
+        big_vector<int32_t*>().swap(right_fill);
+        big_vector<int32_t>().swap(touched_left);
+        big_vector<int32_t>().swap(touched_right);
+        big_vector<Listed>().swap(listed);
         std::unordered_map<std::string, int32_t>().swap(key_to_id);
         std::vector<int32_t>().swap(token_len);
     }
@@ -413,10 +414,10 @@ private:
         int64_t count;   // wrapped to i32 when bits32 (tokenizers' `count as i32`)
         int32_t length;  // current number of symbols
     };
-    std::vector<WordInfo> words;
-    std::vector<int32_t> sym;
+    big_vector<WordInfo> words;
+    big_vector<int32_t> sym;
     int64_t live = 0;  // sum of the words' current lengths
-    std::vector<uint64_t> word_hashes;  // until distinct_words()
+    big_vector<uint64_t> word_hashes;  // until distinct_words()
 
     // Pair counts (i32 values when bits32), read when an entry pops and written once per step per pair.
     PairMap<int64_t> counts;
@@ -424,7 +425,7 @@ private:
     // (most never pop: 2.6M entries for 16k merges on 1M Chinese words), so the heap stays small. The top
     // of heap + low is the heap's top whenever that is >= threshold, since every low entry is below it.
     static constexpr uint64_t LOW_FACTOR = 8;
-    std::vector<Entry> heap;  // std::*_heap with EntryLess
+    big_vector<Entry> heap;  // std::*_heap with EntryLess
     std::deque<Entry> low;
     uint64_t threshold = 0;
     uint64_t seq = 0;
@@ -447,10 +448,10 @@ private:
         int32_t word;
     };
     uint32_t step = 0;  // merges < 2**31
-    std::vector<Side> lefts, rights;
-    std::vector<int32_t*> left_fill, right_fill;  // where the next listed word goes (null: no new entry)
-    std::vector<int32_t> touched_left, touched_right;
-    std::vector<Listed> listed;
+    big_vector<Side> lefts, rights;
+    big_vector<int32_t*> left_fill, right_fill;  // where the next listed word goes (null: no new entry)
+    big_vector<int32_t> touched_left, touched_right;
+    big_vector<Listed> listed;
 
     void grow_steps(size_t size) {
         // By half again, never past vocab_size ids: the four tables are 80 bytes an id, and doubling left up to half
@@ -517,7 +518,7 @@ private:
         for (Entry& entry : low) move(entry);
         pool.swap(fresh);
     }
-    inline Side& side(std::vector<Side>& table, std::vector<int32_t>& touched, int32_t id) {
+    inline Side& side(big_vector<Side>& table, big_vector<int32_t>& touched, int32_t id) {
         Side& side = table[id];
         if (side.stamp != step) {
             side = Side{0, 0, step, 0, -1, 0};
@@ -611,8 +612,8 @@ private:
     // slots, and their lookups are independent. O(distinct pairs + listed words).
     void flush(int32_t left, int32_t right, int32_t new_id) {
         const size_t AHEAD = 8;
-        const std::vector<int32_t>& tl = touched_left;
-        const std::vector<int32_t>& tr = touched_right;
+        const big_vector<int32_t>& tl = touched_left;
+        const big_vector<int32_t>& tr = touched_right;
         // 1. The -1 sums. A pair can get both kinds of change in one step ((new, left) in "left right left
         // right"), so all -1 sums land before any entry is decided.
         for (size_t k = 0; k < tl.size(); ++k) {
