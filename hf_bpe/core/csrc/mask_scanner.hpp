@@ -3,7 +3,7 @@
 // from the masks with shifts and adds, then popped one bit each (no branch per piece that the text decides: the
 // scalar scanners' per-piece dispatch mispredicts about once a piece). gigatoken's pre-tokenizer does the same
 // (design note: docs/design/encoder-plan.md, P4); this is our own derivation, rule by rule, below.
-// Included by scanner.hpp after the scalar scanners (it calls them for the bytes it leaves alone).
+// Built on scalar_scanner.hpp (it calls the scalar scanners for the bytes it leaves alone); scanner.hpp combines both.
 //
 // A block is the 64 bytes at p, where a piece is known to start. Its starts are exact only where they depend on
 // nothing past the block and no non-ASCII byte: a start at j depends on the classes of j - 1, j, j + 1 (and, at an
@@ -30,6 +30,8 @@
 #pragma once
 
 #include <cstdint>
+
+#include "scalar_scanner.hpp"
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
