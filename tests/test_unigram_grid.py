@@ -4,7 +4,8 @@ Chinese and multilingual corpora of ../shared/data read whole as ``spm_train --i
 
 Two parts: each corpus x vocab_size 1,000 / 8,000 / 32,000 x num_threads 1 / 2 / 16 with spm_train's defaults; and
 each option varied alone at 16 threads and 8,000 pieces (Chinese: 16,000, as its 0.9995 character coverage needs
-9,600), with a value that changes the model (checked against the defaults' model at that size). Where spm_train refuses, hf_bpe must refuse too (ValueError). Hours on two cores: the module runs
+9,600), with a value that changes the model (checked against the defaults' model at that size; NO_CHANGE lists where
+it does not). Where spm_train refuses, hf_bpe must refuse too (ValueError). Hours on two cores: the module runs
 only with ``--unigram-grid`` (tests/conftest.py); the fast slices of tests/test_unigram_trainer.py cover the same
 options on every run.
 """
@@ -27,7 +28,8 @@ DEFAULTS_GRID = [(corpus, size, threads) for corpus in CORPORA for size in (1000
                  for threads in (1, 2, 16)]
 
 # One option at a time (a pair where the issue names a pair), each with a value that changes the model on every
-# corpus: test_unigram_option_on_whole_corpus asserts that spm_train's model differs from its defaults' model.
+# corpus but those in NO_CHANGE: test_unigram_option_on_whole_corpus asserts that spm_train's model differs from its
+# defaults' model.
 OPTIONS: dict[str, dict] = {
     "normalization_identity": {"normalization_rule_name": "identity"},
     "normalization_nfkc_cf": {"normalization_rule_name": "nmt_nfkc_cf"},
@@ -48,6 +50,10 @@ OPTIONS: dict[str, dict] = {
     "seeds_below_vocab_soft_limit": {"seed_sentencepiece_size": 5000, "hard_vocab_limit": False},
 }
 OPTIONS_GRID = [(corpus, name) for corpus in CORPORA for name in OPTIONS]
+# Where an option leaves spm_train's model as it is (measured on 2026-11-27; hf_bpe's model was spm_train's there too):
+# on the Chinese corpus at 16,000 pieces, split_by_number=false changes no piece, score or type. Pinned, so that a
+# sentencepiece or corpus change that makes it matter is seen.
+NO_CHANGE = {("zh", "split_by_number_false")}
 OPTIONS_VOCAB = {"en": 8000, "multi": 8000, "zh": 16000}  # zh at 8,000: both refuse, 9,582+ required characters
 
 
@@ -105,4 +111,8 @@ def test_unigram_option_on_whole_corpus(shared_data, spm_model, record_property,
     vocab_size = OPTIONS_VOCAB[corpus]
     theirs = spm_model(corpus, vocab_size, 16, options)
     _assert_equal_or_both_refuse(whole_corpus(shared_data, corpus), theirs, vocab_size, 16, options, record_property)
-    assert theirs != spm_model(corpus, vocab_size, 16, {}), f"{options} does not change spm_train's model on {corpus}"
+    changed = theirs != spm_model(corpus, vocab_size, 16, {})
+    if (corpus, name) in NO_CHANGE:
+        assert not changed, f"{options} now changes spm_train's model on {corpus}: take it out of NO_CHANGE"
+    else:
+        assert changed, f"{options} does not change spm_train's model on {corpus}"
