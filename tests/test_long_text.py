@@ -168,11 +168,11 @@ def test_long_text_utf8_cuts_are_the_code_point_cuts(pattern, text, parts):
     # A long text that is not ASCII is cut in its UTF-8 form: at the same safe points, as byte offsets, and the
     # ids of its parts (scanned as UTF-8) are the one-thread ids of the whole.
     from hf_bpe.core import _scanner
-    from hf_bpe.core.fragment import _NEXT_CUT
+    from hf_bpe.core.fragment import _cut_patterns
 
     text = text or "x"  # (an empty text is never cut)
     data = text.encode("utf-8")
-    every = [0, *(len(text[: m.start()].encode()) for m in _NEXT_CUT.finditer(text)), len(data)]
+    every = [0, *(len(text[: m.start()].encode()) for m in _cut_patterns()[1].finditer(text)), len(data)]
     assert _scanner.utf8_cuts(text, part=1) == every
     cuts = _scanner.utf8_cuts(text, parts=parts)
     assert set(cuts) <= set(every) and cuts[0] == 0 and cuts[-1] == len(data)

@@ -54,12 +54,6 @@ def _cut_patterns() -> tuple[Any, Any]:
             regex.compile(r"(?<=[\p{L}\p{N}]) "))  # the second searched forwards, from a position
 
 
-def __getattr__(name: str) -> Any:
-    # _SAFE_CUT and _NEXT_CUT, as module attributes, compiled on first use (PEP 562).
-    if name in ("_SAFE_CUT", "_NEXT_CUT"):
-        return _cut_patterns()[name == "_NEXT_CUT"]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 class Fragment(str):
     """A part of one line (document) of a corpus that was read in pieces.
