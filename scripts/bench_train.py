@@ -10,7 +10,8 @@ Peers: ``hf_bpe``, ``tokenizers`` (BpeTrainer, ByteLevel, initial alphabet, ``tr
 ``python`` (regex counting + the pure-Python reference merge loop; very slow, so not part of ``all``). A peer that
 is not installed is skipped and the reason printed. Every timing runs in a fresh child process, so the peak memory
 is that peer's alone; each is repeated ``--repeat`` times and the table shows the median. Timings cover training
-only: not the interpreter start, the imports, or writing the result. Peers that take an iterator of strings
+only: not the interpreter start, the imports, or writing the result (a peer whose result is compared writes it in
+one more run, which is not measured). Peers that take an iterator of strings
 (rustbpe, bpeasy, python) read the files line by line in Python, as their users do; hf_bpe, tokenizers,
 SentencePiece and gigabpe take the file paths.
 
@@ -401,7 +402,10 @@ def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, wor
     runs = PeerRuns(peer)
     # gigabpe: the same number of merges as tokenizers (it has no 256-byte initial alphabet).
     gigabpe_size = vocab_size - 256 + _distinct_bytes(files) if peer == "gigabpe" else None
-    for index in range(repeat):
+    # A peer that saves its result does so in one more run, after the measured ones: writing differs from peer to
+    # peer (hf_bpe's files and manifest, gigabpe's merges from Python) and is not training.
+    for index in range(repeat + (1 if save else 0)):
+        measured = index < repeat
         run_dir = work / f"{peer}-{index}"
         run_dir.mkdir(parents=True, exist_ok=True)
         spec = {
@@ -411,7 +415,7 @@ def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, wor
             "gigabpe_vocab_size": gigabpe_size,
             "out_dir": os.fspath(run_dir),
             "result": os.fspath(run_dir / "result.json"),
-            "save": save and index == 0,
+            "save": not measured,
         }
         spec_path = run_dir / "spec.json"
         spec_path.write_text(json.dumps(spec))
@@ -425,6 +429,10 @@ def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, wor
             runs.error = f"failed (exit status {child.status}): {child.log_tail.strip()[-600:]}"
             return runs
         payload = child.payload
+        runs.merges = payload.get("merges", runs.merges)
+        runs.model = payload.get("model", runs.model)
+        if not measured:
+            continue
         runs.seconds.append(payload["seconds"])
         # The child's own VmHWM when it could read it (ru_maxrss starts at the parent's peak: see _own_peak_mb).
         runs.peak_rss.append(payload.get("hwm_mb") or child.peak_rss_mb)
@@ -436,8 +444,6 @@ def _run_peer(peer: str, files: Sequence[str], vocab_size: int, repeat: int, wor
         if "split" in payload:
             runs.splits.append(payload["split"])
         runs.vocab = payload.get("vocab")
-        runs.merges = payload.get("merges", runs.merges)
-        runs.model = payload.get("model", runs.model)
         print(f"  {peer} run {index + 1}/{repeat}: {payload['seconds']:.2f} s, peak RSS {runs.peak_rss[-1]:.0f} MB",
               file=sys.stderr, flush=True)
     return runs

@@ -2,6 +2,7 @@
 
 #include "common.hpp"
 #include "hash.hpp"
+#include "key_index.hpp"
 #include "large_alloc.hpp"
 #include "pair_map.hpp"
 
@@ -114,7 +115,7 @@ public:
     // Inputs, filled by the Python wrapper before init().
     std::vector<std::string> keys;                      // byte-level key (raw bytes) of each id
     std::vector<int32_t> token_len;                     // len(key) of each id, in bytes (= byte-level chars)
-    std::unordered_map<std::string, int32_t> key_to_id; // tokenizers' word_to_id, minus unspellable specials
+    KeyIndex key_to_id;                                 // tokenizers' word_to_id, minus unspellable specials
     int32_t byte_ids[256];
     int64_t vocab_size = 0;
     uint64_t min_frequency = 0;
@@ -127,7 +128,7 @@ public:
     void add_id(const char* key, size_t size, bool spellable) {
         keys.emplace_back(key, size);
         token_len.push_back((int32_t)size);
-        if (spellable) key_to_id.emplace(keys.back(), (int32_t)(keys.size() - 1));
+        if (spellable) key_to_id.insert_if_absent(keys, (int32_t)(keys.size() - 1));
     }
     // Words are stored flat: word w is sym[words[w].offset ..][.. words[w].length], compacted in place by
     // merges (and the whole array is repacked when it is mostly holes, for memory locality).
@@ -206,8 +207,12 @@ public:
                 }
             }
         }
-        // 2. Counts into the table; a list and an entry for each pair whose count is > 0.
-        counts.reset(CELLS);
+        // 2. Counts into the table; a list and an entry for each pair whose count is > 0. The table is sized for
+        // the pairs seen, not for all 65,536 cells (2 MB where a 1 MB corpus has ~5,000 pairs): it grows with the
+        // pairs the merges make.
+        size_t seen = 0;
+        for (size_t c = 0; c < CELLS; ++c) seen += cells[c].last >= 0;
+        counts.reset(seen);
         for (size_t c = 0; c < CELLS; ++c) {
             Cell& cell = cells[c];
             if (cell.last < 0) continue;
@@ -359,14 +364,12 @@ public:
             int32_t left = (int32_t)(top.pair >> 32), right = (int32_t)(top.pair & 0xffffffffULL);
             std::string new_key = keys[left] + keys[right];
             int32_t new_id;
-            auto found = key_to_id.find(new_key);
-            if (found == key_to_id.end()) {  // a new token; else the existing id is reused
+            new_id = key_to_id.find(keys, new_key.data(), new_key.size());
+            if (new_id == KeyIndex::NONE) {  // a new token; else the existing id is reused
                 new_id = (int32_t)keys.size();
-                key_to_id.emplace(new_key, new_id);
                 token_len.push_back((int32_t)new_key.size());
                 keys.push_back(std::move(new_key));
-            } else {
-                new_id = found->second;
+                key_to_id.insert_if_absent(keys, new_id);
             }
             merges.push_back(left);
             merges.push_back(right);
@@ -404,7 +407,7 @@ public:
         big_vector<int32_t>().swap(touched_left);
         big_vector<int32_t>().swap(touched_right);
         big_vector<Listed>().swap(listed);
-        std::unordered_map<std::string, int32_t>().swap(key_to_id);
+        key_to_id.clear();
         std::vector<int32_t>().swap(token_len);
     }
 
