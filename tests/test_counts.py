@@ -210,7 +210,7 @@ def test_counts_flat_train_equals_train_from_dict_counts(pattern, texts, workers
 
 
 def test_counts_flat_form_behaves_as_the_dict(tmp_path):
-    lines = _lines(3, 200)
+    lines = _lines(3, 6000)  # ~150K characters: counted on two threads, the flat form in first-seen order still
     made = [WordCounts.from_corpus(lines, show_progress=False, workers=2) for _ in range(4)]
     assert all(c._flat is not None for c in made)
     plain = _dict_counts(WordCounts.from_corpus(lines, show_progress=False))
@@ -224,6 +224,11 @@ def test_counts_flat_form_behaves_as_the_dict(tmp_path):
     assert WordCounts.load(tmp_path / "flat.parquet") == plain
     shard = WordCounts.from_corpus(lines[:50], show_progress=False)
     assert WordCounts.from_corpus(lines, show_progress=False) + shard == plain + _dict_counts(shard)
+    from hf_bpe.training.counts import Pretokenizer, count_words
+
+    assert list(count_words(lines, Pretokenizer("gpt2"), workers=2)[0].items()) == list(plain.items())
+    trained = hf_bpe.train(lines, vocab_size=350, workers=2, show_progress=False)
+    assert trained.merges == hf_bpe.train_from_counts(plain, vocab_size=350, show_progress=False).merges
 
 
 def test_counts_flat_buffers_round_trip_and_the_merge_loop_takes_them():
