@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import platform
 import random
@@ -362,6 +363,32 @@ def test_trainer_train_and_save_load_neither_regex_nor_openssl(tmp_path):
     # Without SHA extensions the corpus fingerprint hashes with hashlib's OpenSSL (faster than portable rounds).
     assert runs[1] == ("[]\n" if sha_extensions() else "['_hashlib', 'hashlib']\n"), runs
     assert (tmp_path / "out0" / "merges.txt").read_bytes() == (tmp_path / "out1" / "merges.txt").read_bytes()
+
+
+# What a training run from files does not need before saving: json and the file formats (GPT-2's, with the compiled
+# _spelling), the extending spec, the classic recipes, signal (process pools), sysconfig (the default corpus),
+# importlib.abc (the AutoTokenizer hook), heapq (the reference loops), tempfile (writing the disk cache).
+_LAZY = ("json", "hf_bpe.formats.gpt2", "hf_bpe.formats.tokenizer_json", "hf_bpe.core._spelling",
+         "hf_bpe.core._reference_continue", "hf_bpe.model.classic", "hf_bpe.core.interrupts", "signal", "sysconfig",
+         "importlib.abc", "heapq", "tempfile")
+_SMALL_RUN = ("import sys; from pathlib import Path; before = set(sys.modules); import hf_bpe; "
+              "m = hf_bpe.train([Path(sys.argv[1])], vocab_size=300, show_progress=False); "
+              "print(sorted(set(sys.modules) - before))")
+
+
+def test_trainer_small_run_leaves_saving_and_other_paths_unimported(tmp_path):
+    # Issue 23: at 1 MB the whole process's start-up decides who is faster; a module loaded by `import hf_bpe` and
+    # train() but used only by save(), load(), extending or recipes costs every run its import (the modules of
+    # _LAZY were ~14 ms and 16 modules). Only what this run added is checked: the interpreter's own start-up (site)
+    # may load some of them. The first run fills a private disk cache (scanner tables); the second is the one timed.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("low lower lowest\n" * 50 + "newer wider\n" * 20, encoding="utf-8")
+    env = {**os.environ, "HF_BPE_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", _SMALL_RUN, str(corpus)], env=env, capture_output=True, text=True,
+                           check=True).stdout for _ in range(2)]
+    loaded = set(ast.literal_eval(runs[1]))
+    assert "hf_bpe.training.bpe_trainer" in loaded
+    assert sorted(loaded.intersection(_LAZY)) == []
 
 
 # A child trains (counting a file on two threads, then the merge loop), then probes glibc's mmap threshold: after a
