@@ -367,10 +367,11 @@ def test_trainer_train_and_save_load_neither_regex_nor_openssl(tmp_path):
 
 # What a training run from files does not need before saving: json and the file formats (GPT-2's, with the compiled
 # _spelling), the extending spec, the classic recipes, signal (process pools), sysconfig (the default corpus),
-# importlib.abc (the AutoTokenizer hook), heapq (the reference loops), tempfile (writing the disk cache).
+# importlib.abc (the AutoTokenizer hook), heapq (the reference loops), tempfile (writing the disk cache), the
+# encoder of a vocabulary that lacks byte tokens.
 _LAZY = ("json", "hf_bpe.formats.gpt2", "hf_bpe.formats.tokenizer_json", "hf_bpe.core._spelling",
          "hf_bpe.core._reference_continue", "hf_bpe.model.classic", "hf_bpe.core.interrupts", "signal", "sysconfig",
-         "importlib.abc", "heapq", "tempfile")
+         "importlib.abc", "heapq", "tempfile", "hf_bpe.model.partial_bytes")
 _SMALL_RUN = ("import sys; from pathlib import Path; before = set(sys.modules); import hf_bpe; "
               "m = hf_bpe.train([Path(sys.argv[1])], vocab_size=300, show_progress=False); "
               "print(sorted(set(sys.modules) - before))")
