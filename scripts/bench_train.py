@@ -121,8 +121,9 @@ def _train_hf_bpe(spec: dict[str, Any]) -> dict[str, Any]:
 
         return wrapper
 
-    counting.count_words = timing("count", counting.count_words)
+    counting._count_words = timing("count", counting._count_words)  # from_corpus's counting (count_words's body)
     core.train_merges = timing("merge", core.train_merges)
+    core.train_merges_flat = timing("merge", core.train_merges_flat)  # train()'s own counts, as the tally left them
     files = [Path(f) for f in spec["files"]]
     start = time.perf_counter()
     # Default workers: every usable CPU (counting threads); the "hf_bpe-1thread" row counts on one.
@@ -567,7 +568,7 @@ def _main_table(results: list[PeerRuns], size_mb: float, markdown: bool) -> str:
 
 def _split_line(hf: PeerRuns | None) -> str:
     if hf is None or not hf.splits:
-        return "hf_bpe time split: n/a (hf_bpe did not run, or train() no longer calls count_words/train_merges)"
+        return "hf_bpe time split: n/a (hf_bpe did not run, or train() no longer calls _count_words/train_merges_flat)"
     count = median([s["count"] for s in hf.splits])
     merge = median([s["merge"] for s in hf.splits])
     total = hf.median_seconds or 0.0

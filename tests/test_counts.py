@@ -165,3 +165,90 @@ def test_counts_four_shards_of_english_combined_train_identical_files(shared_dat
     whole = hf_bpe.train(corpus, vocab_size=32000, show_progress=False)
     summed = hf_bpe.train_from_counts(sum(shards), vocab_size=32000, show_progress=False)
     assert _files(summed, tmp_path / "sum") == _files(whole, tmp_path / "whole")
+
+
+# -- the flat path: train() hands the compiled tally's buffers to the merge loop (no Python object per pre-token) --
+
+_FLAT_TEXT = st.lists(st.sampled_from(list("ab c\n\t1'é中🙂") + ["don't", "  ", "x=1;", "\r\n", "Low"]),
+                      max_size=20).map("".join)
+
+
+def _dict_counts(counts: WordCounts) -> WordCounts:
+    """The same counts as a plain dict (read through the Mapping API)."""
+    return WordCounts(dict(counts.items()), pattern=counts.pattern, add_prefix_space=counts.add_prefix_space,
+                      documents=counts.documents, total_bytes=counts.total_bytes, fingerprint=counts.fingerprint)
+
+
+@pytest.mark.parametrize("pattern", sorted(hf_bpe.PATTERNS))
+@settings(max_examples=12, deadline=None)
+@given(texts=st.lists(_FLAT_TEXT, min_size=1, max_size=25), workers=st.sampled_from([1, 2]),
+       as_file=st.booleans(), add_prefix_space=st.booleans(), vocab_size=st.integers(256, 330))
+def test_counts_flat_train_equals_train_from_dict_counts(pattern, texts, workers, as_file, add_prefix_space,
+                                                          vocab_size):
+    import tempfile
+    import warnings
+
+    options = {"pattern": pattern, "add_prefix_space": add_prefix_space, "workers": workers}
+    with tempfile.TemporaryDirectory() as folder:
+        corpus: list = texts
+        if as_file:  # files go through the tally's line blocks, texts through its batches
+            corpus = [Path(folder) / "corpus.txt"]
+            corpus[0].write_text("\n".join(texts), encoding="utf-8", newline="")
+        counts = WordCounts.from_corpus(corpus, show_progress=False, **options)
+        assert counts._flat is not None  # the flat form, kept until read as a mapping
+        if counts.documents == 0 or not len(counts):
+            return
+        as_dict = _dict_counts(counts)
+        assert counts._flat is None and as_dict == counts  # read: the dict made once, the flat form dropped
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "ran out of mergeable pairs", alike on both sides
+            flat = hf_bpe.train(corpus, vocab_size=vocab_size, show_progress=False, **options)
+            from_dict = hf_bpe.train_from_counts(as_dict, vocab_size=vocab_size, show_progress=False)
+    assert flat.merges == from_dict.merges
+    rendered, expected = flat.files(), from_dict.files()
+    assert {name: rendered[name] for name in MODEL_FILES} == {name: expected[name] for name in MODEL_FILES}
+
+
+def test_counts_flat_form_behaves_as_the_dict(tmp_path):
+    lines = _lines(3, 6000)  # ~150K characters: counted on two threads, the flat form in first-seen order still
+    made = [WordCounts.from_corpus(lines, show_progress=False, workers=2) for _ in range(4)]
+    assert all(c._flat is not None for c in made)
+    plain = _dict_counts(WordCounts.from_corpus(lines, show_progress=False))
+    assert len(made[0]) == len(plain) and made[0]._flat is not None  # len() reads the flat form
+    assert repr(made[0]) == repr(plain)
+    assert made[0] == plain and plain == made[1]
+    assert list(made[2].keys()) == list(plain.keys()) and list(made[2].items()) == list(plain.items())
+    assert made[3][b"low"] == plain[b"low"] and set(made[3]) == set(plain)
+    flat = WordCounts.from_corpus(lines, show_progress=False)
+    assert flat.save(tmp_path / "flat.parquet").read_bytes() == plain.save(tmp_path / "plain.parquet").read_bytes()
+    assert WordCounts.load(tmp_path / "flat.parquet") == plain
+    shard = WordCounts.from_corpus(lines[:50], show_progress=False)
+    assert WordCounts.from_corpus(lines, show_progress=False) + shard == plain + _dict_counts(shard)
+    from hf_bpe.training.counts import Pretokenizer, count_words
+
+    assert list(count_words(lines, Pretokenizer("gpt2"), workers=2)[0].items()) == list(plain.items())
+    trained = hf_bpe.train(lines, vocab_size=350, workers=2, show_progress=False)
+    assert trained.merges == hf_bpe.train_from_counts(plain, vocab_size=350, show_progress=False).merges
+
+
+def test_counts_flat_buffers_round_trip_and_the_merge_loop_takes_them():
+    from hf_bpe.core import _core
+    from hf_bpe.core._tally import FlatCounts
+
+    counts = {b"low": 5, b" lower": 2, b"\xe4\xb8\xad": 3, b"a": 1}
+    flat = FlatCounts.from_dict(counts)
+    assert flat.to_dict() == counts and list(flat.to_dict()) == list(counts) and len(flat) == 4
+    assert flat.blob == b"low lower\xe4\xb8\xada" and list(flat.ends) == [3, 9, 12, 13]
+    options = {"vocab_size": 270, "special_tokens": ["<s>"], "max_token_length": 3}
+    assert _core.train_merges_flat(flat, **options) == _core.train_merges(list(counts), list(counts.values()),
+                                                                          **options)
+    _core.train_merges_flat(flat, consume=True, **options)
+    assert len(flat) == 0 and flat.blob == b""  # consumed: emptied once copied
+    # A count the flat checks refuse goes the lists' way: the reference's error, word for word.
+    huge = FlatCounts.from_dict({b"ab": 2**62})
+    with pytest.raises(ValueError, match="above 2\\*\\*61"):
+        _core.train_merges_flat(huge, vocab_size=300)
+    with pytest.raises(TypeError, match="non-empty bytes"):
+        FlatCounts.from_dict({"low": 1})
+    with pytest.raises(ValueError, match="1..2\\*\\*63-1"):
+        FlatCounts.from_dict({b"low": 0})

@@ -337,10 +337,7 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
     words = words if type(words) is list else list(words)  # what the reference does first, too
     counts = counts if type(counts) is list else list(counts)
     cdef Trainer* trainer = _new_trainer(setup, vocab_size, min_frequency, count_bits)
-    cdef int64_t total
-    cdef Py_ssize_t i
-    cdef bytes word, key
-    cdef list vocab
+    cdef bytes word
     try:
         # 2. Words as flat id arrays; `count as i32` when emulating tokenizers' 32-bit counts. Lists of exact
         # bytes and ints are checked in C; anything else goes through the reference, which raises its error or
@@ -358,34 +355,123 @@ def train_merges(words, counts, *, vocab_size, min_frequency=0, special_tokens=(
         if consume:
             words.clear()
             counts.clear()
-            # The lists' arrays (and the caller's counts dict, emptied before) sat in glibc's heap, not mapped:
-            # their pages go back before the merge loop's tables grow (~2.5 MB of a 10 MB corpus's peak).
-            with nogil:
-                release_free_memory()
-
-        # 3. Count pairs, then merge in chunks without the GIL, reporting progress between chunks.
-        with nogil:
-            trainer.init()
-        total = _run_trainer(trainer, progress)
-        # Only the keys and merges are read from here on: the words, pair counts and queue are freed (and their
-        # pages given back) before the Python lists below are built, instead of under them.
-        with nogil:
-            trainer.release_work()
-            release_free_memory()
-
-        # 4. Results: the initial vocabulary plus the keys of the ids the merges created.
-        vocab = list(setup.vocab)
-        for i in range(len(vocab), <Py_ssize_t>trainer.keys.size()):
-            key = trainer.keys[i]  # std::string -> bytes
-            vocab.append(key)
-        merges = [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2])
-                  for i in range(total)]
-        return vocab, merges
+        return _learn(trainer, setup, progress)
     finally:
         del trainer
         # The pair map, heap and word lists just freed stay resident otherwise, under the model built next.
         with nogil:
             release_free_memory()
+
+
+def train_merges_flat(flat, *, vocab_size, min_frequency=0, special_tokens=(), max_token_length=None,
+                      count_bits=64, progress=None, consume=False):
+    """Learn merges as :func:`train_merges` from counts held flat: no Python object per word is read or made.
+
+    Args:
+        flat: a ``hf_bpe.core._tally.FlatCounts`` (distinct, non-empty words; counts 1..2**63-1), as
+            ``PieceTally.flat()`` makes it.
+        vocab_size, min_frequency, special_tokens, max_token_length, count_bits, progress: as :func:`train_merges`.
+        consume: empty ``flat`` (``flat.release()``) once its words are copied, before the merge loop.
+
+    Returns:
+        ``(vocab, merges)``, equal to ``train_merges(list(d), list(d.values()), ...)`` with ``d = flat.to_dict()``
+        (the merge loop does not depend on the order of the words).
+
+    Raises:
+        TypeError, ValueError: as :func:`train_merges`.
+
+    >>> from hf_bpe.core.pretokenize import Pretokenizer
+    >>> tally = Pretokenizer("gpt2").tally(); tally.add(["aaa"] * 3)
+    >>> vocab, merges = train_merges_flat(tally.flat(), vocab_size=300)
+    >>> [vocab[i] for _, _, i in merges]
+    [b'aa', b'aaa']
+    """
+    options = dict(
+        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special_tokens,
+        max_token_length=max_token_length, count_bits=count_bits, progress=progress,
+    )
+    setup = prepare_training([], [], **options)  # 1. Options, checked and raised as train_merges does.
+    cdef Trainer* trainer = _new_trainer(setup, vocab_size, min_frequency, count_bits)
+    try:
+        # 2. Words straight from the buffers; a count the checks refuse (sum(count * len) above 2**61) goes the
+        # lists' way, where the reference raises its error.
+        if not _add_flat_words(trainer, flat.blob, flat.ends, flat.counts, count_bits == 32):
+            del trainer
+            trainer = NULL
+            words = [flat.blob[start:end] for start, end in zip([0, *flat.ends], flat.ends)]
+            return train_merges(words, list(flat.counts), consume=consume, **options)
+        if consume:
+            flat.release()
+        return _learn(trainer, setup, progress)
+    finally:
+        del trainer
+        with nogil:
+            release_free_memory()
+
+
+cdef bint _add_flat_words(Trainer* trainer, const unsigned char[::1] blob, const int64_t[::1] ends,
+                          const int64_t[::1] counts, bint bits32) except -1:
+    # _add_checked_words over FlatCounts' buffers: word i is blob[ends[i - 1]:ends[i]]. False if a check fails.
+    # O(total length), no Python object touched.
+    cdef Py_ssize_t n = ends.shape[0], i
+    cdef int64_t start = 0, end, size, value
+    cdef uint64_t weighted = 0
+    cdef const unsigned char* data = &blob[0] if blob.shape[0] else NULL
+    cdef cbool distinct
+    if counts.shape[0] != n:
+        raise ValueError(f"{n} words but {counts.shape[0]} counts; expected one count per word")
+    trainer.reserve_words(<size_t>n, <size_t>blob.shape[0])
+    for i in range(n):
+        end = ends[i]
+        value = counts[i]
+        if end <= start or end > blob.shape[0]:
+            raise ValueError(f"word {i} ends at {end}, after {start} and within {blob.shape[0]} bytes expected")
+        size = end - start
+        if value < 1:
+            return False
+        if not bits32:
+            if <uint64_t>value > (<uint64_t>1 << 61) // <uint64_t>size:
+                return False
+            weighted += <uint64_t>value * <uint64_t>size
+            if weighted > (<uint64_t>1 << 61):
+                return False
+        else:  # tokenizers' `count as i32`
+            value = <int32_t><uint32_t><uint64_t>value
+        trainer.add_word(data + start, size, value)
+        start = end
+    with nogil:
+        distinct = trainer.distinct_words()
+    return distinct
+
+
+cdef tuple _learn(Trainer* trainer, setup, progress):
+    # Phases 3-4 of train_merges and train_merges_flat (the one merge loop), on a trainer holding its words (its
+    # caller frees it): count pairs, merge, read the results.
+    cdef int64_t total
+    cdef Py_ssize_t i
+    cdef bytes key
+    cdef list vocab
+    # The words' Python (or flat) form was dropped by a consuming caller: its pages, in glibc's heap rather than
+    # mapped, go back before the merge loop's tables grow (~2.5 MB of a 10 MB corpus's peak).
+    with nogil:
+        release_free_memory()
+        # 3. Count pairs, then merge in chunks without the GIL, reporting progress between chunks.
+        trainer.init()
+    total = _run_trainer(trainer, progress)
+    # Only the keys and merges are read from here on: the words, pair counts and queue are freed (and their
+    # pages given back) before the Python lists below are built, instead of under them.
+    with nogil:
+        trainer.release_work()
+        release_free_memory()
+
+    # 4. Results: the initial vocabulary plus the keys of the ids the merges created.
+    vocab = list(setup.vocab)
+    for i in range(len(vocab), <Py_ssize_t>trainer.keys.size()):
+        key = trainer.keys[i]  # std::string -> bytes
+        vocab.append(key)
+    merges = [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2])
+              for i in range(total)]
+    return vocab, merges
 
 
 cdef Trainer* _seeded_trainer(setup, vocab_size, min_frequency, vector[char]* valid) except NULL:

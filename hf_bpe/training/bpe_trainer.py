@@ -188,24 +188,23 @@ def _train_counts(
             "the corpus is empty: it yielded no text to learn from"
             + (f" ({counts.documents} documents, all empty)" if counts.documents else "")
         )
-    # 1. The merge loop, in the compiled core. keys() and values() iterate in the same order; a lookup per word
-    # cost 0.3 s on a million words.
-    words = list(counts.keys())
-    word_counts = list(counts.values())
-    if consume:
-        counts._counts = {}
+    # 1. The merge loop, in the compiled core: on train()'s own counts as the compiled tally left them (flat
+    # buffers, no Python object per word), else on lists of the words and counts (keys() and values() iterate in
+    # the same order; a lookup per word cost 0.3 s on a million words). Either is emptied once copied, not held
+    # under the merge loop.
+    flat = counts._take_flat() if consume else None
+    if flat is None:
+        data = (list(counts.keys()), list(counts.values()))
+        if consume:
+            counts._table = {}
     with progress_bar(show_progress, desc="merges", total=max(0, vocab_size - len(specials) - 256)) as bar:
-        vocab, merges = _core.train_merges(
-            words,
-            word_counts,
-            vocab_size=vocab_size,
-            min_frequency=min_frequency,
-            special_tokens=specials,
-            max_token_length=max_token_length,
-            progress=bar.update,
-            consume=True,  # our own lists: emptied once copied, not held under the merge loop
-        )
-    del words, word_counts
+        options = {"vocab_size": vocab_size, "min_frequency": min_frequency, "special_tokens": specials,
+                   "max_token_length": max_token_length, "progress": bar.update, "consume": True}
+        if flat is not None:
+            vocab, merges = _core.train_merges_flat(flat, **options)
+        else:
+            vocab, merges = _core.train_merges(*data, **options)
+            del data
 
     # 2. Build the model with what BPEModel.save records in the manifest (so `hf-bpe verify` can retrain and compare);
     # say so when the corpus ran out of pairs before vocab_size.

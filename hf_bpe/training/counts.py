@@ -68,7 +68,7 @@ class WordCounts(Mapping[bytes, int]):
         TypeError, ValueError: on a count that is not a positive int below 2**63, or a bad option.
     """
 
-    __slots__ = ("_counts", "_pretokenizer", "_pattern", "_add_prefix_space", "_documents", "_bytes", "_fingerprint")
+    __slots__ = ("_table", "_flat", "_pretokenizer", "_pattern", "_add_prefix_space", "_documents", "_bytes", "_fingerprint")
 
     def __init__(
         self,
@@ -97,9 +97,10 @@ class WordCounts(Mapping[bytes, int]):
         self._set(checked, Pretokenizer(pattern, add_prefix_space=add_prefix_space), pattern, documents, total_bytes,
                   fingerprint)
 
-    def _set(self, counts: dict[bytes, int], pretokenizer: Pretokenizer, pattern: str, documents: int,
+    def _set(self, counts: dict[bytes, int] | Any, pretokenizer: Pretokenizer, pattern: str, documents: int,
              total_bytes: int, fingerprint: Mapping[str, object] | None) -> None:
-        self._counts = counts
+        # `counts`: a dict, or the compiled tally's flat form (`_tally.FlatCounts`), kept until read as a mapping.
+        self._table, self._flat = (counts, None) if type(counts) is dict else (None, counts)
         self._pretokenizer = pretokenizer
         self._pattern = pattern
         self._add_prefix_space = pretokenizer.add_prefix_space
@@ -107,8 +108,27 @@ class WordCounts(Mapping[bytes, int]):
         self._bytes = total_bytes
         self._fingerprint = None if fingerprint is None else MappingProxyType(dict(fingerprint))
 
+    @property
+    def _counts(self) -> dict[bytes, int]:
+        # The dict, made from the flat form on first use (the flat form then dropped): train() reads neither (it
+        # takes the flat form, _take_flat), so a corpus it counts never has a Python object per pre-token.
+        if self._table is None:
+            self._table, self._flat = self._flat.to_dict(), None
+        return self._table
+
+    def _take_flat(self) -> Any:
+        """Hand over the flat form (``_tally.FlatCounts``) and empty these counts, or return None when they are a dict.
+
+        ``train()`` trains on its own counts this way (``_core.train_merges_flat(..., consume=True)`` frees the
+        buffers before the merge loop).
+        """
+        flat, self._flat = self._flat, None
+        if flat is not None:
+            self._table = {}
+        return flat
+
     @classmethod
-    def _trusted(cls, counts: dict[bytes, int], pretokenizer: Pretokenizer, pattern: str, documents: int,
+    def _trusted(cls, counts: dict[bytes, int] | Any, pretokenizer: Pretokenizer, pattern: str, documents: int,
                  total_bytes: int, fingerprint: Mapping[str, object] | None) -> WordCounts:
         # Counts this module made (counted, or summed with the overflow checked): valid by construction, so the
         # O(pre-tokens) checks of __init__ (a million Python-level checks on Chinese) are skipped.
@@ -158,8 +178,8 @@ class WordCounts(Mapping[bytes, int]):
         if workers is None:
             workers = choose_workers(pretokenizer, corpus_chars_hint(corpus))
         # 2. Count (streaming; memory ~ distinct pre-tokens); the fingerprint sees every text in the order read.
-        counts, documents, _ = count_words(texts, pretokenizer, workers=workers, show_progress=show_progress,
-                                           fingerprint=fingerprint, line_blocks=blocks)
+        counts, documents, _ = _count_words(texts, pretokenizer, workers=workers, show_progress=show_progress,
+                                            fingerprint=fingerprint, line_blocks=blocks)
         found = fingerprint.as_dict()
         return cls._trusted(counts, pretokenizer, pattern, documents, int(found["bytes"]), found)  # type: ignore[arg-type]
 
@@ -172,7 +192,7 @@ class WordCounts(Mapping[bytes, int]):
         return iter(self._counts)
 
     def __len__(self) -> int:
-        return len(self._counts)
+        return len(self._table if self._flat is None else self._flat)
 
     # The dict's own views: Mapping's generic ones look every value up by key (0.1 s on 100,000 words, serial time
     # in every training run). Read-only views, the counts stay immutable.
@@ -227,7 +247,7 @@ class WordCounts(Mapping[bytes, int]):
     __hash__ = None  # type: ignore[assignment]  # equal by value, and large: no hashing
 
     def __repr__(self) -> str:
-        return (f"WordCounts({len(self._counts):,} pre-tokens, {self._documents:,} documents, pattern="
+        return (f"WordCounts({len(self):,} pre-tokens, {self._documents:,} documents, pattern="
                 f"{self._pattern!r}, add_prefix_space={self._add_prefix_space})")
 
     # -- adding -----------------------------------------------------------------------------------------------------
@@ -239,7 +259,7 @@ class WordCounts(Mapping[bytes, int]):
             raise ValueError(f"cannot add counts made with different options: {self.options()!r} and "
                              f"{other.options()!r}; count every shard with the same pattern and add_prefix_space")
         # Add the smaller into a copy of the larger: O(smaller) dictionary updates.
-        big, small = (self, other) if len(self._counts) >= len(other._counts) else (other, self)
+        big, small = (self, other) if len(self) >= len(other) else (other, self)
         total = dict(big._counts)
         for token, count in small._counts.items():
             new = total.get(token, 0) + count
@@ -438,6 +458,22 @@ def count_words(
     >>> count_words(["a b", "a"], Pretokenizer("gpt2"))
     ({b'a': 2, b' b': 1}, 2, 4)
     """
+    counts, documents, characters = _count_words(texts, pretokenizer, workers=workers, show_progress=show_progress,
+                                                 fingerprint=fingerprint, line_blocks=line_blocks)
+    return (counts if type(counts) is dict else counts.to_dict()), documents, characters
+
+
+def _count_words(
+    texts: Iterable[str],
+    pretokenizer: Pretokenizer,
+    *,
+    workers: int,
+    show_progress: bool,
+    fingerprint: CorpusFingerprint | None,
+    line_blocks: bool,
+) -> tuple[dict[bytes, int] | Any, int, int]:
+    """:func:`count_words`, the counts of a named pattern left flat (``_tally.FlatCounts``: no object per pre-token),
+    a custom regex's as a dict (counted by ``regex`` in processes)."""
     counts: dict[bytes, int] = {}
     documents = characters = 0
     with progress_bar(show_progress, desc="count pre-tokens", unit=" docs") as bar:
@@ -475,7 +511,7 @@ def count_words(
         tally = pretokenizer.tally()
         if tally is not None:
             # The compiled scanner counts each batch on `workers` threads (no GIL, no pickling of texts) into one
-            # tally, added to the dict once at the end. One worker: each batch counted at once, on this thread
+            # tally, made flat once at the end. One worker: each batch counted at once, on this thread
             # (add). More: batch k is counted while this thread reads (and fingerprints) batch k + 1 (start returns
             # at once; finish() waits for the last).
             if workers <= 1:
@@ -492,11 +528,11 @@ def count_words(
                 else:
                     count_texts(batch, threads)
             tally.finish()
-            tally.into(counts)
+            flat = tally.flat()
             # The threads' counters and the text blocks are freed: give their pages back before the merge loop.
             del tally
             release_free_memory()
-            return counts, documents, characters
+            return flat, documents, characters
         if line_blocks:
             raise ValueError("line blocks need a named pattern's compiled counter, not a custom regex")
         if workers <= 1:
