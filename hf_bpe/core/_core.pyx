@@ -27,7 +27,6 @@ from hf_bpe.core._text_ref cimport PyUnicode_1BYTE_KIND, PyUnicode_GET_LENGTH, T
 from array import array
 
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
-from hf_bpe.core._reference_continue import prepare_continuation
 
 # The C++ lives in csrc/ (one job per header); these declarations are what Cython calls.
 cdef extern from "csrc/release_memory.hpp" namespace "hfbpe":
@@ -545,7 +544,9 @@ def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max
     [(256, 99, 257)]
     """
     # 1. The checks are the reference's (words given as lists of ints are checked there too: one pass, in C-level
-    # builtins for the common case).
+    # builtins for the common case). Imported here: training from scratch does not load the extending spec.
+    from hf_bpe.core._reference_continue import prepare_continuation
+
     setup = prepare_continuation(sequences, counts, keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
                                  max_token_length=max_token_length, progress=progress)
     cdef vector[char] valid
@@ -1345,6 +1346,8 @@ def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, 
     [(256, 99, 257)]
     """
     # 1. Options, checked by the reference (given no words).
+    from hf_bpe.core._reference_continue import prepare_continuation
+
     setup = prepare_continuation([], [], keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
                                  max_token_length=max_token_length, progress=progress)
     if len(words) != len(counts):

@@ -23,16 +23,18 @@ from __future__ import annotations
 import warnings
 from array import array
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..core import _core
 from ..core._reference import saved_merges
 from ..core.pretokenize import Pretokenizer
 from ..errors import InputError
 from ..model.bpe import BPEModel
-from ..model.classic import ClassicModel
 from .counts import WordCounts, choose_workers, corpus_chars_hint
 from .progress import progress_bar
+
+if TYPE_CHECKING:
+    from ..model.classic import ClassicModel  # annotations only: the recipes' trainers import it
 
 __all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "train", "train_from_counts"]
 
