@@ -193,6 +193,20 @@ def test_disk_cache_scanner_tables_built_once_then_read_equal(tmp_path):
     assert _probe(tmp_path)[0] == "regex" and _probe(tmp_path)[1:] == built[1:]
 
 
+def test_disk_cache_forged_compact_table_is_rebuilt(tmp_path):
+    """Checksummed entries of the compact layout that would read out of bounds or are not a table: rebuilt."""
+    built = _probe(tmp_path)
+    (entry,) = tmp_path.iterdir()
+    payload = entry.read_bytes()[:-32]
+    out_of_range = bytearray(payload)
+    out_of_range[0x10000 + 2 * 0xF6:0x10000 + 2 * 0xF7] = (0xFFFF).to_bytes(2, "little")  # U+1F600's block
+    stage2 = 0x10000 + 2 * 0x1000
+    for forged in (bytes(out_of_range), payload + b"\0", payload[:stage2] + bytes(256) + payload[stage2:]):
+        entry.write_bytes(forged + hashlib.sha256(forged).digest())
+        assert _probe(tmp_path) == ["regex", *built[1:]]
+    assert entry.read_bytes()[:-32] == payload  # written again as built
+
+
 _BOX = ("from hf_bpe.core import _scanner; print(_scanner.split(' box X9', 0), _scanner.TABLE_SOURCE)")
 
 

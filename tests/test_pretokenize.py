@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -130,10 +131,10 @@ def test_pretokenize_scanner_equals_regex_around_ascii_runs(parts: tuple[str, st
 
 
 def test_pretokenize_scanner_class_check_names_the_first_code_point_that_breaks_a_rule() -> None:
-    # Every start checks the cached table (one lookup of the flag byte per code point, then the rules in order at
-    # the first offender): a table that breaks a rule names the first code point that does, with that rule.
+    # Every start checks the cached (compact) table: a table that breaks a rule names the first code point that
+    # does, with that rule.
     table = bytearray(_scanner.class_table())
-    _scanner._check_classes(table)
+    _scanner._check_classes(_scanner._compact(table))
     lower, upper, digit = table[ord("a")], table[ord("A")], table[ord("1")]
     letter = lower & upper  # \p{L}; lower and upper add the o200k run classes
     for broken, expected in (
@@ -146,7 +147,7 @@ def test_pretokenize_scanner_class_check_names_the_first_code_point_that_breaks_
         for cp, flags in broken.items():
             copy[cp] = flags
         with pytest.raises(RuntimeError, match=regex.escape(expected)):
-            _scanner._check_classes(copy)
+            _scanner._check_classes(_scanner._compact(copy))
 
 
 def test_pretokenize_scanner_reads_ascii_letters_eight_at_a_time() -> None:
@@ -201,6 +202,64 @@ def test_pretokenize_scanner_on_surrogates() -> None:
             Pretokenizer("gpt2").split_bytes(text)
         with pytest.raises(UnicodeEncodeError):
             Pretokenizer("o200k").count([text])
+
+
+# Class flags as regex gives them, one character at a time (the bits of _scanner.class_flags).
+_CLASS_BITS = [(1, r"\p{L}"), (2, r"\p{N}"), (4, r"\s"), (8, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+               (16, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"), (32, r"[\r\n]")]
+_CLASS_REGEXES = [(bit, regex.compile(source)) for bit, source in _CLASS_BITS]
+
+# Code points where the compact table could go wrong: the ends of the BMP table and of each two-level block, emoji,
+# letters and digits past the BMP, unassigned, private-use and tag characters, the last code point.
+code_point = st.one_of(
+    st.integers(0, 0x10FFFF),
+    st.integers(0x100, 0x10FF).flatmap(lambda block: st.sampled_from([block * 256 - 1, block * 256, block * 256 + 255])),
+    st.integers(0x1F000, 0x1FAFF),  # emoji and symbols
+    st.sampled_from([0, 0x7F, 0x80, 0xFF, 0xFFFF, 0x10000, 0x1D400, 0x1D7D8, 0x10400, 0x20000, 0x2A6D6, 0x2FFFE,
+                     0x30000, 0x3FFFF, 0xE0001, 0xE0100, 0xE01EF, 0xF0000, 0x10FFFD, 0x10FFFF]),
+)
+
+
+@given(code_point)
+@settings(max_examples=400)
+def test_pretokenize_compact_class_lookup_equals_regex(cp: int) -> None:
+    # The two-level lookup past the BMP (and the flat one in it) give regex's classes of any code point, and the
+    # scanners reading it in 1-, 2- and 4-byte str and in UTF-8 split around it as regex does.
+    ch = chr(cp)
+    assert _scanner.class_flags(ch) == sum(bit for bit, pattern in _CLASS_REGEXES if pattern.fullmatch(ch))
+    _assert_equal_to_regex(f"{ch}a {ch}{ch}1 '{ch}\n{ch} \u4e2d{ch}")
+
+
+def test_pretokenize_compact_class_table_layout() -> None:
+    # The table built from regex is ~96 KB, not 1.1 MB, holds its layout's checks, and is the flat table compacted.
+    table, _, _ = _scanner._compute_tables(regex)
+    assert len(table) < 100_000
+    _scanner._check_classes(table)
+    flat = _scanner._expand(table)
+    assert bytes(flat) == _scanner.class_table() and _scanner._compact(flat) == table
+
+
+def test_pretokenize_forged_class_table_is_refused() -> None:
+    # A cache entry is untrusted: a stage-1 index past stage 2, a block no entry names, a size not of the layout and
+    # a supplementary letter that is also a digit are each refused (the caller rebuilds from regex).
+    table, _, _ = _scanner._compute_tables(regex)
+    stage1 = 0x10000
+    blocks = (len(table) - _scanner._STAGE2) // 256
+    out_of_range = bytearray(table)
+    out_of_range[stage1 + 2 * 5:stage1 + 2 * 6] = blocks.to_bytes(2, sys.byteorder)
+    with pytest.raises(RuntimeError, match="stage 1 sends U\\+10500"):
+        _scanner._check_classes(out_of_range)
+    with pytest.raises(RuntimeError, match="named by no stage-1 entry"):
+        _scanner._check_classes(table + bytes(256))
+    for size in (len(table) - 1, len(table) + 1, _scanner._STAGE2):
+        with pytest.raises(RuntimeError, match="not one of this layout"):
+            _scanner._check_classes((table + bytes(1))[:size])
+    index = [int.from_bytes(table[stage1 + 2 * b:stage1 + 2 * b + 2], sys.byteorder) for b in range(0x1000)]
+    bad_letter = bytearray(table)
+    emoji = index[0xF6]  # the block of U+1F600..U+1F6FF (maybe shared: the message names its first code point)
+    bad_letter[_scanner._STAGE2 + 256 * emoji] = 1 | 2 | 8
+    with pytest.raises(RuntimeError, match=f"U\\+{0x10000 + 256 * index.index(emoji):04X} in two of"):
+        _scanner._check_classes(bad_letter)
 
 
 def test_pretokenize_scanner_builds_tables_fast() -> None:

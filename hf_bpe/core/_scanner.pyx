@@ -23,6 +23,7 @@ The scanners are C++ templates (``csrc/scanner.hpp``), inlined into one loop per
 (``pieces_function``); this module builds their character classes and makes Python objects of their pieces.
 """
 
+import array
 import os
 import sys
 import time
@@ -51,7 +52,9 @@ cdef extern from "csrc/scanner.hpp" namespace "hfbpe::scanner":
     # The scanners themselves (always-inlined C++ templates, one loop per pattern); this module builds their
     # classes (`classes`, from regex) and makes Python objects of their pieces.
     cdef struct Classes "hfbpe::scanner::Classes":
-        const uint8_t* T
+        const uint8_t* T                 # the BMP's flags (kBmp bytes)
+        const uint16_t* S1               # a stage-2 block index per 256 supplementary code points (kSuppBlocks)
+        const uint8_t* S2                # the distinct 256-byte blocks
         uint8_t fold_ascii[128]
         uint32_t fold_extra_cp[32]       # MAX_FOLD_EXTRA
         uint8_t fold_extra_letter[32]
@@ -75,6 +78,11 @@ cdef extern from "csrc/scanner.hpp" namespace "hfbpe::scanner":
         PID_QWEN2 "hfbpe::scanner::PID_QWEN2"
         PID_O200K "hfbpe::scanner::PID_O200K"
         MAX_FOLD_EXTRA "hfbpe::scanner::MAX_FOLD_EXTRA"
+    enum:
+        kBmp "hfbpe::scanner::kBmp"
+        kBlockShift "hfbpe::scanner::kBlockShift"
+        kSuppBlocks "hfbpe::scanner::kSuppBlocks"
+    uint8_t flags_of(uint32_t c) noexcept nogil
     bint ascii_letters_match(const uint8_t* t) noexcept nogil
     bint ascii_classes_match(const uint8_t* t) noexcept nogil
     bint cpu_has_avx2() noexcept nogil
@@ -97,7 +105,7 @@ cdef extern from "csrc/parallel_count.hpp":
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Character classes: one flag byte per code point (1.1 MB), filled from `regex` on first use.
+# Character classes: one flag byte per code point (a flat BMP table and two levels past it, ~96 KB), from `regex`.
 # ---------------------------------------------------------------------------------------------------------------
 
 cdef enum:
@@ -107,7 +115,7 @@ cdef enum:
 
 SCANNERS = {"gpt2": PID_GPT2, "gpt4": PID_GPT4, "llama3": PID_LLAMA3, "qwen2": PID_QWEN2, "o200k": PID_O200K}
 
-cdef bytearray _table = None          # keeps the flag table alive; classes.T points into it
+cdef bytearray _table = None          # keeps the class table alive; classes.T, S1, S2 point into it
 
 TABLE_BUILD_SECONDS = None            # one-time cost of _build_tables, for reporting
 TABLE_SOURCE = None                   # where _build_tables found the tables: "cache" or "regex"
@@ -121,18 +129,20 @@ cdef void _or_range(uint8_t* t, Py_ssize_t a, Py_ssize_t b, uint8_t flag) noexce
 
 def _all_code_points():
     """Return a str of every code point except the surrogates, in order (index i -> cp i, or i + 0x800 past D7FF)."""
-    cdef Py_ssize_t n = 0x110000 - 0x800, i
-    cdef bytearray raw = bytearray(4 * n)
-    cdef uint32_t* cps = <uint32_t*><char*>raw
-    for i in range(n):
-        cps[i] = <uint32_t>(i if i < 0xD800 else i + 0x800)
-    # Native byte order, so decode with the matching codec (no BOM).
-    return raw.decode("utf-32-le" if sys.byteorder == "little" else "utf-32-be")
+    return "".join(_plane_chars(plane) for plane in range(17))
 
 
 # Bump when the flags or the cached layout change: a cache entry of another format is never read.
-_TABLE_FORMAT = 1
-_TABLE_SIZE = 0x110000
+_TABLE_FORMAT = 2
+_TABLE_SIZE = 0x110000                 # code points 0..0x10FFFF
+# The class table's layout (``_compact``), in memory and in the cache: the BMP's flags (kBmp bytes, index = code
+# point), stage 1 (kSuppBlocks uint16: the stage-2 block of each 256 code points from U+10000; native order in
+# memory, little-endian in the cache), stage 2 (the distinct 256-byte blocks, first seen first).
+cdef enum:
+    BLOCK = 1 << kBlockShift            # code points a block
+    STAGE2 = kBmp + 2 * kSuppBlocks     # offset of stage 2
+_BLOCK = BLOCK
+_STAGE2 = STAGE2
 
 
 def _build_tables():
@@ -149,8 +159,10 @@ def _build_tables():
     cdef double t0 = time.perf_counter()
     name = f"scanner-classes-regex-{_regex_build()}-v{_TABLE_FORMAT}.bin"
     # The sizes an entry can have (0 to MAX_FOLD_EXTRA extras): anything else is not read (disk_cache's checks).
-    found = _unpack_tables(disk_cache.load(name, sizes=range(_TABLE_SIZE + 128, _TABLE_SIZE + 129 + 5 * MAX_FOLD_EXTRA,
-                                                             5)))
+    # The sizes an entry can have (1 to kSuppBlocks blocks, 0 to MAX_FOLD_EXTRA extras) bound the read;
+    # _unpack_tables and _check_classes check the rest.
+    found = _unpack_tables(disk_cache.load(name, sizes=range(_STAGE2 + _BLOCK + 128,
+                                                             _STAGE2 + _BLOCK * kSuppBlocks + 129 + 5 * MAX_FOLD_EXTRA)))
     source = "cache"
     if found is not None:
         try:
@@ -162,7 +174,7 @@ def _build_tables():
 
         found = _compute_tables(regex)
         _check_classes(found[0])  # raises: regex itself breaks an invariant
-        disk_cache.store(name, bytes(found[0]) + bytes(found[1]) + b"".join(
+        disk_cache.store(name, _little_endian_stage1(found[0]) + bytes(found[1]) + b"".join(
             cp.to_bytes(4, "little") + bytes([letter]) for cp, letter in found[2]))
         source = "regex"
     table, fold_ascii, extras = found
@@ -174,11 +186,14 @@ def _build_tables():
         classes.fold_extra_letter[cp] = <uint8_t>b
     classes.n_fold_extra = len(extras)
     _table = table
+    cdef const uint8_t* t = <const uint8_t*><char*>_table
     # Letter runs are read 8 bytes at a time only where T's ASCII letters are A-Z a-z (else T alone is read).
-    classes.swar = kLittleEndian and ascii_letters_match(<const uint8_t*><char*>_table)
+    classes.swar = kLittleEndian and ascii_letters_match(t)
     # ASCII/UTF-8 is scanned 64 bytes a block with AVX2 masks where the CPU has AVX2 (csrc/mask_scanner.hpp).
-    classes.mask = cpu_has_avx2() and ascii_classes_match(<const uint8_t*><char*>_table)
-    classes.T = <const uint8_t*><char*>_table  # last: a non-NULL T means the classes are ready
+    classes.mask = cpu_has_avx2() and ascii_classes_match(t)
+    classes.S1 = <const uint16_t*>(t + kBmp)  # (bytearray data is malloc-aligned; kBmp is even)
+    classes.S2 = t + STAGE2
+    classes.T = t  # last: a non-NULL T means the classes are ready
     TABLE_BUILD_SECONDS = time.perf_counter() - t0
     TABLE_SOURCE = source
 
@@ -207,57 +222,149 @@ def _regex_build():
 
 
 def _unpack_tables(payload):
-    """(table, fold_ascii, extras) from a cache entry, or None when there is none or it is not one."""
-    if payload is None or len(payload) < _TABLE_SIZE + 128 or (len(payload) - _TABLE_SIZE - 128) % 5:
+    """(table, fold_ascii, extras) from a cache entry, or None when there is none or it is not one.
+
+    The entry is the table (``_compact``'s layout, stage 1 little-endian), ``fold_ascii`` (128 bytes), then 5 bytes
+    per extra; the sizes tell the parts apart (an extras' length, at most 5 * 32, is below one block). Stage 1's
+    indices and the classes are checked by ``_check_classes``.
+    """
+    if payload is None:
         return None
-    fold_ascii = payload[_TABLE_SIZE:_TABLE_SIZE + 128]
-    rest = payload[_TABLE_SIZE + 128:]
+    rest = len(payload) - _STAGE2 - 128
+    blocks, extra_bytes = divmod(rest, _BLOCK)
+    if rest < 0 or not 1 <= blocks <= kSuppBlocks or extra_bytes % 5:
+        return None
+    end = _STAGE2 + blocks * _BLOCK
+    table = bytearray(payload[:end])
+    if sys.byteorder != "little":  # pragma: no cover
+        stage1 = array.array("H", bytes(table[kBmp:_STAGE2]))
+        stage1.byteswap()
+        table[kBmp:_STAGE2] = stage1.tobytes()
+    fold_ascii = payload[end:end + 128]
+    rest = payload[end + 128:]
     extras = [(int.from_bytes(rest[i:i + 4], "little"), rest[i + 4]) for i in range(0, len(rest), 5)]
     letters = set(b"strevmld")
     if len(extras) > MAX_FOLD_EXTRA or not all(b in letters for _, b in extras) or \
             not all(b == 0 or b in letters for b in fold_ascii):
         return None
-    return bytearray(memoryview(payload)[:_TABLE_SIZE]), fold_ascii, extras  # one copy of the 1.1 MB, not two
+    return table, fold_ascii, extras
 
 
-def _compute_tables(regex):
-    """Return (table, fold_ascii, extras) as the installed ``regex`` classifies every code point."""
-    cdef bytearray table = bytearray(_TABLE_SIZE)
-    cdef uint8_t* t = table
-    cdef Py_ssize_t a, b, cp
+def _little_endian_stage1(bytearray table):
+    """The table as the cache stores it: stage 1 little-endian (as it is in memory on this machine, or swapped)."""
+    if sys.byteorder == "little":
+        return bytes(table)
+    stage1 = array.array("H", bytes(table[kBmp:_STAGE2]))  # pragma: no cover
+    stage1.byteswap()  # pragma: no cover
+    return bytes(table[:kBmp]) + stage1.tobytes() + bytes(table[_STAGE2:])  # pragma: no cover
+
+
+def _compact(flat):
+    """Return the class table of a flat one (one flag byte per code point, ``_TABLE_SIZE`` bytes): the BMP as it
+    is, and the supplementary planes as stage 1 (an index per 256 code points) into stage 2 (each distinct block of
+    256 flag bytes once, first seen first). About 96 KB for regex's classes (85 distinct blocks), not 1.1 MB.
+
+    >>> flat = bytearray(_TABLE_SIZE); flat[0x1F600] = 4
+    >>> table = _compact(flat); len(table) - _STAGE2, _expand(table) == flat
+    (512, True)
+    """
+    if len(flat) != _TABLE_SIZE:
+        raise ValueError(f"_compact expects {_TABLE_SIZE} flag bytes, got {len(flat)}")
+    return _assemble(flat[:kBmp], (flat[start:start + BLOCK] for start in range(kBmp, _TABLE_SIZE, BLOCK)))
+
+
+def _assemble(bmp, blocks):
+    """The class table of the BMP's flags and the kSuppBlocks blocks of flags past it, in order (``_compact``)."""
+    seen = {}
+    stage1 = array.array("H")
+    for block in blocks:
+        stage1.append(seen.setdefault(bytes(block), len(seen)))
+    if len(bmp) != kBmp or len(stage1) != kSuppBlocks:
+        raise ValueError(f"_assemble expects {kBmp} BMP flags and {kSuppBlocks} blocks, got {len(bmp)} and "
+                         f"{len(stage1)}")
+    return bytearray(bmp) + stage1.tobytes() + b"".join(seen)  # dicts keep insertion order
+
+
+def _expand(bytearray table):
+    """Return the flat form (one flag byte per code point) of a class table that ``_check_classes`` accepts."""
+    cdef const uint16_t* stage1 = <const uint16_t*>(<const uint8_t*><char*>table + kBmp)
+    cdef bytearray flat = bytearray(_TABLE_SIZE)
+    cdef Py_ssize_t b, j
+    flat[:kBmp] = table[:kBmp]
+    for b in range(kSuppBlocks):
+        j = STAGE2 + stage1[b] * BLOCK
+        flat[kBmp + b * BLOCK:kBmp + (b + 1) * BLOCK] = table[j:j + BLOCK]
+    return flat
+
+
+# The flag of each class and the regex that finds its runs. o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
+# [\p{Ll}\p{Lm}\p{Lo}\p{M}] are unions of single properties, which regex scans twice as fast as the sets.
+_CLASS_RUNS = (
+    (F_L, r"\p{L}+"),
+    (F_N, r"\p{N}+"),
+    (F_S, r"\s+"),
+    (F_UP, r"\p{Lu}+"),
+    (F_UP, r"\p{Lt}+"),
+    (F_LO, r"\p{Ll}+"),
+    (F_UP | F_LO, r"\p{Lm}+"),
+    (F_UP | F_LO, r"\p{Lo}+"),
+    (F_UP | F_LO, r"\p{M}+"),
+)
+
+
+def _plane_chars(Py_ssize_t plane):
+    """Return a str of the code points of one plane (0x10000 of them; plane 0 without the surrogates), in order."""
+    cdef Py_ssize_t n = 0x10000 - (0x800 if plane == 0 else 0), i
+    cdef uint32_t first = <uint32_t>(plane << 16)
+    cdef bytearray raw = bytearray(4 * n)
+    cdef uint32_t* cps = <uint32_t*><char*>raw
+    for i in range(n):
+        cps[i] = first + <uint32_t>(i if plane or i < 0xD800 else i + 0x800)
+    return raw.decode("utf-32-le" if sys.byteorder == "little" else "utf-32-be")
+
+
+def _plane_flags(regex, Py_ssize_t plane, list folding):
+    """Return the flags of one plane's code points (bytearray(0x10000), surrogates in no class) as ``regex``
+    classifies them; append the plane's characters that (?i:[strevmld]) matches to ``folding``."""
+    chars = _plane_chars(plane)
+    cdef bytearray flags = bytearray(0x10000)
+    cdef uint8_t* t = flags
+    cdef Py_ssize_t a, b
     cdef uint8_t flag
-    allchars = _all_code_points()
-    # 1. Runs of each class over all code points; an index past the surrogate gap is cp - 0x800.
-    #    o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}] are unions of single properties,
-    #    which regex scans twice as fast as the sets.
-    for flag, source in (
-        (F_L, r"\p{L}+"),
-        (F_N, r"\p{N}+"),
-        (F_S, r"\s+"),
-        (F_UP, r"\p{Lu}+"),
-        (F_UP, r"\p{Lt}+"),
-        (F_LO, r"\p{Ll}+"),
-        (F_UP | F_LO, r"\p{Lm}+"),
-        (F_UP | F_LO, r"\p{Lo}+"),
-        (F_UP | F_LO, r"\p{M}+"),
-    ):
-        for m in regex.finditer(source, allchars):
+    # Runs of each class; in plane 0 an index past the surrogate gap is cp - 0x800.
+    for flag, source in _CLASS_RUNS:
+        for m in regex.finditer(source, chars):
             a, b = m.span()
-            if b <= 0xD800:
+            if plane or b <= 0xD800:
                 _or_range(t, a, b, flag)
             elif a >= 0xD800:
                 _or_range(t, a + 0x800, b + 0x800, flag)
             else:
                 _or_range(t, a, 0xD800, flag)
                 _or_range(t, 0xE000, b + 0x800, flag)
-    t[0x0A] |= F_NL
-    t[0x0D] |= F_NL
-    # 2. Letters that (?i:...) lets stand for s t r e v m l d (e.g. U+017F LONG S for s), per the same regex.
-    if regex.findall(r"(?i:')", allchars) != ["'"]:
+    if regex.findall(r"(?i:')", chars) != (["'"] if plane == 0 else []):
         raise RuntimeError("regex lets (?i:') match more than the apostrophe; the scanner assumes not")
+    folding.extend(regex.findall(r"(?i:[strevmld])", chars))
+    return flags
+
+
+def _compute_tables(regex):
+    """Return (table, fold_ascii, extras) as the installed ``regex`` classifies every code point.
+
+    One plane at a time (a 256 KB str of its code points, its 64 KB of flags), each plane's blocks compacted as they
+    come: the whole flat table (1.1 MB) and a str of every code point (4.4 MB) never exist.
+    """
+    folding = []
+    # 1. The classes: the BMP flat, the 16 supplementary planes in blocks (_assemble).
+    bmp = _plane_flags(regex, 0, folding)
+    bmp[0x0A] |= F_NL
+    bmp[0x0D] |= F_NL
+    table = _assemble(bmp, (flags[start:start + BLOCK] for plane in range(1, 17)
+                            for flags in (_plane_flags(regex, plane, folding),) for start in range(0, 0x10000, BLOCK)))
+    # 2. Letters that (?i:...) lets stand for s t r e v m l d (e.g. U+017F LONG S for s), per the same regex.
     fold_ascii = bytearray(128)
     extras = []
-    for ch in regex.findall(r"(?i:[strevmld])", allchars):
+    for ch in folding:
         letters = [x for x in "strevmld" if regex.fullmatch(f"(?i:{x})", ch)]
         if len(letters) != 1:
             raise RuntimeError(f"regex case-folds {ch!r} to {letters!r}; expected exactly one letter")
@@ -270,35 +377,52 @@ def _compute_tables(regex):
     return table, bytes(fold_ascii), extras
 
 
+cdef str _flag_problem(uint8_t f):
+    """What a flag byte breaks of the scanners' invariants, or None."""
+    if (f & F_L and f & (F_N | F_S)) or (f & F_N and f & F_S):
+        return "regex puts {} in two of \\p{{L}}, \\p{{N}}, \\s; the scanner assumes not"
+    if f & F_L and not f & (F_UP | F_LO):
+        return "{} is \\p{{L}} but in neither o200k letter class"
+    if f & (F_UP | F_LO) and f & (F_N | F_S):
+        return "{} is in an o200k letter class and in \\p{{N}} or \\s"
+    return None
+
+
+cdef inline bint _flag_ok(uint8_t f) noexcept nogil:
+    return not ((f & F_L and f & (F_N | F_S)) or (f & F_N and f & F_S) or (f & F_L and not f & (F_UP | F_LO))
+                or (f & (F_UP | F_LO) and f & (F_N | F_S)))
+
+
 def _check_classes(bytearray table):
-    """Raise RuntimeError unless the classes hold the invariants the scanners use: L, N, \\s are disjoint; every
+    """Raise RuntimeError unless the table has ``_compact``'s layout (every stage-1 index names a stage-2 block,
+    every block is named) and the classes hold the invariants the scanners use: L, N, \\s are disjoint; every
     letter is in an o200k run class, and those classes hold no digit or space; \\r, \\n and space are \\s; the
-    apostrophe and '/' are "other" ([^\\s\\p{L}\\p{N}])."""
+    apostrophe and '/' are "other" ([^\\s\\p{L}\\p{N}]).
+
+    Checking the BMP's bytes and every stage-2 block checks every code point's flags (each is one of them) in
+    kBmp + 256 * blocks steps, not 0x110000.
+    """
+    cdef Py_ssize_t size = len(table), blocks, b, i
+    if size < _STAGE2 + _BLOCK or (size - _STAGE2) % _BLOCK or (size - _STAGE2) // _BLOCK > kSuppBlocks:
+        raise RuntimeError(f"a class table of {size} bytes is not one of this layout")
+    blocks = (size - _STAGE2) // _BLOCK
     cdef const uint8_t* t = <const uint8_t*><char*>table
-    cdef Py_ssize_t cp
-    cdef uint8_t f
-    # Each test reads one flag byte, so the 256 byte values are classified once and the 1.1M code points are one
-    # table lookup each (every start runs this on the cached table: ~1.8 ms as a chain of tests per code point).
-    cdef uint8_t bad[256]
-    cdef int value
-    for value in range(256):
-        f = <uint8_t>value
-        bad[value] = 1 if ((f & F_L and f & (F_N | F_S)) or (f & F_N and f & F_S)
-                           or (f & F_L and not f & (F_UP | F_LO)) or (f & (F_UP | F_LO) and f & (F_N | F_S))) else 0
-    cdef Py_ssize_t n = _TABLE_SIZE, first = _TABLE_SIZE
-    with nogil:
-        for cp in range(n):
-            if bad[t[cp]]:
-                first = cp
-                break
-    for cp in range(first, _TABLE_SIZE):  # from the first offending code point: the same message as before
-        f = t[cp]
-        if (f & F_L and f & (F_N | F_S)) or (f & F_N and f & F_S):
-            raise RuntimeError(f"regex puts U+{cp:04X} in two of \\p{{L}}, \\p{{N}}, \\s; the scanner assumes not")
-        if f & F_L and not f & (F_UP | F_LO):
-            raise RuntimeError(f"U+{cp:04X} is \\p{{L}} but in neither o200k letter class")
-        if f & (F_UP | F_LO) and f & (F_N | F_S):
-            raise RuntimeError(f"U+{cp:04X} is in an o200k letter class and in \\p{{N}} or \\s")
+    cdef const uint16_t* stage1 = <const uint16_t*>(t + kBmp)
+    cdef const uint8_t* stage2 = t + STAGE2
+    cdef bytearray named = bytearray(blocks)
+    for b in range(kSuppBlocks):
+        if stage1[b] >= blocks:
+            raise RuntimeError(f"stage 1 sends U+{kBmp + b * _BLOCK:04X}.. to block {stage1[b]} of {blocks}")
+        named[stage1[b]] = 1
+    if not all(named):
+        raise RuntimeError(f"stage-2 block {named.index(0)} is named by no stage-1 entry")
+    for i in range(kBmp):
+        if not _flag_ok(t[i]):
+            raise RuntimeError(_flag_problem(t[i]).format(f"U+{i:04X}"))
+    for i in range(blocks * _BLOCK):
+        if not _flag_ok(stage2[i]):
+            b = next(b for b in range(kSuppBlocks) if stage1[b] == i // _BLOCK)
+            raise RuntimeError(_flag_problem(stage2[i]).format(f"U+{kBmp + b * _BLOCK + i % _BLOCK:04X}"))
     if not (t[0x0A] & F_S and t[0x0D] & F_S and t[CH_SPACE] & F_S) or t[CH_APOS] & F_LNS or t[CH_SLASH] & F_LNS:
         raise RuntimeError("regex classifies space, \\r, \\n, ' or / unexpectedly; the scanner assumes the usual")
 
@@ -358,9 +482,10 @@ cdef inline int _ensure_tables() except -1:
 
 
 def class_table():
-    """Return a copy of the flag table: byte i holds the class flags of code point i (see class_flags)."""
+    """Return the classes as a flat table (1.1 MB, made on each call): byte i holds the class flags of code point i
+    (see class_flags)."""
     _ensure_tables()
-    return bytes(_table)
+    return bytes(_expand(_table))
 
 
 def class_flags(str ch):
@@ -368,7 +493,7 @@ def class_flags(str ch):
     _ensure_tables()
     if len(ch) != 1:
         raise ValueError(f"class_flags expects one character, got {ch!r} of length {len(ch)}")
-    return classes.T[ord(ch)]
+    return flags_of(ord(ch))
 
 
 # ---------------------------------------------------------------------------------------------------------------

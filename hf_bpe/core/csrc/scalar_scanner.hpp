@@ -1,9 +1,12 @@
 // The pre-tokenizer scanners of the named patterns (gpt2, gpt4, llama3, qwen2, o200k), exact for all of Unicode.
 // For a start p < n, next_*() returns the end of the piece that `regex.findall(PATTERN, text)` returns there (the
 // regexes cover every character, so the pieces tile the text). They read PEP 393 code units in place (Ch = uint8_t,
-// uint16_t or uint32_t) and classify each code point by one flag byte of `g.T` (1.1 MB, built by _scanner.pyx from
-// the installed `regex` module, which also checks the invariants the scanners rely on: L, N, \s disjoint; space,
-// \r, \n are \s; the apostrophe and '/' are in none of L, N, \s).
+// uint16_t or uint32_t) and classify each code point by one flag byte (cls(): ~96 KB of classes, built by
+// _scanner.pyx from the installed `regex` module, which also checks the invariants the scanners rely on: L, N, \s
+// disjoint; space, \r, \n are \s; the apostrophe and '/' are in none of L, N, \s). The BMP is one flat table `g.T`
+// (64 KB), read with no test by 1- and 2-byte text (which cannot hold a code point past U+FFFF); the supplementary
+// planes, in 4-byte text and 4-byte UTF-8 sequences only, are two-level (a block index per 256 code points, into
+// the ~85 distinct 256-byte blocks), behind one predictable compare.
 // Written as always-inlined templates so that each pattern's loop (pieces()) holds its scanner whole: no call and no
 // pattern dispatch per piece (with the scanners in Cython, GCC kept one out-of-line call per piece).
 // One- and two-byte text reads letter runs 8 bytes at a time (letters()), where the table's ASCII letters are exactly
@@ -47,7 +50,9 @@ enum { MAX_FOLD_EXTRA = 32 };
 
 // The classes, filled once by _scanner._build_tables (with the GIL, before any scanner runs).
 struct Classes {
-    const uint8_t* T = nullptr;  // one flag byte per code point 0..0x10FFFF
+    const uint8_t* T = nullptr;    // one flag byte per code point of the BMP, 0..0xFFFF (kBmp bytes)
+    const uint16_t* S1 = nullptr;  // U+10000..U+10FFFF: the stage-2 block of each 256 code points (kSuppBlocks)
+    const uint8_t* S2 = nullptr;   // the distinct 256-byte blocks of flags (every S1 entry indexes one)
     // (?i:...) contraction letters: code point -> ASCII lower letter of "strevmld", 0 for none.
     uint8_t fold_ascii[128] = {};
     uint32_t fold_extra_cp[MAX_FOLD_EXTRA] = {};
@@ -59,6 +64,32 @@ struct Classes {
     bool mask = false;
 };
 inline Classes g;
+
+constexpr uint32_t kBmp = 0x10000;
+constexpr int kBlockShift = 8;  // 256 code points a block: 85 distinct blocks under Unicode 15-16 (~22 KB)
+constexpr uint32_t kSuppBlocks = (0x110000 - kBmp) >> kBlockShift;
+
+// The flags of a code point past the BMP (c <= 0x10FFFF): two levels.
+HFBPE_SCAN_INLINE uint8_t supp_cls(uint32_t c) {
+    return g.S2[((size_t)g.S1[(c - kBmp) >> kBlockShift] << kBlockShift) | (c & ((1u << kBlockShift) - 1))];
+}
+
+// The flags of code point c read from text of unit Ch, with T = g.T (hoisted by the caller). 1- and 2-byte PEP 393
+// text holds only BMP code points: the flat table alone, no test. 4-byte text and UTF-8 (char) pay one compare.
+template <class Ch>
+HFBPE_SCAN_INLINE uint8_t cls(const uint8_t* T, uint32_t c) {
+    if constexpr (std::is_same<Ch, uint8_t>::value || std::is_same<Ch, uint16_t>::value) {
+        return T[c];
+    } else {
+        if (__builtin_expect(c < kBmp, 1)) return T[c];
+        return supp_cls(c);
+    }
+}
+
+// The flags of any code point 0..0x10FFFF (Python's class_flags, the table checks).
+inline uint8_t flags_of(uint32_t c) {
+    return cls<uint32_t>(g.T, c);
+}
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && (defined(__GNUC__) || defined(__clang__))
 constexpr bool kLittleEndian = true;
@@ -139,7 +170,7 @@ template <class Ch>
 HFBPE_SCAN_INLINE Idx run(const Ch* s, Idx i, Idx n, uint8_t flag) {
     // End of the run of characters that have `flag`, starting at i.
     const uint8_t* T = g.T;
-    while (i < n && (T[at(s, i)] & flag)) i = nx(s, i);
+    while (i < n && (cls<Ch>(T, at(s, i)) & flag)) i = nx(s, i);
     return i;
 }
 
@@ -162,7 +193,7 @@ HFBPE_SCAN_INLINE Idx letters(const Ch* s, Idx i, Idx n) {
                 }
                 i += __builtin_ctzll(stop) >> (sizeof(Ch) == 1 ? 3 : 4);
                 uint32_t c = at(s, i);
-                if (c < 128 || !(T[c] & F_L)) return i;
+                if (c < 128 || !(cls<Ch>(T, c) & F_L)) return i;
                 // A non-ASCII letter: the rest of the run by the table (a CJK run would stop every step).
                 return run(s, nx(s, i), n, F_L);
             }
@@ -175,7 +206,7 @@ template <class Ch>
 HFBPE_SCAN_INLINE Idx run_other(const Ch* s, Idx i, Idx n) {
     // End of the run of [^\s\p{L}\p{N}] starting at i.
     const uint8_t* T = g.T;
-    while (i < n && !(T[at(s, i)] & F_LNS)) i = nx(s, i);
+    while (i < n && !(cls<Ch>(T, at(s, i)) & F_LNS)) i = nx(s, i);
     return i;
 }
 
@@ -214,7 +245,7 @@ HFBPE_SCAN_INLINE Idx whitespace(const Ch* s, Idx n, Idx p, bool to_end_first) {
     const uint8_t* T = g.T;
     Idx e = p, last_nl = -1;
     while (e < n) {
-        uint8_t f = T[at(s, e)];
+        uint8_t f = cls<Ch>(T, at(s, e));
         if (!(f & F_S)) break;
         if (f & F_NL) last_nl = e;
         e = nx(s, e);
@@ -244,7 +275,7 @@ HFBPE_SCAN_INLINE Idx whitespace_gpt2(const Ch* s, Idx n, Idx p) {
 template <Idx kMax, class Ch>
 HFBPE_SCAN_INLINE Idx digits(const Ch* s, Idx n, Idx q) {
     const uint8_t* T = g.T;
-    for (Idx k = 1; k < kMax && q < n && (T[at(s, q)] & F_N); ++k) q = nx(s, q);
+    for (Idx k = 1; k < kMax && q < n && (cls<Ch>(T, at(s, q)) & F_N); ++k) q = nx(s, q);
     return q;
 }
 
@@ -256,13 +287,13 @@ HFBPE_SCAN_INLINE Idx next_gpt2(const Ch* s, Idx n, Idx p) {
     // 1. ' ?X+' for X in \p{L}, \p{N}, [^\s\p{L}\p{N}], with the space taken when the next character is X (first,
     //    as most English pieces are a space and a word).
     if (c == ' ' && p + 1 < n) {
-        uint8_t f1 = T[at(s, p + 1)];
+        uint8_t f1 = cls<Ch>(T, at(s, p + 1));
         Idx q = nx(s, p + 1);
         if (f1 & F_L) return letters(s, q, n);
         if (f1 & F_N) return run(s, q, n, F_N);
         if (!(f1 & F_S)) return run_other(s, q, n);
     }
-    uint8_t f = T[c];
+    uint8_t f = cls<Ch>(T, c);
     if (f & F_L) return letters(s, nx(s, p), n);
     // 2. 's|'t|'re|'ve|'m|'ll|'d, case-sensitive (an apostrophe is none of L, N, \s). Units, not code points: a
     //    match is ASCII, and a UTF-8 continuation byte is no ASCII letter.
@@ -285,7 +316,7 @@ template <Idx kMaxDigits, bool kToEndFirst, class Ch>
 HFBPE_SCAN_INLINE Idx next_cl100k(const Ch* s, Idx n, Idx p) {
     const uint8_t* T = g.T;
     uint32_t c = at(s, p);
-    uint8_t f = T[c];
+    uint8_t f = cls<Ch>(T, c);
     Idx q = nx(s, p);
     // 1. [^\r\n\p{L}\p{N}]?\p{L}+ when s[p] is a letter (the contraction needs an apostrophe).
     if (f & F_L) return letters(s, q, n);
@@ -295,11 +326,11 @@ HFBPE_SCAN_INLINE Idx next_cl100k(const Ch* s, Idx n, Idx p) {
         if (e != p) return e;
     }
     // 3. [^\r\n\p{L}\p{N}]\p{L}+
-    if (!(f & (F_N | F_NL)) && q < n && (T[at(s, q)] & F_L)) return letters(s, nx(s, q), n);
+    if (!(f & (F_N | F_NL)) && q < n && (cls<Ch>(T, at(s, q)) & F_L)) return letters(s, nx(s, q), n);
     // 4. \p{N}{1,3} (or \p{N})
     if (f & F_N) return digits<kMaxDigits>(s, n, q);
     // 5. ` ?[^\s\p{L}\p{N}]+[\r\n]*`
-    if (c == ' ' && q < n && !(T[at(s, q)] & F_LNS)) return run_nl(s, run_other(s, nx(s, q), n), n);
+    if (c == ' ' && q < n && !(cls<Ch>(T, at(s, q)) & F_LNS)) return run_nl(s, run_other(s, nx(s, q), n), n);
     if (!(f & F_LNS)) return run_nl(s, run_other(s, q, n), n);
     // 6. Whitespace.
     return whitespace(s, n, p, kToEndFirst);
@@ -313,10 +344,10 @@ HFBPE_SCAN_INLINE Idx o200k_lower_tail(const Ch* s, Idx n, Idx q) {
     const uint8_t* T = g.T;
     if (q >= n) return -1;
     Idx u = run(s, q, n, F_UP);
-    if (u < n && (T[at(s, u)] & F_LO)) return run(s, nx(s, u), n, F_LO);
+    if (u < n && (cls<Ch>(T, at(s, u)) & F_LO)) return run(s, nx(s, u), n, F_LO);
     for (Idx k = u; k > q;) {  // the characters of [q, u), last first
         k = pv(s, k);
-        if (T[at(s, k)] & F_LO) return nx(s, k);
+        if (cls<Ch>(T, at(s, k)) & F_LO) return nx(s, k);
     }
     return -1;
 }
@@ -335,7 +366,7 @@ template <class Ch>
 HFBPE_SCAN_INLINE Idx next_o200k(const Ch* s, Idx n, Idx p) {
     const uint8_t* T = g.T;
     uint32_t c = at(s, p);
-    uint8_t f = T[c];
+    uint8_t f = cls<Ch>(T, c);
     Idx q = nx(s, p);
     bool can_prefix = !(f & (F_L | F_N | F_NL));  // [^\r\n\p{L}\p{N}]
     Idx e = -1;
@@ -353,7 +384,7 @@ HFBPE_SCAN_INLINE Idx next_o200k(const Ch* s, Idx n, Idx p) {
     // 3. \p{N}{1,3}
     if (f & F_N) return digits<3>(s, n, q);
     // 4. ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-    if (c == ' ' && q < n && !(T[at(s, q)] & F_LNS))
+    if (c == ' ' && q < n && !(cls<Ch>(T, at(s, q)) & F_LNS))
         e = run_other(s, nx(s, q), n);
     else if (!(f & F_LNS))
         e = run_other(s, q, n);

@@ -129,7 +129,7 @@ inline Idx next_safe_cut_utf8(const char* s, Idx from, Idx to) {
         const void* hit = std::memchr(s + p, ' ', (size_t)(to - p));
         if (hit == nullptr) return -1;
         p = (const char*)hit - s;
-        if (p >= 1 && (T[at(s, pv(s, p))] & (F_L | F_N))) return p;
+        if (p >= 1 && (cls<char>(T, at(s, pv(s, p))) & (F_L | F_N))) return p;
     }
     return -1;
 }
