@@ -129,6 +129,26 @@ def test_pretokenize_scanner_equals_regex_around_ascii_runs(parts: tuple[str, st
         _scanner._set_ascii_fast_path(previous)
 
 
+def test_pretokenize_scanner_class_check_names_the_first_code_point_that_breaks_a_rule() -> None:
+    # Every start checks the cached table (one lookup of the flag byte per code point, then the rules in order at
+    # the first offender): a table that breaks a rule names the first code point that does, with that rule.
+    table = bytearray(_scanner.class_table())
+    _scanner._check_classes(table)
+    lower, upper, digit = table[ord("a")], table[ord("A")], table[ord("1")]
+    letter = lower & upper  # \p{L}; lower and upper add the o200k run classes
+    for broken, expected in (
+        ({0x10FFFF: lower | digit, 0x10FFFE: letter}, "U+10FFFE is \\p{L} but in neither o200k letter class"),
+        ({0x10FFFF: lower | digit}, "regex puts U+10FFFF in two of"),
+        ({0x10FFFF: (lower & ~letter) | digit, 0x30000: letter | digit}, "regex puts U+30000 in two of"),
+        ({0x10FFFF: (upper & ~letter) | table[ord(" ")]}, "U+10FFFF is in an o200k letter class and in"),
+    ):
+        copy = bytearray(table)
+        for cp, flags in broken.items():
+            copy[cp] = flags
+        with pytest.raises(RuntimeError, match=regex.escape(expected)):
+            _scanner._check_classes(copy)
+
+
 def test_pretokenize_scanner_reads_ascii_letters_eight_at_a_time() -> None:
     # On this (little-endian) machine with regex's classes, the fast path is on: the tests above exercise it.
     assert _scanner.ascii_fast_path()

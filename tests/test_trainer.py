@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import platform
 import random
@@ -345,23 +346,48 @@ _LEAN = ("import sys; from pathlib import Path; import hf_bpe; "
          "print(sorted(n for n in ('regex', 'hashlib', '_hashlib') if n in sys.modules))")
 
 
-def test_trainer_train_and_save_load_neither_regex_nor_openssl(tmp_path):
-    # Issue 23: a small training run's memory and start-up were a third imports; `regex` (the named patterns use the
-    # compiled scanner, whose tables come from the disk cache) and hashlib's OpenSSL (csrc/sha256.hpp hashes) are
-    # not loaded by training and saving with a named pattern. The first run builds the scanner's tables from regex.
-    import subprocess
-    import sys
-
+def _two_small_runs(tmp_path: Path, script: str) -> list[str]:
+    """Run ``script CORPUS OUT`` in two fresh interpreters on a small corpus, sharing a private disk cache (the first
+    run builds the scanner's tables from regex and stores them, the second reads them); return their outputs."""
     corpus = tmp_path / "c.txt"
     corpus.write_text("low lower lowest\n" * 50 + "newer wider\n" * 20, encoding="utf-8")
     env = {**os.environ, "HF_BPE_CACHE_DIR": str(tmp_path / "cache")}
-    runs = [subprocess.run([sys.executable, "-c", _LEAN, str(corpus), str(tmp_path / f"out{i}")], env=env,
+    return [subprocess.run([sys.executable, "-c", script, str(corpus), str(tmp_path / f"out{i}")], env=env,
                            capture_output=True, text=True, check=True).stdout for i in range(2)]
+
+
+def test_trainer_train_and_save_load_neither_regex_nor_openssl(tmp_path):
+    # Issue 23: a small training run's memory and start-up were a third imports; `regex` (the named patterns use the
+    # compiled scanner, whose tables come from the disk cache) and hashlib's OpenSSL (csrc/sha256.hpp hashes) are
+    # not loaded by training and saving with a named pattern.
+    runs = _two_small_runs(tmp_path, _LEAN)
     from hf_bpe.core._tally import sha_extensions
 
     # Without SHA extensions the corpus fingerprint hashes with hashlib's OpenSSL (faster than portable rounds).
     assert runs[1] == ("[]\n" if sha_extensions() else "['_hashlib', 'hashlib']\n"), runs
     assert (tmp_path / "out0" / "merges.txt").read_bytes() == (tmp_path / "out1" / "merges.txt").read_bytes()
+
+
+# What a training run from files does not need before saving: json and the file formats (GPT-2's, with the compiled
+# _spelling), the extending spec, the classic recipes, signal (process pools), sysconfig (the default corpus),
+# importlib.abc (the AutoTokenizer hook), heapq (the reference loops), tempfile (writing the disk cache), the
+# encoder of a vocabulary that lacks byte tokens.
+_LAZY = ("json", "hf_bpe.formats.gpt2", "hf_bpe.formats.tokenizer_json", "hf_bpe.core._spelling",
+         "hf_bpe.core._reference_continue", "hf_bpe.model.classic", "hf_bpe.core.interrupts", "signal", "sysconfig",
+         "importlib.abc", "heapq", "tempfile", "hf_bpe.model.partial_bytes")
+_SMALL_RUN = ("import sys; from pathlib import Path; before = set(sys.modules); import hf_bpe; "
+              "m = hf_bpe.train([Path(sys.argv[1])], vocab_size=300, show_progress=False); "
+              "print(sorted(set(sys.modules) - before))")
+
+
+def test_trainer_small_run_leaves_saving_and_other_paths_unimported(tmp_path):
+    # Issue 23: at 1 MB the whole process's start-up decides who is faster; a module loaded by `import hf_bpe` and
+    # train() but used only by save(), load(), extending or recipes costs every run its import (the modules of
+    # _LAZY were ~14 ms and 16 modules). Only what this run added is checked: the interpreter's own start-up (site)
+    # may load some of them. The second run (tables read from the disk cache, as in every later run) is checked.
+    loaded = set(ast.literal_eval(_two_small_runs(tmp_path, _SMALL_RUN)[1]))
+    assert "hf_bpe.training.bpe_trainer" in loaded
+    assert sorted(loaded.intersection(_LAZY)) == []
 
 
 # A child trains (counting a file on two threads, then the merge loop), then probes glibc's mmap threshold: after a

@@ -24,8 +24,9 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8, PyUnicode_READ_CHAR
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES
 
 from hf_bpe.core._text_ref cimport PyUnicode_1BYTE_KIND, PyUnicode_GET_LENGTH, TextRef, hfbpe_text_ref
+from array import array
+
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
-from hf_bpe.core._reference_continue import prepare_continuation
 
 # The C++ lives in csrc/ (one job per header); these declarations are what Cython calls.
 cdef extern from "csrc/release_memory.hpp" namespace "hfbpe":
@@ -375,8 +376,10 @@ def train_merges_flat(flat, *, vocab_size, min_frequency=0, special_tokens=(), m
         consume: empty ``flat`` (``flat.release()``) once its words are copied, before the merge loop.
 
     Returns:
-        ``(vocab, merges)``, equal to ``train_merges(list(d), list(d.values()), ...)`` with ``d = flat.to_dict()``
-        (the merge loop does not depend on the order of the words).
+        ``(vocab, merges)``: ``vocab`` as :func:`train_merges`'s, ``merges`` its triples end to end in one
+        ``array("i")`` (12 bytes a merge, not a tuple and three ints each); equal to ``train_merges(list(d),
+        list(d.values()), ...)`` with ``d = flat.to_dict()`` (the merge loop does not depend on the order of the
+        words).
 
     Raises:
         TypeError, ValueError: as :func:`train_merges`.
@@ -384,8 +387,8 @@ def train_merges_flat(flat, *, vocab_size, min_frequency=0, special_tokens=(), m
     >>> from hf_bpe.core.pretokenize import Pretokenizer
     >>> tally = Pretokenizer("gpt2").tally(); tally.add(["aaa"] * 3)
     >>> vocab, merges = train_merges_flat(tally.flat(), vocab_size=300)
-    >>> [vocab[i] for _, _, i in merges]
-    [b'aa', b'aaa']
+    >>> merges, [vocab[i] for i in merges[2::3]]
+    (array('i', [97, 97, 256, 256, 97, 257]), [b'aa', b'aaa'])
     """
     options = dict(
         vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special_tokens,
@@ -400,10 +403,11 @@ def train_merges_flat(flat, *, vocab_size, min_frequency=0, special_tokens=(), m
             del trainer
             trainer = NULL
             words = [flat.blob[start:end] for start, end in zip([0, *flat.ends], flat.ends)]
-            return train_merges(words, list(flat.counts), consume=consume, **options)
+            vocab, triples = train_merges(words, list(flat.counts), consume=consume, **options)
+            return vocab, array("i", [i for triple in triples for i in triple])
         if consume:
             flat.release()
-        return _learn(trainer, setup, progress)
+        return _learn(trainer, setup, progress, True)
     finally:
         del trainer
         with nogil:
@@ -445,9 +449,10 @@ cdef bint _add_flat_words(Trainer* trainer, const unsigned char[::1] blob, const
     return distinct
 
 
-cdef tuple _learn(Trainer* trainer, setup, progress):
+cdef tuple _learn(Trainer* trainer, setup, progress, bint flat_merges=False):
     # Phases 3-4 of train_merges and train_merges_flat (the one merge loop), on a trainer holding its words (its
-    # caller frees it): count pairs, merge, read the results.
+    # caller frees it): count pairs, merge, read the results. `flat_merges`: the merges as one array("i") of
+    # (left, right, new) triples end to end (12 bytes a merge) instead of a list of int tuples (~170).
     cdef int64_t total
     cdef Py_ssize_t i
     cdef bytes key
@@ -470,6 +475,10 @@ cdef tuple _learn(Trainer* trainer, setup, progress):
     for i in range(len(vocab), <Py_ssize_t>trainer.keys.size()):
         key = trainer.keys[i]  # std::string -> bytes
         vocab.append(key)
+    if flat_merges:
+        merges = array("i")
+        merges.frombytes(PyBytes_FromStringAndSize(<const char*>trainer.merges.data(), 3 * total * sizeof(int32_t)))
+        return vocab, merges
     merges = [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2])
               for i in range(total)]
     return vocab, merges
@@ -535,7 +544,9 @@ def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max
     [(256, 99, 257)]
     """
     # 1. The checks are the reference's (words given as lists of ints are checked there too: one pass, in C-level
-    # builtins for the common case).
+    # builtins for the common case). Imported here: training from scratch does not load the extending spec.
+    from hf_bpe.core._reference_continue import prepare_continuation
+
     setup = prepare_continuation(sequences, counts, keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
                                  max_token_length=max_token_length, progress=progress)
     cdef vector[char] valid
@@ -1335,6 +1346,8 @@ def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, 
     [(256, 99, 257)]
     """
     # 1. Options, checked by the reference (given no words).
+    from hf_bpe.core._reference_continue import prepare_continuation
+
     setup = prepare_continuation([], [], keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
                                  max_token_length=max_token_length, progress=progress)
     if len(words) != len(counts):

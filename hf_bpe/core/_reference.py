@@ -45,7 +45,6 @@ count is refreshed as ``i32 as u64`` (a negative count becomes a huge one and is
 
 from __future__ import annotations
 
-import heapq
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
@@ -323,6 +322,8 @@ def _merge_loop(
     progress: Callable[[int], None] | None,
 ) -> list[tuple[int, int, int]]:
     """Run phases 4-5 of ``do_train`` from words as symbol lists; grow ``vocab``/``keys``; return the merges."""
+    import heapq  # here: the compiled core imports this module for its checks (prepare_training), not its loops
+
     if count_bits == 32:
 
         def wrap(value: int) -> int:  # Rust's wrapping i32 arithmetic
@@ -518,6 +519,8 @@ class WordEncoder:
         # Word::merge_all: symbols form a linked list; a min-heap of (rank, pos, new_id) entries; an entry is
         # skipped when its left symbol was absorbed, has no right neighbour, or the current pair there no longer
         # maps to the same new_id (tokenizers compares new ids, not ranks).
+        import heapq
+
         ranks = self.ranks
         ids = [self.byte_ids[b] for b in word]
         n = len(ids)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 import warnings
 from collections.abc import Collection
 from pathlib import Path
@@ -189,7 +188,10 @@ def store(name: str, payload: bytes) -> None:
             return  # load() warns; writing where others can write would not make the entry trusted
         if folder_fd is not None:
             os.close(folder_fd)
-        # mkstemp creates the file 0o600 and exclusively (never through a planted link).
+        # mkstemp creates the file 0o600 and exclusively (never through a planted link). Imported here: most runs
+        # only read the cache.
+        import tempfile
+
         handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
         with os.fdopen(handle, "wb") as out:
             out.write(payload)

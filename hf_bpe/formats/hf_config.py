@@ -13,6 +13,7 @@ This module never imports `transformers` (importing it costs over a second).
 ...                                ignore_merges=False, roles={"eos_token": "<|endoftext|>"})
 >>> sorted(files)
 ['special_tokens_map.json', 'tokenizer_config.json']
+>>> import json
 >>> config = json.loads(files["tokenizer_config.json"])
 >>> config["tokenizer_class"], config["eos_token"], config["added_tokens_decoder"]["256"]["special"]
 ('HFBPETokenizer', '<|endoftext|>', True)
@@ -20,14 +21,15 @@ This module never imports `transformers` (importing it costs over a second).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from ..core.specials import check_special_ids
-from .gpt2 import read_json
+
+# json and gpt2 (with the compiled _spelling) are imported where files are written or read: a model built by
+# training checks its roles here (check_roles) and loads neither before it saves.
 
 __all__ = [
     "check_added_contents",
@@ -66,6 +68,8 @@ def dumps(obj: Any) -> str:
     >>> dumps({"b": 1, "a": [True]})
     '{\\n  "a": [\\n    true\\n  ],\\n  "b": 1\\n}\\n'
     """
+    import json
+
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -218,8 +222,8 @@ def tokenizer_config_files(
     writes for the tokenizer loaded from the folder, so save/load round trips are lossless.
 
     >>> files = tokenizer_config_files(special_tokens={}, pattern="gpt2", add_prefix_space=False, ignore_merges=False)
-    >>> json.loads(files["special_tokens_map.json"])
-    {}
+    >>> files["special_tokens_map.json"]
+    '{}\\n'
     """
     return render_config_files(
         tokenizer_config(special_tokens=special_tokens, pattern=pattern, add_prefix_space=add_prefix_space,
@@ -300,6 +304,8 @@ def load_tokenizer_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     Raises:
         ValueError: naming the file, when it is not UTF-8, not JSON, or not an object (``[]``, ``null``, ...).
     """
+    from .gpt2 import read_json
+
     name, config = read_json(path, unique_keys=False)
     if not isinstance(config, dict):
         raise ValueError(f"{name!r} must hold a JSON object ({{...}}), got {type(config).__name__} {config!r:.60}; "

@@ -46,7 +46,6 @@ fixed a multiset (``order="multiset"``) so that :func:`verify` accepts it in any
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -54,7 +53,9 @@ from typing import Any, Literal
 
 from ..core._tally import Sha256, frame_lines, frame_utf8, sha_extensions, sum_digests, sum_line_digests
 from ..core.fragment import Fragment
-from .gpt2 import read_json
+
+# json and gpt2 (with the compiled _spelling) are imported where a manifest is written or read: training needs
+# only the fingerprint (CorpusFingerprint) until the model is saved.
 
 __all__ = [
     "MANIFEST_NAME",
@@ -519,6 +520,8 @@ def dump_manifest(manifest: Mapping[str, Any]) -> str:
     >>> dump_manifest({"b": 1, "a": [1, 2]})
     '{\\n  "a": [\\n    1,\\n    2\\n  ],\\n  "b": 1\\n}\\n'
     """
+    import json
+
     return json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -543,6 +546,8 @@ def load_manifest(directory: str | os.PathLike[str]) -> dict[str, Any]:
             f"{os.fspath(directory)!r} has no {MANIFEST_NAME}; it was not written by hf_bpe's trainer (or the "
             "manifest was deleted): retrain with hf_bpe to get one"
         )
+    from .gpt2 import read_json
+
     manifest = read_json(path, unique_keys=False)[1]
     if not isinstance(manifest, dict):
         raise ValueError(f"{os.fspath(path)!r} must hold a JSON object, got {type(manifest).__name__}")

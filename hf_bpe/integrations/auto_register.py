@@ -6,13 +6,15 @@ Importing `transformers` costs over a second, so ``install_import_hook`` registe
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
 import threading
 import warnings
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import importlib.abc
+    import importlib.machinery
 
 __all__ = ["install_import_hook"]
 
@@ -28,7 +30,9 @@ def _register_now() -> None:
     register_sentencepiece()
 
 
-class _RegisteringLoader(importlib.abc.Loader):
+# The two classes below follow the import protocols (a loader's create_module/exec_module, a finder's find_spec)
+# without subclassing importlib.abc's classes: `import hf_bpe` then does not import importlib.abc (~1 ms).
+class _RegisteringLoader:
     """Run the real loader of transformers' auto-tokenizer module, then register ``HFBPETokenizer``."""
 
     def __init__(self, loader: importlib.abc.Loader) -> None:
@@ -54,7 +58,7 @@ class _RegisteringLoader(importlib.abc.Loader):
         return getattr(self._loader, name)
 
 
-class _RegisterOnImport(importlib.abc.MetaPathFinder):
+class _RegisterOnImport:
     """A one-shot ``sys.meta_path`` finder: wraps the loader of transformers' auto-tokenizer module."""
 
     def find_spec(self, fullname: str, path: Any = None, target: ModuleType | None = None):

@@ -28,7 +28,6 @@ from ..core.pretokenize import Pretokenizer, usable_cpus
 from . import single_text
 from .incremental import IncrementalDecoder
 from .packing import pack, packed_digest, unpack, unpack_merges
-from .partial_bytes import PartialBytesEncoder
 from .tiktoken_compat import (Surrogates, check_surrogates, encode_repairing, offsets_of, repair_each,
                               repair_surrogates, resolve_allowed, resolve_disallowed)
 from .bpe_files import ModelFiles
@@ -40,6 +39,8 @@ from ..errors import DisallowedSpecialTokenError
 
 if TYPE_CHECKING:
     import regex  # annotations only: special_tokens_regex loads it when a model first looks for special tokens
+
+    from .partial_bytes import PartialBytesEncoder  # loaded by a vocabulary that lacks byte tokens (never trained)
 
 __all__ = ["BPEModel", "DisallowedSpecialTokenError", "IncrementalDecoder", "SAVED_FILES"]
 
@@ -185,6 +186,8 @@ class BPEModel(TokenArrays, ModelFiles):
         self._unk = (unk_token, fuse_unk)
         self._missing = bytes(missing)
         if missing:  # tokenizers' BPE: a byte without a token is dropped, or becomes the unk token
+            from .partial_bytes import PartialBytesEncoder
+
             self._encoder = PartialBytesEncoder(self._encoder, self._missing, unk_id, fuse_unk,
                                                  self._vocab if ignore_merges else None)
         if triples is not None:  # else built with the encoder, at the first encode (_encode_short)

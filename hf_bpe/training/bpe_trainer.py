@@ -20,19 +20,21 @@ Where `tokenizers` differs, hf_bpe does the right thing: pair counts are 64-bit 
 
 from __future__ import annotations
 
-import operator
 import warnings
+from array import array
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..core import _core
 from ..core._reference import saved_merges
 from ..core.pretokenize import Pretokenizer
 from ..errors import InputError
 from ..model.bpe import BPEModel
-from ..model.classic import ClassicModel
 from .counts import WordCounts, choose_workers, corpus_chars_hint
 from .progress import progress_bar
+
+if TYPE_CHECKING:
+    from ..model.classic import ClassicModel  # annotations only: the recipes' trainers import it
 
 __all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "train", "train_from_counts"]
 
@@ -201,8 +203,10 @@ def _train_counts(
         if flat is not None:
             vocab, merges = _core.train_merges_flat(flat, **options)
         else:
-            vocab, merges = _core.train_merges(*data, **options)
+            vocab, triples = _core.train_merges(*data, **options)
             del data
+            merges = array("i", [i for triple in triples for i in triple])
+            del triples
 
     # 2. Build the model with what BPEModel.save records in the manifest (so `hf-bpe verify` can retrain and compare);
     # say so when the corpus ran out of pairs before vocab_size.
@@ -251,7 +255,7 @@ def _train_recipe(corpus: Any, recipe: str | None, vocab_size: int | None, min_f
 
 def _build_model(
     vocab: list[bytes],
-    merges: list[tuple[int, int, int]],  # emptied
+    merges: array,  # the trainer's (left, right, new) triples end to end; emptied
     specials: Sequence[str],
     pattern: str,
     add_prefix_space: bool,
@@ -264,36 +268,37 @@ def _build_model(
     regular = dict(zip(vocab, range(len(vocab))))  # a token made twice keeps its last id, as in tokenizers
     if specials:
         shared = {i for i, token in enumerate(vocab[: len(specials)]) if len(token) == 1}
-        shared.update(i for triple in merges for i in triple if i < len(specials))
+        shared.update(i for i in merges if i < len(specials))
         regular = {token: i for i, token in enumerate(vocab) if i >= len(specials) or i in shared}
     # The merges as tokenizers saves them (a pair merged twice keeps its last rank), so the files are byte-identical.
     saved = _fresh_merges(vocab, merges)
     if saved is None:
-        saved = saved_merges(vocab, merges)
-    # The trainer's int triples (~140 bytes a merge, the caller's list, used nowhere else) are emptied before
-    # BPEModel builds its own: the two sets side by side were ~5 MB of the peak at 32,000 merges.
-    merges.clear()
+        saved = saved_merges(vocab, list(zip(merges[0::3], merges[1::3], merges[2::3])))
+    # The trainer's triples (the caller's array, used nowhere else) are emptied before BPEModel builds its own.
+    del merges[:]
     return BPEModel(regular, saved, special_tokens=special_ids, pattern=pattern, add_prefix_space=add_prefix_space,
                     provenance=provenance, roles=roles, _trained=True)
 
 
-def _fresh_merges(vocab: list[bytes], merges: list[tuple[int, int, int]]) -> list[tuple[bytes, bytes]] | None:
+def _fresh_merges(vocab: list[bytes], merges: array) -> list[tuple[bytes, bytes]] | None:
     """Spell the trainer's merges in rank order when no pair can repeat; None when one might (then saved_merges).
 
     The trainer gives a token it makes twice the id it made first (tokenizers' word_to_id), and a pair merged twice
     makes the same token twice. So when every merge's new id is fresh (the ids after the initial vocabulary, in
     order), no pair repeats and saved_merges' pair list and rank map (~2 MB at 20,000 merges) are not needed.
 
-    >>> _fresh_merges([b"a", b"b", b"ab", b"abb"], [(0, 1, 2), (2, 1, 3)])
+    ``merges``: the trainer's (left, right, new) triples end to end.
+
+    >>> _fresh_merges([b"a", b"b", b"ab", b"abb"], array("i", [0, 1, 2, 2, 1, 3]))
     [(b'a', b'b'), (b'ab', b'b')]
-    >>> _fresh_merges([b"a", b"b", b"ab"], [(0, 1, 2), (0, 1, 2)]) is None
+    >>> _fresh_merges([b"a", b"b", b"ab"], array("i", [0, 1, 2, 0, 1, 2])) is None
     True
     """
-    first = len(vocab) - len(merges)
-    if not all(map(operator.eq, map(operator.itemgetter(2), merges), range(first, len(vocab)))):
+    first = len(vocab) - len(merges) // 3
+    if merges[2::3] != array("i", range(first, len(vocab))):
         return None
     spell = vocab.__getitem__
-    return list(zip(map(spell, map(operator.itemgetter(0), merges)), map(spell, map(operator.itemgetter(1), merges))))
+    return list(zip(map(spell, merges[0::3]), map(spell, merges[1::3])))
 
 
 ROLE_OPTIONS = ("bos_token", "eos_token", "unk_token", "pad_token")

@@ -17,7 +17,6 @@ import codecs
 import os
 import warnings
 import sys
-import sysconfig
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -333,6 +332,8 @@ def default_corpus_files() -> list[Path]:
 
     It exists on every machine without a download (about 10 MB on CPython 3.11).
     """
+    import sysconfig  # here: only the default corpus needs it
+
     root = Path(sysconfig.get_paths()["stdlib"])
     files: list[Path] = []
     for folder, subfolders, names in os.walk(root):
@@ -347,6 +348,8 @@ def default_corpus() -> Any:
     Returns:
         A ``datasets.Dataset`` with a ``text`` column.
     """
+    import sysconfig
+
     import datasets
 
     files = [os.fspath(p) for p in default_corpus_files()]

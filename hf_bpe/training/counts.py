@@ -23,7 +23,6 @@ True
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import threading
@@ -35,7 +34,6 @@ from typing import Any, Literal
 
 from .._version import __version__
 from ..core.fragment import CUTTABLE_PATTERNS, Fragment
-from ..core.interrupts import interrupts_held
 from ..core._tally import release_free_memory
 from ..core.pretokenize import Pretokenizer, usable_cpus
 from ..errors import InputError
@@ -286,6 +284,8 @@ class WordCounts(Mapping[bytes, int]):
         Raises:
             FileExistsError: when ``path`` exists and ``force`` is false.
         """
+        import json
+
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -320,6 +320,8 @@ class WordCounts(Mapping[bytes, int]):
             InputError: naming the file, when it is not a complete Parquet file, not an hf_bpe counts file, of a
                 newer format, or inconsistent (duplicate tokens, counts outside 1..2**63-1, a wrong row count).
         """
+        import json
+
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -402,6 +404,8 @@ def _interrupt_safe_pool(context: Any, workers: int) -> Iterator[Any]:
     on the task pipe (seen at ~0.5 s after start). So the workers are started with SIGINT blocked (they inherit
     the mask), and a Ctrl-C meanwhile reaches this process when the mask is restored, with the pool to stop.
     """
+    from ..core.interrupts import interrupts_held  # here: signal is loaded only for a pool
+
     pool = None
     try:
         with interrupts_held():

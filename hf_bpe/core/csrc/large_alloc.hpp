@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <string>
@@ -74,6 +75,45 @@ struct LargePageAllocator {
 template <typename T>
 using big_vector = std::vector<T, LargePageAllocator<T>>;
 using big_string = std::basic_string<char, std::char_traits<char>, LargePageAllocator<char>>;
+
+// A growable table of trivial T whose bytes are all zero until written. Mapped pages are zero and become resident
+// only once touched, so a table reserved for every id a run may make (vocab_size) costs only the ids it uses, and
+// never copies itself as a doubling vector does (old and new side by side at each growth).
+template <typename T>
+class ZeroTable {
+public:
+    ZeroTable() = default;
+    ZeroTable(const ZeroTable&) = delete;
+    ZeroTable& operator=(const ZeroTable&) = delete;
+    ~ZeroTable() { release(); }
+    size_t size() const noexcept { return n_; }
+    T& operator[](size_t i) noexcept { return p_[i]; }
+    const T& operator[](size_t i) const noexcept { return p_[i]; }
+    // At least n entries, the old ones kept and the new ones zero. O(n) only when the table moves.
+    void grow_zeroed(size_t n) {
+        if (n <= n_) return;
+        if (n > std::numeric_limits<size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
+        T* q = static_cast<T*>(large_allocate(n * sizeof(T), alignof(T)));
+#if defined(HFBPE_HAVE_MMAP)
+        if (n * sizeof(T) < LARGE_BLOCK) std::memset(static_cast<void*>(q), 0, n * sizeof(T));  // mapped: zero
+#else
+        std::memset(static_cast<void*>(q), 0, n * sizeof(T));
+#endif
+        if (n_) std::memcpy(static_cast<void*>(q), static_cast<const void*>(p_), n_ * sizeof(T));
+        release();
+        p_ = q;
+        n_ = n;
+    }
+    void release() noexcept {
+        if (p_) large_deallocate(p_, n_ * sizeof(T), alignof(T));
+        p_ = nullptr;
+        n_ = 0;
+    }
+
+private:
+    T* p_ = nullptr;
+    size_t n_ = 0;
+};
 
 // An uninitialised array of n trivial T that never moves, freed with its owner (a pool's block).
 template <typename T>

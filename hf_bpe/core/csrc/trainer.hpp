@@ -400,10 +400,8 @@ public:
         big_vector<Entry>().swap(heap);
         std::deque<Entry>().swap(low);
         ListPool().swap(pool);
-        big_vector<Side>().swap(lefts);
-        big_vector<Side>().swap(rights);
-        big_vector<int32_t*>().swap(left_fill);
-        big_vector<int32_t*>().swap(right_fill);
+        lefts.release();
+        rights.release();
         big_vector<int32_t>().swap(touched_left);
         big_vector<int32_t>().swap(touched_right);
         big_vector<Listed>().swap(listed);
@@ -437,9 +435,12 @@ private:
     // Per-step sums of the changes, indexed by the id the step does not fix: the left side of id holds the
     // changes of (id, left) (-1) and (id, new) (+1), the right side those of (right, id) (-1) and (new, id)
     // (+1); (new, new) is kept on the right side. A side belongs to the current step when its stamp equals
-    // `step`, so nothing is cleared between steps.
+    // `step` (>= 1), so nothing is cleared between steps, and an all-zero side belongs to no step.
     struct Side {
-        uint64_t dec;      // wrapping sum of the -count changes (exact as an int64 unless bits32)
+        union {
+            uint64_t dec;  // wrapping sum of the -count changes (exact as an int64 unless bits32)
+            int32_t* fill; // once flush() applied dec: where the next listed word goes (null: no new entry)
+        };
         uint64_t inc;      // wrapping sum of the +count changes
         uint32_t stamp;
         uint32_t has_dec;  // whether dec was changed (the right side of new can have only a +1 change)
@@ -451,19 +452,17 @@ private:
         int32_t word;
     };
     uint32_t step = 0;  // merges < 2**31
-    big_vector<Side> lefts, rights;
-    big_vector<int32_t*> left_fill, right_fill;  // where the next listed word goes (null: no new entry)
+    ZeroTable<Side> lefts, rights;
     big_vector<int32_t> touched_left, touched_right;
     big_vector<Listed> listed;
 
     void grow_steps(size_t size) {
-        // By half again, never past vocab_size ids: the four tables are 80 bytes an id, and doubling left up to half
-        // of them unused (2.6 MB where a 1 MB corpus needs 1.6).
-        size = std::max(size, std::min(lefts.size() + lefts.size() / 2, (size_t)std::max<int64_t>(vocab_size, 0)));
-        lefts.resize(size, Side{0, 0, 0, 0, -1, 0});
-        rights.resize(size, Side{0, 0, 0, 0, -1, 0});
-        left_fill.resize(size, nullptr);
-        right_fill.resize(size, nullptr);
+        // Room for every id the run can make (vocab_size), zero and untouched until an id's side is: 64 bytes an
+        // id used (the sides once grew by half again with two more tables of fill pointers, 80 bytes an id
+        // allocated, and the old and new tables side by side at each growth).
+        size = std::max(size, (size_t)std::max<int64_t>(vocab_size, 0));
+        lefts.grow_zeroed(size);
+        rights.grow_zeroed(size);
     }
     // Counts never overflow int64 before wrapping: |count| <= 3 * 2**61 (checked upstream), or i32 values.
     int64_t wrap(int64_t sum) const {
@@ -521,7 +520,7 @@ private:
         for (Entry& entry : low) move(entry);
         pool.swap(fresh);
     }
-    inline Side& side(big_vector<Side>& table, big_vector<int32_t>& touched, int32_t id) {
+    inline Side& side(ZeroTable<Side>& table, big_vector<int32_t>& touched, int32_t id) {
         Side& side = table[id];
         if (side.stamp != step) {
             side = Side{0, 0, step, 0, -1, 0};
@@ -629,20 +628,20 @@ private:
             const Side& b = rights[tr[k]];
             if (b.has_dec) add_count(pair_key(right, tr[k]), b.dec);
         }
-        // 2. The +1 sums and the entries.
+        // 2. The +1 sums and the entries; each side's fill pointer takes the place of its dec, applied above.
         for (size_t k = 0; k < tl.size(); ++k) {
             if (k + AHEAD < tl.size()) counts.prefetch(pair_key(tl[k + AHEAD], new_id));
-            const Side& a = lefts[tl[k]];
-            left_fill[tl[k]] = a.size ? settle(a, pair_key(tl[k], new_id)) : nullptr;
+            Side& a = lefts[tl[k]];
+            a.fill = a.size ? settle(a, pair_key(tl[k], new_id)) : nullptr;
         }
         for (size_t k = 0; k < tr.size(); ++k) {
             if (k + AHEAD < tr.size()) counts.prefetch(pair_key(new_id, tr[k + AHEAD]));
-            const Side& b = rights[tr[k]];
-            right_fill[tr[k]] = b.size ? settle(b, pair_key(new_id, tr[k])) : nullptr;
+            Side& b = rights[tr[k]];
+            b.fill = b.size ? settle(b, pair_key(new_id, tr[k])) : nullptr;
         }
         // 3. The words.
         for (const Listed& item : listed) {
-            int32_t*& fill = (item.side & 1) ? right_fill[item.side >> 1] : left_fill[item.side >> 1];
+            int32_t*& fill = (item.side & 1) ? rights[item.side >> 1].fill : lefts[item.side >> 1].fill;
             if (fill != nullptr) *fill++ = item.word;
         }
         touched_left.clear();
