@@ -9,7 +9,10 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from hf_bpe.core.patterns import PATTERNS
 from hf_bpe.training.corpus import default_corpus_files, iter_batches, iter_texts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,3 +205,105 @@ def test_corpus_line_blocks_name_an_undecodable_line(tmp_path, monkeypatch):
     path.write_bytes(b"ok line\n" * 30 + b"bad \xff here\n" + b"after\n")
     with pytest.raises(ValueError, match=r"line 31 is not UTF-8"):
         list(iter_texts(path, line_blocks=True))
+
+
+# Byte sequences at the edges of strict UTF-8 (Python's decoder, errors="strict"): valid first and last forms,
+# overlongs, surrogates, code points above U+10FFFF, stray continuation bytes and bytes never used.
+_UTF8_EDGES = [
+    b"\xc2\x80", b"\xdf\xbf", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xee\x80\x80", b"\xef\xbf\xbf", b"\xf0\x90\x80\x80",
+    b"\xf4\x8f\xbf\xbf",  # valid
+    b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf", b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf",  # overlong
+    b"\xed\xa0\x80", b"\xed\xbf\xbf",  # surrogates
+    b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xf7\xbf\xbf\xbf", b"\xf8\x88\x80\x80\x80", b"\xff", b"\xfe",  # too big
+    b"\x80", b"\xbf", b"\xe2\x82", b"\xf0\x9f\x98", b"\xc3",  # stray continuation, cut short
+]
+
+
+@st.composite
+def _utf8_with_one_mutation(draw: st.DrawFn) -> bytes:
+    """Valid UTF-8 (after 0-17 ASCII bytes: the check's 8-byte steps) with one edge sequence put in, put over
+    a byte, or its head cut short at the end (as a block read in the middle of a character ends)."""
+    raw = b"x" * draw(st.integers(0, 17)) + draw(st.text(max_size=24)).encode()
+    edge = draw(st.sampled_from(_UTF8_EDGES))
+    at = draw(st.integers(0, len(raw)))
+    how = draw(st.sampled_from(["insert", "overwrite", "cut at the end"]))
+    if how == "insert":
+        return raw[:at] + edge + raw[at:]
+    if how == "overwrite":
+        return raw[:at] + edge + raw[at + len(edge):]
+    return raw + edge[:draw(st.integers(1, len(edge)))]
+
+
+@settings(deadline=None, derandomize=True, max_examples=600)
+@given(st.one_of(st.binary(max_size=40), _utf8_with_one_mutation()))
+def test_corpus_utf8_check_accepts_exactly_what_the_strict_decoder_accepts(data: bytes) -> None:
+    # Issue 23: a file's block is checked (compiled: Utf8Block), not decoded; the counters then read its bytes as
+    # valid UTF-8, and a refused block goes to the line path that names the bad line. Both must agree with decode.
+    from hf_bpe.core._tally import Utf8Block
+
+    try:
+        expected = len(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        expected = None
+    try:
+        got = Utf8Block(data).characters
+    except UnicodeDecodeError:
+        got = None
+    assert got == expected
+
+
+_LINE_CHARS = list("abcXYZ019 ,.'!-_") + ["  ", "\t", "\r", "\r\n", "é", "ß", "ÿ", "Ω", "中", "文", "字", "😀", "🇫🇷",
+                                           "\u00a0", "\u3000", "١٢", "n't", "'s"]
+
+
+@settings(deadline=None, derandomize=True, max_examples=40)
+@given(st.lists(st.lists(st.sampled_from(_LINE_CHARS), max_size=30).map("".join), min_size=1, max_size=60),
+       st.booleans(), st.integers(16, 300))
+def test_corpus_file_blocks_count_as_bytes_like_the_decoded_lines(
+        tmp_path_factory, lines: list[str], final_newline: bool, block: int) -> None:
+    # Issue 23: blocks of a file are counted from their bytes (ASCII lines as ASCII, the others as UTF-8 in place,
+    # no str made): counts in first-seen order, documents and characters equal those of the decoded lines as str,
+    # for every named pattern, on one thread and on two (the threshold for threads lowered so small blocks split).
+    import hf_bpe.core._tally as tally_module
+    import hf_bpe.training.corpus as corpus_module
+    from hf_bpe.core.pretokenize import Pretokenizer
+    from hf_bpe.training.counts import count_words
+
+    text = "\n".join(lines) + ("\n" if final_newline else "")
+    path = tmp_path_factory.mktemp("blocks") / "lines.txt"
+    path.write_bytes(text.encode())
+    as_read = [part + "\n" for part in text.split("\n")]  # the file's lines, each ending after its "\n"
+    as_read[-1] = as_read[-1][:-1]
+    as_read = as_read if as_read[-1] else as_read[:-1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(corpus_module, "_LINE_BLOCK", block)
+        patch.setattr(corpus_module, "_MIN_LINE_BLOCK", block)
+        patch.setattr(tally_module, "_THREAD_MIN_CHARS", 1)
+        for name in sorted(PATTERNS):
+            pretokenizer = Pretokenizer(name)
+            expected = count_words(as_read, pretokenizer)
+            for workers in (1, 2):
+                got = count_words(iter_texts(path, line_blocks=True), pretokenizer, workers=workers,
+                                  line_blocks=True)
+                assert list(got[0].items()) == list(expected[0].items())
+                assert got[1:] == expected[1:] == (len(as_read), len(text))
+
+
+def test_corpus_bad_byte_in_a_large_block_names_its_file_and_line(tmp_path):
+    # A block the UTF-8 check refuses is read again line by line: the error names the file and the line as the
+    # decoder's path did (reason and byte offset in the line), here in the middle of a block of ~260 KB.
+    rng = __import__("random").Random(23)
+    words = ["plain", "café", "中文", "😀", "x", "Ωmega", " "]
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 20))).encode() + b"\n" for _ in range(12_000)]
+    lines[7500] = b"an overlong \xc0\xaf slash\n"
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"".join(lines))
+    assert 1 << 18 < sum(map(len, lines[:7500])) < 1 << 19  # in the middle of the second block of 256 KiB
+    expected = (f"{os.fspath(path)!r} line 7501 is not UTF-8 (invalid start byte at byte 12); "
+                "convert the file to UTF-8 (e.g. iconv -t utf-8)")
+    with pytest.raises(ValueError) as caught:
+        list(iter_texts(path, line_blocks=True))
+    assert str(caught.value) == expected
+    with pytest.raises(ValueError) as again:
+        list(iter_texts(path))  # the decoding path (no blocks) says the same
+    assert str(again.value) == expected

@@ -402,17 +402,20 @@ def _lines_of(block: str) -> list[str]:
 @settings(deadline=None, derandomize=True, max_examples=80)
 @given(st.lists(st.sampled_from(["a", "b c", " ", "\n", "\n\n", "é", "中文", "😀", "\t", "'s", "12", "\u0a0a",
                                  "\U0001000a", "\u2028", "\u0085", "ÿ"]), max_size=80),
-       st.sampled_from(NAMES), st.booleans(), st.integers(1, 3), st.booleans(), st.integers(1, 1200))
+       st.sampled_from(NAMES), st.booleans(), st.integers(1, 3), st.sampled_from(["str", "raw", "utf8"]),
+       st.integers(1, 1200))
 def test_pretokenize_count_lines_of_a_block_equals_counting_the_lines(
-        parts: list[str], name: str, prefix: bool, threads: int, with_raw: bool, repeat: int) -> None:
+        parts: list[str], name: str, prefix: bool, threads: int, given_as: str, repeat: int) -> None:
     # Issue 10: a file block is counted in place, line by line (PieceTally.add_lines / start_lines), with the
-    # counts and first-seen order of counting its lines as str; every PEP 393 kind, with and without the UTF-8.
+    # counts and first-seen order of counting its lines as str; every PEP 393 kind, with and without the UTF-8,
+    # and (issue 23) the UTF-8 alone, checked (Utf8Block): no str.
     block = "".join(parts) * repeat
     pid = _scanner.SCANNERS[Pretokenizer(name).name]
     expected = Pretokenizer(name, add_prefix_space=prefix).count(_lines_of(block))
     tally = _tally.PieceTally(pid, prefix)
-    raw = block.encode("utf-8") if with_raw else None
-    assert tally.add_lines(block, threads, raw) == len(_lines_of(block))
+    raw = block.encode("utf-8") if given_as == "raw" else None
+    lines = tally.add_lines(_tally.Utf8Block(block.encode()) if given_as == "utf8" else block, threads, raw)
+    assert lines == len(_lines_of(block))
     assert list(tally.into({}).items()) == list(expected.items())
 
 

@@ -565,7 +565,19 @@ cdef int _count_nogil(
     return 0
 
 
+cdef int _count_utf8(const char* s, Py_ssize_t n, int pid, HfbpePieceCounter* counter) noexcept nogil:
+    """Count the pieces of valid UTF-8 s[0..n) (a file's line read as bytes): each piece is its own UTF-8."""
+    cdef Py_ssize_t p = 0, e
+    while p < n:
+        e = next_piece(s, n, p, pid)
+        counter.add_in_thread(s + p, e - p)
+        p = e
+    return 0
+
+
 cdef int _count_ref(const TextRef* ref, int pid, HfbpePieceCounter* counter, string* buf) noexcept nogil:
+    if ref.utf8:  # checked UTF-8 (csrc/utf8_check.hpp): scanned by byte offsets, nothing to transcode
+        return _count_utf8(<const char*>ref.data, ref.length, pid, counter)
     if ref.kind == PyUnicode_1BYTE_KIND:
         return _count_nogil(<const uint8_t*>ref.data, ref.length, ref.ascii, pid, counter, buf)
     if ref.kind == PyUnicode_2BYTE_KIND:

@@ -49,6 +49,11 @@ cdef extern from "csrc/sha256.hpp" namespace "hfbpe":
     void add_256(uint8_t* acc, const uint8_t* x) nogil
 
 
+cdef extern from "csrc/utf8_check.hpp" namespace "hfbpe":
+    int64_t utf8_code_points(const char* data, size_t n, size_t* bad) nogil
+    cbool all_ascii(const char* data, size_t n) nogil
+
+
 cdef extern from "csrc/release_memory.hpp":
     void _release_free_memory "hfbpe::release_free_memory"() nogil
 
@@ -148,6 +153,61 @@ cdef void _line_refs(const void* data, Py_ssize_t n, unsigned int kind, bint asc
         start = i + 1
 
 
+cdef void _utf8_line_refs(const char* raw, Py_ssize_t n, vector[TextRef]& refs):
+    """Point refs at each line of checked UTF-8 `raw` (a line ends after each "\\n"): an ASCII line as 1-byte
+    ASCII data (the scanners' fast path), any other as UTF-8 read in place (no str, nothing transcoded)."""
+    cdef Py_ssize_t start = 0, end
+    cdef const char* hit
+    cdef TextRef ref
+    ref.kind = PyUnicode_1BYTE_KIND
+    while start < n:
+        hit = <const char*>memchr(raw + start, 10, n - start)
+        end = n if hit == NULL else hit - raw + 1
+        ref.data = raw + start
+        ref.length = end - start
+        ref.ascii = all_ascii(raw + start, <size_t>ref.length)
+        ref.utf8 = not ref.ascii
+        refs.push_back(ref)
+        start = end
+
+
+cdef class Utf8Block:
+    """Bytes checked to be UTF-8 exactly as Python's strict decoder accepts it, with their code points counted.
+
+    What a file's block of lines is counted from (:meth:`PieceTally.add_lines`) instead of a str decoded from it
+    (1, 2 or 4 bytes a character, alive while the block is counted). Only this check makes one, so the counting
+    threads may read its bytes as valid UTF-8 (csrc/utf8_check.hpp: no overlong form, no surrogate, nothing above
+    U+10FFFF, no sequence cut short).
+
+    >>> block = Utf8Block("caf\\u00e9 \\U0001F600\\n".encode()); block.characters, len(block.raw)
+    (7, 11)
+    >>> Utf8Block(b"ok \\xed\\xa0\\x80")
+    Traceback (most recent call last):
+    UnicodeDecodeError: 'utf-8' codec can't decode byte 0xed in position 3: invalid UTF-8
+    """
+
+    cdef readonly bytes raw
+    cdef readonly Py_ssize_t characters
+
+    def __cinit__(self, bytes raw not None):
+        cdef const char* data = raw
+        cdef size_t n = len(raw), bad = 0
+        cdef int64_t count
+        with nogil:
+            count = utf8_code_points(data, n, &bad)
+        if count < 0:
+            raise UnicodeDecodeError("utf-8", raw, bad, bad + 1, "invalid UTF-8")
+        self.raw = raw
+        self.characters = count
+
+    def __len__(self):
+        return self.characters
+
+    def decode(self):
+        """Return the text (a str: made only on demand)."""
+        return self.raw.decode("utf-8")
+
+
 cdef inline Py_ssize_t _newline(const void* data, unsigned int kind, Py_ssize_t start, Py_ssize_t n) noexcept nogil:
     """The index of the first "\\n" at or after start in a str's data, or n - 1 (the last line has none).
 
@@ -195,10 +255,11 @@ cdef class PieceTally:
     # One counter per thread, kept from batch to batch (each piece stamped with its position in the stream:
     # parallel_count.hpp); _fold() adds them into counters[0].
     cdef vector[HfbpePieceCounter] counters
-    cdef uint64_t position    # characters counted so far: where the next text starts in the stream
+    # Characters (a Utf8Block's bytes) counted so far: where the next text starts in the stream.
+    cdef uint64_t position
     cdef CountJob job
     cdef HfbpeScanFn scan     # the scanner's counter for `pid` (_scanner.count_function)
-    cdef dict pending         # batch number -> what it reads (a list of str, or a str of lines), until complete
+    cdef dict pending         # batch number -> what it reads (list of str, str of lines, Utf8Block), until complete
     cdef bint here            # add()/add_lines(): one thread counts on the calling thread, at once
     cdef readonly int pid
     cdef readonly bint add_prefix_space
@@ -228,11 +289,13 @@ cdef class PieceTally:
             self.here = False
         self.finish()
 
-    def add_lines(self, str block not None, int threads=1, bytes raw=None):
+    def add_lines(self, block not None, int threads=1, bytes raw=None):
         """Count every line of `block` as one text, as :meth:`add` counts ``block``'s lines; return how many.
 
-        A line ends after each "\\n" (a last line without one is a line too). No str is made per line: the
-        threads scan the lines in place (the serial part of counting a file was making ~100 ns of str per line).
+        `block` is a str or a :class:`Utf8Block` (a file's bytes, counted without a str: its ASCII lines as ASCII,
+        the others as UTF-8 in place). A line ends after each "\\n" (a last line without one is a line too). No str
+        is made per line: the threads scan the lines in place (the serial part of counting a file was making ~100 ns
+        of str per line).
         """
         self.here = True
         try:
@@ -264,13 +327,25 @@ cdef class PieceTally:
             chars += refs[i].length
         self._start(refs, chars, threads, kept)    # while the threads count the previous batches
 
-    def start_lines(self, str block not None, int threads=1, bytes raw=None):
+    def start_lines(self, block not None, int threads=1, bytes raw=None):
         """Begin counting the lines of `block` as :meth:`add_lines` does, in the background; return how many.
 
-        `raw`, if given, must be ``block.encode("utf-8")``: its ASCII lines are then scanned by the ASCII fast path
-        even when `block` holds wider characters elsewhere.
+        For a str `block`, `raw`, if given, must be ``block.encode("utf-8")``: its ASCII lines are then scanned by
+        the ASCII fast path even when `block` holds wider characters elsewhere.
         """
         cdef vector[TextRef] refs
+        cdef Py_ssize_t lines_found
+        if type(block) is Utf8Block:
+            if self.add_prefix_space:  # each line needs a prefixed copy: the str path
+                return self.start_lines((<Utf8Block>block).decode(), threads)
+            raw = (<Utf8Block>block).raw
+            _utf8_line_refs(raw, len(raw), refs)
+            lines_found = refs.size()
+            # Stamps advance by bytes here (>= the pieces of each line, like characters): the same first-seen order.
+            self._start(refs, len(raw), threads, block)
+            return lines_found
+        if type(block) is not str:
+            raise TypeError(f"block is {type(block).__name__} {block!r:.80}; expected str or Utf8Block")
         if self.add_prefix_space:  # each line needs a prefixed copy: the str path
             parts = block.split("\n")
             last = parts.pop()    # after the last "\n": a line only if not empty
@@ -286,7 +361,7 @@ cdef class PieceTally:
         hfbpe_unicode_ready(block)
         _line_refs(PyUnicode_DATA(block), PyUnicode_GET_LENGTH(block), PyUnicode_KIND(block),
                    PyUnicode_IS_ASCII(block), raw_data, raw_size, refs)
-        cdef Py_ssize_t lines_found = refs.size()
+        lines_found = refs.size()
         self._start(refs, PyUnicode_GET_LENGTH(block), threads, block if raw is None else (block, raw))
         return lines_found
 
@@ -311,6 +386,7 @@ cdef class PieceTally:
             if self.counters[t].size() >= _FOLD_PIECES:
                 self.counters[0].absorb(self.counters[t])
         if status == COUNT_BAD_TEXT:
+            # (A Utf8Block never fails: checked UTF-8 has no surrogate.)
             text = kept if type(kept) is list else (kept if type(kept) is str else kept[0]).split("\n")
             bad = text[failed_at]
             bad.encode("utf-8")    # raises the standard UnicodeEncodeError naming the surrogate

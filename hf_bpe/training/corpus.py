@@ -22,7 +22,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..core._tally import Sha256, line_stats
+from ..core._tally import Sha256, Utf8Block, line_stats
 from ..core.fragment import Fragment, SafeCutter
 from ..errors import InputError, excerpt
 
@@ -46,14 +46,29 @@ def is_paths(corpus: object) -> bool:
 
 class LineBlock(NamedTuple):
     """Whole lines of a text file read as one block: what ``iter_texts(..., line_blocks=True)`` yields in place of
-    the lines themselves (the compiled counter scans them in place: ``PieceTally.add_lines``).
+    the lines themselves (the compiled counter scans their UTF-8 in place: ``PieceTally.add_lines``).
 
-    Not a str, so that nothing expecting texts takes one by mistake.
+    Not a str, so that nothing expecting texts takes one by mistake; no str is made for it either (its bytes are
+    checked as the strict decoder would: ``Utf8Block``), but :attr:`text` decodes one on demand.
     """
 
-    text: str  # the lines end to end, each ending with "\n"
-    raw: bytes  # text's UTF-8, as read
+    utf8: Utf8Block  # the lines end to end as read, each ending with "\n", checked to be UTF-8
     lines: int
+
+    @property
+    def raw(self) -> bytes:
+        """The lines' UTF-8, as read."""
+        return self.utf8.raw
+
+    @property
+    def characters(self) -> int:
+        """The lines' code points (``len(self.text)``, without making it)."""
+        return self.utf8.characters
+
+    @property
+    def text(self) -> str:
+        """The lines as one str, decoded now (a copy: the counter never needs it)."""
+        return self.utf8.decode()
 
 
 def iter_texts(corpus: Any, *, text_column: str = "text", max_line_bytes: int | None = None,
@@ -161,8 +176,8 @@ _MIN_LINE_BLOCK = 1 << 18
 def _line_block_size(total: int) -> int:
     """Return the line-block size for files of ``total`` bytes: about a sixteenth of them, in [256 KiB, 4 MiB].
 
-    Up to three blocks are alive at once (one read while two are counted), each with its str, which takes 1, 2 or 4
-    bytes a character: 4 MiB blocks made ~40 MiB of a 10 MB corpus's peak RSS. Corpora of 64 MB and more keep 4 MiB
+    Up to three blocks are alive at once (one read while two are counted; they were each with a str, 1, 2 or 4 bytes
+    a character, before they were counted as bytes): 4 MiB blocks made ~40 MiB of a 10 MB corpus's peak RSS. Corpora of 64 MB and more keep 4 MiB
     blocks (fewer thread hand-offs); the counts and the fingerprint never depend on the size.
 
     >>> _line_block_size(10**6), _line_block_size(10**7), _line_block_size(10**9)
@@ -187,26 +202,30 @@ def _iter_files(paths: list[Path], max_line_bytes: int | None = None, blocks: bo
             # Binary reading splits on b"\n" only and keeps it, exactly like tokenizers' line reader.
             number = 0
             while True:
-                # 1. Fast path: a block of whole lines, decoded and split in C (the per-line readline and
-                #    decode were the serial part of threaded counting). Blocks with an over-long or undecodable
-                #    line go to the line-by-line path below, which handles and names them.
+                # 1. Fast path: a block of whole lines, checked as UTF-8 and counted as bytes (blocks=True), or
+                #    decoded and split in C (the per-line readline and decode were the serial part of threaded
+                #    counting). Blocks with an over-long or undecodable line go to the line-by-line path below, which
+                #    handles and names them.
                 start = handle.tell()
                 block = handle.read(size)
                 end = block.rfind(b"\n") + 1
                 whole = block[:end] if end < len(block) else block
                 at_end = not block
-                del block  # `whole` may be a copy: one of the two alive while the block is decoded and counted
+                del block  # `whole` may be a copy: one of the two alive while the block is checked and counted
                 # One pass for the block's longest line and its line count (a block ends with "\n").
                 longest, lines = line_stats(whole) if end and (blocks or 0 <= limit < size) else (0, 0)
                 if end and (limit < 0 or size <= limit or longest < limit):
+                    # A block is checked, not decoded: the counter reads its bytes (no str of 1-4 bytes a character).
                     try:
-                        text = whole.decode("utf-8")
+                        checked = Utf8Block(whole) if blocks else None
+                        text = None if blocks else whole.decode("utf-8")
                     except UnicodeDecodeError:
-                        text = None
-                    if text is not None and blocks:
+                        checked = text = None
+                    if checked is not None:
                         number += lines
                         handle.seek(start + end)
-                        yield LineBlock(text, whole, lines)
+                        yield LineBlock(checked, lines)
+                        del checked
                         continue
                     if text is not None:
                         lines = text.split("\n")

@@ -495,7 +495,7 @@ def _count_words(
         def account_block(block: LineBlock) -> LineBlock:
             nonlocal documents, characters
             documents += block.lines
-            characters += len(block.text)
+            characters += block.characters  # code points, counted where the bytes were checked
             bar.update(block.lines)
             bar.set_postfix_str(f"{characters / 1e6:.1f}M chars", refresh=False)
             if fingerprint is not None:
@@ -520,7 +520,7 @@ def _count_words(
                 threads, count_lines, count_texts = workers, tally.start_lines, tally.start
             for batch in batches:
                 if type(batch) is LineBlock:
-                    count_lines(batch.text, threads, batch.raw)
+                    count_lines(batch.utf8, threads)  # its bytes: no str made
                     # The blocks already counted are freed; glibc served them from its heap (its mmap threshold
                     # rises to a block's size once one is freed) and keeps their pages: give them back now, as
                     # a mapped block would (~1 ms a block of up to 4 MiB; csrc/release_memory.hpp).
