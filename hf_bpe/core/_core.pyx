@@ -244,13 +244,27 @@ cdef Trainer* _new_trainer(setup, vocab_size, min_frequency, count_bits) except 
     return trainer
 
 
+cdef inline bint _count_fits(int64_t* value, int64_t size, uint64_t* weighted, bint bits32) noexcept nogil:
+    # The reference's checks of one word's count, for both word adders: 1 <= count and, unless bits32,
+    # sum(count * len(word)) <= 2**61 so far (in *weighted); with bits32 the count becomes tokenizers' `count as i32`.
+    if value[0] < 1:
+        return False
+    if bits32:
+        value[0] = <int32_t><uint32_t><uint64_t>value[0]
+        return True
+    if size and <uint64_t>value[0] > (<uint64_t>1 << 61) // <uint64_t>size:
+        return False
+    weighted[0] += <uint64_t>value[0] * <uint64_t>size  # both terms <= 2**61: no overflow
+    return weighted[0] <= (<uint64_t>1 << 61)
+
+
 cdef bint _add_checked_words(Trainer* trainer, list words, list counts, bint bits32) except -1:
     # Add the words and counts to the trainer if they pass the reference's checks (the common case: distinct
     # bytes, exact ints in 1..2**63-1, and sum(count * len(word)) <= 2**61 unless bits32); return False if any
     # may not (the trainer then holds part of them). O(total length); each word object is touched once.
     cdef Py_ssize_t n = len(words), i
     cdef object word, count
-    cdef long long value
+    cdef int64_t value
     cdef int overflow = 0
     cdef int64_t size
     cdef uint64_t weighted = 0
@@ -269,17 +283,9 @@ cdef bint _add_checked_words(Trainer* trainer, list words, list counts, bint bit
         if type(word) is not bytes or type(count) is not int:
             return False
         value = PyLong_AsLongLongAndOverflow(count, &overflow)
-        if overflow or value < 1:
-            return False
         size = PyBytes_GET_SIZE(word)
-        if not bits32:
-            if size and <uint64_t>value > (<uint64_t>1 << 61) // <uint64_t>size:
-                return False
-            weighted += <uint64_t>value * <uint64_t>size  # both terms <= 2**61: no overflow
-            if weighted > (<uint64_t>1 << 61):
-                return False
-        else:  # tokenizers' `count as i32`
-            value = <int32_t><uint32_t><uint64_t>value
+        if overflow or not _count_fits(&value, size, &weighted, bits32):
+            return False
         trainer.add_word(<const unsigned char*>PyBytes_AS_STRING(word), size, value)
     with nogil:
         distinct = trainer.distinct_words()
@@ -432,16 +438,8 @@ cdef bint _add_flat_words(Trainer* trainer, const unsigned char[::1] blob, const
         if end <= start or end > blob.shape[0]:
             raise ValueError(f"word {i} ends at {end}, after {start} and within {blob.shape[0]} bytes expected")
         size = end - start
-        if value < 1:
+        if not _count_fits(&value, size, &weighted, bits32):
             return False
-        if not bits32:
-            if <uint64_t>value > (<uint64_t>1 << 61) // <uint64_t>size:
-                return False
-            weighted += <uint64_t>value * <uint64_t>size
-            if weighted > (<uint64_t>1 << 61):
-                return False
-        else:  # tokenizers' `count as i32`
-            value = <int32_t><uint32_t><uint64_t>value
         trainer.add_word(data + start, size, value)
         start = end
     with nogil:

@@ -388,11 +388,6 @@ cdef str _flag_problem(uint8_t f):
     return None
 
 
-cdef inline bint _flag_ok(uint8_t f) noexcept nogil:
-    return not ((f & F_L and f & (F_N | F_S)) or (f & F_N and f & F_S) or (f & F_L and not f & (F_UP | F_LO))
-                or (f & (F_UP | F_LO) and f & (F_N | F_S)))
-
-
 def _check_classes(bytearray table):
     """Raise RuntimeError unless the table has ``_compact``'s layout (every stage-1 index names a stage-2 block,
     every block is named) and the classes hold the invariants the scanners use: L, N, \\s are disjoint; every
@@ -410,6 +405,10 @@ def _check_classes(bytearray table):
     cdef const uint16_t* stage1 = <const uint16_t*>(t + kBmp)
     cdef const uint8_t* stage2 = t + STAGE2
     cdef bytearray named = bytearray(blocks)
+    # Each flag byte judged once by _flag_problem (the one statement of the rules), then one lookup per byte.
+    cdef uint8_t bad[256]
+    for i in range(256):
+        bad[i] = _flag_problem(<uint8_t>i) is not None
     for b in range(kSuppBlocks):
         if stage1[b] >= blocks:
             raise RuntimeError(f"stage 1 sends U+{kBmp + b * _BLOCK:04X}.. to block {stage1[b]} of {blocks}")
@@ -417,10 +416,10 @@ def _check_classes(bytearray table):
     if not all(named):
         raise RuntimeError(f"stage-2 block {named.index(0)} is named by no stage-1 entry")
     for i in range(kBmp):
-        if not _flag_ok(t[i]):
+        if bad[t[i]]:
             raise RuntimeError(_flag_problem(t[i]).format(f"U+{i:04X}"))
     for i in range(blocks * _BLOCK):
-        if not _flag_ok(stage2[i]):
+        if bad[stage2[i]]:
             b = next(b for b in range(kSuppBlocks) if stage1[b] == i // _BLOCK)
             raise RuntimeError(_flag_problem(stage2[i]).format(f"U+{kBmp + b * _BLOCK + i % _BLOCK:04X}"))
     if not (t[0x0A] & F_S and t[0x0D] & F_S and t[CH_SPACE] & F_S) or t[CH_APOS] & F_LNS or t[CH_SLASH] & F_LNS:

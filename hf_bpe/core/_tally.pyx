@@ -147,7 +147,7 @@ cdef void _line_refs(const void* data, Py_ssize_t n, unsigned int kind, bint asc
                 else:
                     ref.data = <const char*>data + start
                 ref.kind = PyUnicode_1BYTE_KIND
-                ref.ascii = 1 if raw != <const char*>data else _all_ascii(raw + byte_start, ref.length)
+                ref.ascii = 1 if raw != <const char*>data else all_ascii(raw + byte_start, <size_t>ref.length)
             byte_start = byte_end
         refs.push_back(ref)
         start = i + 1
@@ -232,14 +232,6 @@ cdef inline Py_ssize_t _newline(const void* data, unsigned int kind, Py_ssize_t 
             return unit
         p = hit + 1
     return n - 1
-
-
-cdef bint _all_ascii(const char* p, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        if <uint8_t>p[i] >= 0x80:
-            return False
-    return True
 
 
 cdef class PieceTally:

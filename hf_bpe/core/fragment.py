@@ -54,7 +54,6 @@ def _cut_patterns() -> tuple[Any, Any]:
             regex.compile(r"(?<=[\p{L}\p{N}]) "))  # the second searched forwards, from a position
 
 
-
 class Fragment(str):
     """A part of one line (document) of a corpus that was read in pieces.
 

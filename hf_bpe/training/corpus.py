@@ -176,9 +176,10 @@ _MIN_LINE_BLOCK = 1 << 18
 def _line_block_size(total: int) -> int:
     """Return the line-block size for files of ``total`` bytes: about a sixteenth of them, in [256 KiB, 4 MiB].
 
-    Up to three blocks are alive at once (one read while two are counted; they were each with a str, 1, 2 or 4 bytes
-    a character, before they were counted as bytes): 4 MiB blocks made ~40 MiB of a 10 MB corpus's peak RSS. Corpora of 64 MB and more keep 4 MiB
-    blocks (fewer thread hand-offs); the counts and the fingerprint never depend on the size.
+    Up to three blocks are alive at once (one read while two are counted; each also had a str, 1, 2 or 4 bytes a
+    character, before blocks were counted as bytes): 4 MiB blocks made ~40 MiB of a 10 MB corpus's peak RSS. Corpora
+    of 64 MB and more keep 4 MiB blocks (fewer thread hand-offs); the counts and the fingerprint never depend on the
+    size.
 
     >>> _line_block_size(10**6), _line_block_size(10**7), _line_block_size(10**9)
     (262144, 625000, 4194304)

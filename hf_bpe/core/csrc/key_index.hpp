@@ -35,7 +35,11 @@ public:
     // Give keys[id] the id `id` unless its key already has one (the first id of a key stays, as in tokenizers).
     void insert_if_absent(const std::vector<std::string>& keys, int32_t id) {
         const std::string& key = keys[(size_t)id];
-        if (find(keys, key.data(), key.size()) != NONE) return;
+        if (find(keys, key.data(), key.size()) == NONE) insert_new(keys, id);
+    }
+    // Give keys[id] the id `id`; its key has none (find() just said so).
+    void insert_new(const std::vector<std::string>& keys, int32_t id) {
+        const std::string& key = keys[(size_t)id];
         if ((used_ + 1) * 4 > slots_.size() * 3) grow();
         place(Slot{hash32(key.data(), key.size()), id});
         ++used_;

@@ -363,13 +363,12 @@ public:
             }
             int32_t left = (int32_t)(top.pair >> 32), right = (int32_t)(top.pair & 0xffffffffULL);
             std::string new_key = keys[left] + keys[right];
-            int32_t new_id;
-            new_id = key_to_id.find(keys, new_key.data(), new_key.size());
+            int32_t new_id = key_to_id.find(keys, new_key.data(), new_key.size());
             if (new_id == KeyIndex::NONE) {  // a new token; else the existing id is reused
                 new_id = (int32_t)keys.size();
                 token_len.push_back((int32_t)new_key.size());
                 keys.push_back(std::move(new_key));
-                key_to_id.insert_if_absent(keys, new_id);
+                key_to_id.insert_new(keys, new_id);
             }
             merges.push_back(left);
             merges.push_back(right);
