@@ -33,8 +33,8 @@ def _figure(title: str, subtitle: str) -> tuple[Any, Any]:
     return fig, ax
 
 
-def plot_training(data: dict[str, Any], key: str, label: str, out: Path) -> None:
-    """Draw one training measure against corpus size, one line per peer (log-log), into ``out``."""
+def plot_training(data: dict[str, Any], key: str, label: str, out: Path, *, log_y: bool) -> None:
+    """Draw one training measure against corpus size, one line per peer (log x; log y for times), into ``out``."""
     section = data["training_by_size"]
     fig, ax = _figure(f"Training byte-level BPE, vocab {section['vocab_size']:,}: {label}",
                       f"{data['machine']}; {section['date']}")
@@ -46,12 +46,19 @@ def plot_training(data: dict[str, Any], key: str, label: str, out: Path) -> None
         ax.plot([s for s, _ in points], [v for _, v in points], marker="o", color=colour, linewidth=width,
                 label=peer)
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    if log_y:  # times span three decades; label them as numbers, not powers of ten
+        from matplotlib.ticker import FuncFormatter
+
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    else:
+        ax.set_ylim(bottom=0)
     ax.set_xticks(sizes, [f"{s:,} MB" for s in sizes])
     ax.minorticks_off()
     ax.set_xlabel("corpus size (English text)")
     ax.set_ylabel(label)
-    ax.legend(frameon=False, fontsize=9)
+    handles, labels = ax.get_legend_handles_labels()  # hf_bpe, drawn last, listed first
+    ax.legend(handles[::-1], labels[::-1], frameon=False, fontsize=9)
     fig.savefig(out)
 
 
@@ -82,8 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE)
     args = parser.parse_args(argv)
     data = json.loads(args.data.read_text(encoding="utf-8"))
-    plot_training(data, "training_s", "training time, s (lower is faster)", args.out / "training-time.png")
-    plot_training(data, "peak_mib", "peak memory, MiB (lower is smaller)", args.out / "training-memory.png")
+    plot_training(data, "training_s", "training time, s (lower is faster)", args.out / "training-time.png",
+                  log_y=True)
+    plot_training(data, "peak_mib", "peak memory, MiB (lower is smaller)", args.out / "training-memory.png",
+                  log_y=False)
     plot_encoding(data, args.out / "encoding-gpt2-english.png")
     return 0
 
