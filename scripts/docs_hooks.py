@@ -8,6 +8,7 @@
   accept, from the tables the trainer checks them with.
 
 The pages exist only in the built site (mkdocs' generated files); the repository holds no copy that could drift.
+A guide page (``docs/guides/*.md``) that ``mkdocs.yml``'s nav does not name is listed under Guides after the others.
 """
 
 from __future__ import annotations
@@ -158,9 +159,13 @@ def sentencepiece_options_page() -> str:
         "anything else is refused with the closest names. Generated from the tables the trainer checks options",
         "with (`hf_bpe/training/sentencepiece_bpe.py`, `sentencepiece_options.py`, `unigram_reference.py`).",
         "",
+        "Defaults are shown as Python values (`train_sentencepiece(byte_fallback=True)`); on the command line",
+        "booleans are `true`/`false` and lists are comma-separated (`--spm user_defined_symbols=<a>,<b>`).",
+        "",
         "## Reproduced (BPE and unigram)",
         "",
-        "Each changes the model exactly as it changes spm_train's (see [Exactness](../exactness.md)).",
+        "Each changes the model exactly as it changes spm_train's (see [Exactness](../exactness.md)). A value that",
+        "hf_bpe cannot reproduce exactly is refused with a message that names the option and the reason.",
         "",
         "| option | default |",
         "|---|---|",
@@ -203,6 +208,28 @@ PAGES = {
     "reference/cli.md": cli_page,
     "reference/sentencepiece-options.md": sentencepiece_options_page,
 }
+
+
+def _title(page: Path) -> str:
+    """The page's first ``# `` heading, or its file name."""
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return page.stem
+
+
+def on_config(config: Any) -> Any:
+    """List every ``docs/guides/*.md`` page under Guides in the nav, appending those mkdocs.yml does not name yet
+    (mkdocs event), so a guide added on a branch is in the site as soon as it is merged."""
+    guides = next((entry["Guides"] for entry in config.nav or [] if isinstance(entry, dict) and "Guides" in entry),
+                  None)
+    if guides is None:
+        return config
+    listed = {path for entry in guides for path in (entry.values() if isinstance(entry, dict) else [entry])}
+    for page in sorted((Path(config.docs_dir) / "guides").glob("*.md")):
+        if f"guides/{page.name}" not in listed:
+            guides.append({_title(page): f"guides/{page.name}"})
+    return config
 
 
 def on_files(files: Any, config: Any) -> Any:

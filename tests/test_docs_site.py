@@ -85,3 +85,18 @@ def test_the_cli_reference_lists_every_command_and_option(site):
         for action in sub._actions:  # noqa: SLF001
             for option in action.option_strings:
                 assert option in page, f"hf-bpe {name} {option} is missing from the CLI reference"
+
+
+def test_a_guide_missing_from_the_nav_is_listed_under_guides(tmp_path):
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "scripts" / "docs_hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    (tmp_path / "guides").mkdir()
+    (tmp_path / "guides" / "known.md").write_text("# Known\n", encoding="utf-8")
+    (tmp_path / "guides" / "new-job.md").write_text("Intro\n\n# A new job\n", encoding="utf-8")
+    config = SimpleNamespace(nav=[{"Home": "index.md"}, {"Guides": [{"Known": "guides/known.md"}]}],
+                             docs_dir=str(tmp_path))
+    hooks.on_config(config)
+    assert config.nav[1]["Guides"] == [{"Known": "guides/known.md"}, {"A new job": "guides/new-job.md"}]
