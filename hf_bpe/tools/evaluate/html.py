@@ -105,7 +105,8 @@ def render_html(report: Mapping[str, Any], subjects: Sequence[Subject], samples:
              '<p class="note">Tokens alternate in blue and orange; hover one for its id and spelling. A small hex '
              "label marks a token holding only the first bytes of a character (the character shows in the token "
              "that completes it, underlined); a small label also marks a token that stands for no text of the line "
-             "(SentencePiece's \u2581 prefix). Striped grey: text no token covers.</p>\n",
+             "(SentencePiece's \u2581 prefix). Striped grey: text no token covers. Each sample line is encoded on its "
+             "own without its line end (the measures count the line ends' tokens too).</p>\n",
              f"<details><summary>The measures: {len(report['rows']):,} rows (tokenizer × text) and their "
              "definitions</summary>\n", _summary(report), "\n",
              f'<p class="note">{escape(DEFINITIONS.format(**report["options"]).replace("**", "").replace("`", ""))}'
