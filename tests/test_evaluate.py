@@ -371,3 +371,34 @@ def test_cli_evaluate_writes_the_report_and_prints_the_table(tmp_path, two_texts
 
 def test_hf_bpe_exports_evaluate():
     assert "evaluate" in hf_bpe.__all__ and hf_bpe.evaluate is evaluate
+
+
+@pytest.mark.shared_data
+@pytest.mark.crossval
+def test_tokenizers_library_spans_reassemble_lines_with_its_own_ids(converted_llama2, genesis):
+    from tokenizers import Tokenizer
+
+    subject = load_subject("llama2-json", converted_llama2)
+    own = Tokenizer.from_file(str(converted_llama2))
+    for path in genesis.values():
+        for line in [x for x in path.read_text(encoding="utf-8").split("\n") if x.strip()][:20]:
+            spans = subject.spans(line)
+            text, ids = _parse_spans(token_spans(spans))
+            assert text == line and ids == own.encode(line, add_special_tokens=False).ids
+
+
+def test_spans_of_a_tokenizer_that_drops_text_mark_the_gaps(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.train_from_iterator(["the cat sat on the mat", "a cat"] * 5,
+                                  trainers.WordPieceTrainer(vocab_size=60, special_tokens=["[UNK]"]))
+    tokenizer.save(str(tmp_path / "tokenizer.json"))
+    subject = load_subject("wordpiece", tmp_path / "tokenizer.json")
+    line = "the  cat, 中 sat"
+    spans = subject.spans(line)
+    assert b"".join(s.surface for s in spans) == line.encode()
+    assert [s.surface for s in spans if s.token_id is None] == [b"  ", b" ", b" "]  # whitespace it drops
+    fragment = token_spans(spans)
+    assert fragment.count('class="g"') == 3 and _parse_spans(fragment) == (line, tokenizer.encode(line).ids)

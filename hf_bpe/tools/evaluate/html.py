@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..compare.evaluated import partial_character
 from .markdown import DEFINITIONS, _num
 from .subjects import Span, Subject
 
@@ -72,9 +73,12 @@ def token_spans(spans: Sequence[Span]) -> str:
                 except UnicodeDecodeError:
                     shown = hexed
                 extra = f' data-bytes="{escape(shown)}"'
-            elif span.token.decode("utf-8", "replace") != span.surface.decode("utf-8", "replace"):
-                classes += " c"
-            title = f"{_label(span)} (bytes {hexed})"
+                title = f"{_label(span)} (bytes {hexed})"
+            elif partial_character(span.token):
+                classes += " c"  # a character split between tokens: its bytes and the text shown differ
+                title = f"{_label(span)} (bytes {hexed})"
+            else:  # e.g. [UNK], or a normalized spelling: the spelling says it
+                title = _label(span)
         else:
             title = _label(span)
         out.append(f'<span class="{classes}" title="{escape(title)}"{extra}>{text}</span>')
