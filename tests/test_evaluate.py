@@ -233,6 +233,13 @@ def test_counts_equal_each_tokenizers_own_library_on_real_text(shared_data, gene
             assert row["tokens"] == sum(expected.values()) and row["vocab_used"] == len(expected)
             assert row["bytes"] == path.stat().st_size and row["words"] == len(text.split())
     assert type(load_subject("x", converted_llama2)).__name__ == "TokenizersSubject"  # read by tokenizers itself
+    # The folder (tokenizer.json + tokenizer.model, as hf-bpe train --algorithm sentencepiece writes) is read by
+    # sentencepiece; a .tiktoken file that does not say its pattern needs one.
+    assert type(load_subject("x", converted_llama2.parent)).__name__ == "SentencePieceSubject"
+    with pytest.raises(ValueError, match="does not say how text is pre-tokenized"):
+        load_subject("qwen", shared_data / "tiktoken" / "qwen_v1.tiktoken")
+    assert load_subject("qwen", shared_data / "tiktoken" / "qwen_v1.tiktoken", pattern="gpt4").library.startswith(
+        "hf_bpe")
 
 
 @pytest.fixture(scope="module")
