@@ -8,6 +8,7 @@ import random
 import shutil
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -158,9 +159,9 @@ def test_extending_a_trained_base_on_english_is_training_longer(shared_data: Pat
     assert files_but_manifest(extended) == files_but_manifest(longer)
 
 
-def assert_untouched_text_same(base: BPEModel, extended: BPEModel, texts: list[str]) -> int:
-    """Contract point (c): a text none of whose pre-tokens, as the base encodes them, holds a pair a new merge names
-    (nor, with ignore_merges, is a new token) encodes to the same ids. Returns how many texts were untouched."""
+def untouched_by(base: BPEModel, extended: BPEModel) -> Callable[[str], bool]:
+    """The contract's condition on a text, from the base alone: none of its pre-tokens, as the base encodes them,
+    holds two neighbouring tokens a new merge joins (nor, with ignore_merges, is a new token)."""
     new_pairs = {(extended.vocab[a], extended.vocab[b]) for a, b in extended.merges[len(base.merges):]}
 
     def untouched(piece: bytes) -> bool:
@@ -169,9 +170,16 @@ def assert_untouched_text_same(base: BPEModel, extended: BPEModel, texts: list[s
         ids = base.encode_word(piece)
         return not any(pair in new_pairs for pair in zip(ids, ids[1:]))
 
+    return lambda text: all(map(untouched, base.pretokenizer.split_bytes(text)))
+
+
+def assert_untouched_text_same(base: BPEModel, extended: BPEModel, texts: list[str]) -> int:
+    """Contract point (c): a text none of whose pre-tokens, as the base encodes them, holds a pair a new merge names
+    (nor, with ignore_merges, is a new token) encodes to the same ids. Returns how many texts were untouched."""
+    untouched = untouched_by(base, extended)
     same = 0
     for text in texts:
-        if all(map(untouched, base.pretokenizer.split_bytes(text))):
+        if untouched(text):
             assert extended.encode_ordinary(text) == base.encode_ordinary(text)
             same += 1
     return same
@@ -183,6 +191,21 @@ def test_text_the_new_merges_do_not_touch_encodes_as_before(texts: list[str], ot
     extended = quiet_extend(base, texts, new_tokens=more)
     assert_contract(base, extended)
     assert_untouched_text_same(base, extended, texts + other)
+
+
+@given(small_corpora(), small_corpora(), small_corpora(), st.integers(0, 20), st.booleans())
+def test_text_encodes_as_before_exactly_when_no_new_merge_joins_neighbours_of_its_base_encoding(
+        texts: list[str], other: list[str], probes: list[str], more: int, ignore_merges: bool) -> None:
+    # Issue 33.11: "untouched text encodes as before", stated exactly (hf_bpe.extend's docstring,
+    # docs/guides/extending.md): a text encodes to the same ids if and only if none of its pre-tokens, as the base
+    # encodes them, holds two neighbouring tokens that a new merge joins (with ignore_merges: nor is a new token).
+    base = quiet_train(other, vocab_size=270)
+    if ignore_merges:
+        base = BPEModel(base.vocab, base.merges, pattern=base.pattern, ignore_merges=True)
+    extended = quiet_extend(base, texts, new_tokens=more)
+    untouched = untouched_by(base, extended)
+    for text in texts + other + probes:
+        assert (extended.encode_ordinary(text) == base.encode_ordinary(text)) == untouched(text), text
 
 
 def test_first_new_merge_is_the_most_frequent_pair_of_the_base_encodings() -> None:
