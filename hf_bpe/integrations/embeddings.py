@@ -45,6 +45,7 @@ from typing import Any
 from ..errors import excerpt
 from ..formats.sentencepiece_model import SentencePieceModel
 from ..model.bpe import BPEModel
+from .fast_model import fast_tokenizer_model
 
 __all__ = ["as_tokenizer_model", "base_splits", "check_extension", "new_token_embeddings", "token_text"]
 
@@ -85,13 +86,9 @@ def as_tokenizer_model(tokenizer: Any, what: str) -> TokenizerModel:
     sp = sys.modules.get("hf_bpe.integrations.sentencepiece_tokenizer")
     if sp is not None and isinstance(tokenizer, sp.HFSentencePieceTokenizer):
         return tokenizer.sentencepiece_model
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is not None and hasattr(backend, "to_str"):  # PreTrainedTokenizerFast and its subclasses
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="hf_bpe_") as folder:
-            Path(folder, "tokenizer.json").write_text(backend.to_str(), encoding="utf-8")
-            return BPEModel.load(folder)
+    fast = fast_tokenizer_model(tokenizer)  # PreTrainedTokenizerFast and its subclasses
+    if fast is not None:
+        return fast
     if isinstance(tokenizer, str | os.PathLike):
         path = Path(tokenizer)
         if path.is_file():
