@@ -582,3 +582,19 @@ def test_extend_keeps_the_roles_of_a_model_and_a_tiktoken_file_has_none(tmp_path
 
     path = convert(base.save(tmp_path / "b"), to="tiktoken", out=tmp_path / "t")
     assert dict(hf_bpe.extend(path, ["the cat sat"], new_tokens=1, show_progress=False, pattern="gpt2").roles) == {}
+
+
+def test_cli_extend_keeps_the_roles_of_a_sentencepiece_base(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The other base format hf-bpe extend takes (a .model goes to extend_sentencepiece): the roles of its meta
+    # pieces, as its folder names them, are the extension's.
+    corpus, more = tmp_path / "c.txt", tmp_path / "n.txt"
+    corpus.write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
+    more.write_text("東京 東京都\n" * 50, encoding="utf-8")
+    assert run(capsys, "train", corpus, "--algorithm", "sentencepiece", "--vocab-size", 60, "--out",
+               tmp_path / "base", "--quiet", "--spm", "hard_vocab_limit=false")[0] == 0
+    assert run(capsys, "extend", tmp_path / "base" / "tokenizer.model", more, "--new-tokens", 3, "--out",
+               tmp_path / "out", "--quiet", "--held-out", 0)[0] == 0
+    configs = [json.loads((tmp_path / name / "tokenizer_config.json").read_text(encoding="utf-8"))
+               for name in ("base", "out")]
+    roles = [{role: config.get(role) for role in _ROLE_NAMES} for config in configs]
+    assert roles[0] == roles[1] and roles[1]["eos_token"] == "</s>" and roles[1]["unk_token"] == "<unk>"
