@@ -35,7 +35,8 @@ from ..core.patterns import PATTERNS
 from ..errors import excerpt
 from . import gpt2, hf_config, tokenizer_json
 
-__all__ = ["check_merges_present", "config_roles", "FolderContents", "locate_tokenizer_files", "GPT2_PAIRS", "TOKENIZER_JSON", "pattern_name", "read_folder"]
+__all__ = ["check_merges_present", "config_roles", "FolderContents", "locate_tokenizer_files", "GPT2_PAIRS",
+           "TOKENIZER_JSON", "pattern_name", "read_folder"]
 
 GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
 TOKENIZER_JSON = "tokenizer.json"

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import EXCERPT
 
-__all__ = ["MODEL_TYPES", "PIECE_TYPES", "Piece", "SentencePieceModel", "TRAINER_DEFAULTS", "check_with_sentencepiece"]
+__all__ = ["MODEL_TYPES", "PIECE_TYPES", "TRAINER_DEFAULTS", "Piece", "SentencePieceModel", "check_with_sentencepiece"]
 
 # sentencepiece_model.proto's enums.
 MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}

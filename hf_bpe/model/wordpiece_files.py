@@ -8,9 +8,10 @@ add_special_tokens=False)``; with special tokens, ``[CLS] ... [SEP]`` around the
 * ``wordpiece`` (`tokenizers`' ``WordPieceTrainer``, BERT's setup): ``BertNormalizer`` (``lowercase`` as trained),
   ``BertPreTokenizer``, ``WordPiece`` (``[UNK]``, ``##``, words of at most 100 characters); the config names
   ``BertTokenizer``. Identical everywhere.
-* ``wordpiece-score`` (the HF course's chapter 6.6): no normalizer (an identity ``BertNormalizer``), ``BertPreTokenizer``,
-  ``WordPiece`` without a word-length limit; the config names ``PreTrainedTokenizerFast``. Identical through
-  ``AutoTokenizer`` and ``PreTrainedTokenizerFast`` (transformers 4.x and 5.x) and ``BertTokenizerFast`` under 4.x.
+* ``wordpiece-score`` (the HF course's chapter 6.6): no normalizer (an identity ``BertNormalizer``),
+  ``BertPreTokenizer``, ``WordPiece`` without a word-length limit; the config names ``PreTrainedTokenizerFast``.
+  Identical through ``AutoTokenizer`` and ``PreTrainedTokenizerFast`` (transformers 4.x and 5.x) and
+  ``BertTokenizerFast`` under 4.x.
   transformers 5's ``BertTokenizer(Fast)`` builds BERT's own normalizer instead of reading it: its ``clean_text``
   removes NUL, U+FFFD and the control and format characters (categories Cc, Cf) other than ``\\t \\n \\r``
   (``\\x08``, ``\\x0c``, ``\\x1f``, ``\\x7f``, ``\\u200b``, ...) before the words are split; where a text holds one,
@@ -20,6 +21,7 @@ add_special_tokens=False)``; with special tokens, ``[CLS] ... [SEP]`` around the
 Everywhere, a special token's spelling in the text (``"[CLS]"``) is that special token for transformers (its added
 tokens are matched first), while the recipes' own ``encode`` splits it as text (``[``, ``CL``, ``##S``, ``]``).
 
+>>> import json
 >>> files = wordpiece_files(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##b"],
 ...                         ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], scheme="wordpiece", lowercase=False)
 >>> sorted(files), json.loads(files["tokenizer_config.json"])["tokenizer_class"]
@@ -28,7 +30,6 @@ tokens are matched first), while the recipes' own ``encode`` splits it as text (
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 __all__ = ["wordpiece_files"]
@@ -52,7 +53,14 @@ def wordpiece_files(tokens: Sequence[str], special_tokens: Sequence[str], *, sch
     Raises:
         ValueError: an unknown scheme, or no ``[UNK]`` among the special tokens.
     """
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+    )
 
     from ..formats.hf_config import dumps
 
