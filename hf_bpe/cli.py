@@ -30,6 +30,7 @@ examples:
   hf-bpe train --out my-tok                         # embedded default corpus (Python stdlib)
   hf-bpe train corpus.txt --vocab-size 32000 --out my-tok --eos-token '<|endoftext|>'
   hf-bpe train --dataset ./my_dataset --split train --text-column text --out my-tok --force
+  hf-bpe train corpus.txt --out my-tok --tokenizer-class HFBPETokenizer   # AutoTokenizer builds hf_bpe's class
   hf-bpe count shard1.txt --out shard1.parquet      # count shards anywhere, then train from their sum:
   hf-bpe train --counts shard*.parquet --vocab-size 32000 --out my-tok
   hf-bpe train part-*.txt --spark local[2] --vocab-size 32000 --out my-tok    # count with Apache Spark
@@ -98,9 +99,13 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     train.add_argument("--corpus-order", choices=("sequence", "multiset"), default="sequence",
                        help="fingerprint the corpus as an ordered sequence (default) or an order-free multiset")
     train.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
+    train.add_argument("--tokenizer-class", choices=("PreTrainedTokenizerFast", "HFBPETokenizer"), default=None,
+                       help="the class tokenizer_config.json names for AutoTokenizer: PreTrainedTokenizerFast "
+                            "(default: the folder loads with the same ids everywhere, transformers 4.x and 5.x, "
+                            "with or without hf_bpe) or HFBPETokenizer (hf_bpe's class; the folder then needs "
+                            "hf_bpe imported wherever it loads)")
     train.add_argument("--for-sharing", action="store_true",
-                       help="write tokenizer_class PreTrainedTokenizerFast, so that AutoTokenizer loads the folder "
-                            "(same ids) for people without hf_bpe, under transformers 4.x and 5.x")
+                       help="the default now (tokenizer_class PreTrainedTokenizerFast); kept for old scripts")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.add_argument("--algorithm", choices=("bpe", "sentencepiece"), default="bpe",
                        help="bpe: byte-level BPE equal to tokenizers (default); sentencepiece: BPE equal to "
@@ -302,6 +307,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         ("--min-frequency", args.min_frequency is not None), ("--special-token", args.special_token),
         ("--pattern", args.pattern != "gpt2"), ("--add-prefix-space", args.add_prefix_space),
         ("--max-token-length", args.max_token_length is not None), ("--for-sharing", args.for_sharing),
+        ("--tokenizer-class", args.tokenizer_class is not None),
         *((f"--{role}-token", getattr(args, f"{role}_token") is not None) for role in ("bos", "eos", "unk", "pad")),
     ) if given]
     if unsupported:
@@ -425,10 +431,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.spm:
         raise InputError("--spm options apply to --algorithm sentencepiece")
     if args.recipe is not None or args.num_merges is not None or args.lowercase:
-        if args.for_sharing:
-            raise InputError("--for-sharing names a transformers class for byte-level BPE folders; a --recipe "
-                             "model is not one: leave out --for-sharing")
+        for flag, given in (("--for-sharing", args.for_sharing), ("--tokenizer-class", args.tokenizer_class)):
+            if given:
+                raise InputError(f"{flag} names a transformers class for byte-level BPE folders; a --recipe "
+                                 f"model is not one: leave out {flag}")
         return _cmd_train_recipe(args)
+    if args.for_sharing and args.tokenizer_class == "HFBPETokenizer":
+        raise InputError("--for-sharing writes tokenizer_class PreTrainedTokenizerFast, --tokenizer-class "
+                         "HFBPETokenizer the other one: give one of the two")
 
     # Refuse early, before a long training, when the output would be refused at the end.
     out = check_out_folder(args.out, args.force)
@@ -456,7 +466,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             model = train_from_counts(counts, vocab_size=vocab_size, min_frequency=args.min_frequency or 0,
                                       special_tokens=args.special_token, max_token_length=args.max_token_length,
                                       show_progress=not args.quiet, **_roles(args))
-        return _finish_training(model, caught, out, args.force, for_sharing=args.for_sharing)
+        return _finish_training(model, caught, out, args.force, tokenizer_class=args.tokenizer_class)
     corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         corpus = default_corpus("training")
@@ -476,16 +486,16 @@ def _cmd_train(args: argparse.Namespace) -> int:
             show_progress=not args.quiet,
             **_roles(args),
         )
-    return _finish_training(model, caught, out, args.force, for_sharing=args.for_sharing)
+    return _finish_training(model, caught, out, args.force, tokenizer_class=args.tokenizer_class)
 
 
 def _finish_training(model: Any, caught: list[warnings.WarningMessage], out: Path, force: bool, *,
-                     for_sharing: bool) -> int:
-    from .formats.hf_config import SHARING_TOKENIZER_CLASS, TOKENIZER_CLASS
+                     tokenizer_class: str | None) -> int:
+    from .formats.hf_config import SHARING_TOKENIZER_CLASS
 
     for warning in caught:
         log(f"warning: {warning.message}")
-    folder = model.save(out, force=force, tokenizer_class=SHARING_TOKENIZER_CLASS if for_sharing else TOKENIZER_CLASS)
+    folder = model.save(out, force=force, tokenizer_class=tokenizer_class or SHARING_TOKENIZER_CLASS)
     log(f"wrote {model.vocab_size} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
     return 0
 

@@ -13,8 +13,9 @@ The contract (tests/test_extend.py holds each point):
    ``core._reference_continue.continue_merges``): highest count, ties to the smallest ``(left id, right id)``,
    ``min_frequency`` inclusive, ``max_token_length`` as ``BpeTrainer`` applies it to pairs a merge forms.
 4. Consequences: extending by 0 tokens saves the base's files byte for byte (the manifest apart, which records the
-   extension); text none of whose pre-tokens, as the base encodes them, holds a pair a new merge names (nor, with
-   ``ignore_merges``, is a new token) encodes to the same ids as before (new merges rank after every base merge);
+   extension); a text encodes to the same ids as before if and only if none of its pre-tokens, as the base encodes
+   them, holds a pair a new merge names (nor, with ``ignore_merges``, is a new token): new merges rank after every
+   base merge, and one that applies leaves fewer tokens;
    for a base that hf_bpe trained on a corpus C at size V, extending it on C to V' gives the files of training on
    C at V' (the manifest apart). Why the last holds: in training from bytes, a pair first appears in the step that
    creates the later of its two tokens, so its one heap entry lists every word holding it and every occurrence is
