@@ -46,7 +46,7 @@ from ._reference_continue import continue_merges
 from .bytelevel import str_to_token
 from .patterns import PATTERNS
 
-__all__ = ["STAGE2_PATTERN", "STAGE2_REGEX", "isolated_split_pattern", "pieces", "train_superbpe"]
+__all__ = ["STAGE2_PATTERN", "STAGE2_REGEX", "bare_split_regex", "isolated_split_pattern", "pieces", "train_superbpe"]
 
 # The authors' stage-2 regex (scripts/extend_tokenizer.sh), used as Split(behavior="isolated").
 STAGE2_REGEX = r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"
@@ -62,6 +62,20 @@ def isolated_split_pattern(regex: str) -> str:
     [b'ab', b'12', b'c']
     """
     return rf"(?:{regex})|(?:(?!(?:{regex}))[\s\S])+"
+
+
+def bare_split_regex(pattern: str) -> str | None:
+    r"""Return ``R`` when ``pattern`` is :func:`isolated_split_pattern` of ``R``, else None.
+
+    A custom regex in hf_bpe already splits as ``Split(behavior="isolated")`` (``Pretokenizer``), so counting with
+    ``R`` gives the pieces of the findall pattern about 3x faster (no lookahead at every character).
+
+    >>> bare_split_regex(isolated_split_pattern(r"\d+")), bare_split_regex(r"\d+")
+    ('\\d+', None)
+    """
+    size = (len(pattern) - len(isolated_split_pattern(""))) // 2
+    bare = pattern[3 : 3 + size] if size > 0 else ""
+    return bare if bare and isolated_split_pattern(bare) == pattern else None
 
 
 # What a SuperBPE tokenizer pre-tokenizes with: the stage-2 split as one findall pattern.
