@@ -12,12 +12,12 @@ alisawuffles/tokenizers-superbpe, ``BpeTrainer::do_train_extend`` in ``tokenizer
    more punctuation/symbol characters (with an optional leading space and trailing newlines or slashes), and the
    extra spaces of a run of spaces (all but the one that attaches to the next word). Everything else -- words,
    single spaces, single punctuation marks, newlines -- joins into one piece, so merges may now cross spaces.
-3. Each distinct stage-2 piece starts as stage 1 encodes it (the fork replays the inherited merges, in order, on the
-   stage-2 words: ``for (left, right) in &merge_order``; replaying merges in rank order is what encoding with them
-   does, :class:`hf_bpe.core._reference.WordEncoder`). From there ``BpeTrainer``'s loop continues (the fork copies ``do_train``'s
-   loop; here :func:`hf_bpe.core._reference_continue.continue_merges`, the spec of
-   hf_bpe's seeded loop): highest count, ties to the smallest pair, up to ``vocab_size``
-   ids, with two rules of the fork applied to the token a popped pair would build
+3. Each distinct stage-2 piece starts as stage 1 encodes it: the fork replays the inherited merges, in order, on
+   the stage-2 words (``for (left, right) in &merge_order``), and replaying merges in rank order is what encoding
+   with them does (:class:`hf_bpe.core._reference.WordEncoder`). From there ``BpeTrainer``'s loop continues (the
+   fork copies ``do_train``'s loop; here :func:`hf_bpe.core._reference_continue.continue_merges`, the spec of
+   hf_bpe's seeded loop): highest count, ties to the smallest pair, until the vocabulary has ``vocab_size`` ids,
+   with two rules of the fork applied to the token a popped pair would build
    (:func:`~hf_bpe.core._reference_continue.superword_allowed`): at most ``max_words`` words (the fork splits the
    byte-level token on ``Ġ`` and counts the non-empty parts; 4 in the paper's tokenizers, the ``mw4`` of their
    names) and no ``forbidden`` substring (the fork refuses ``":Ġ"``, i.e. ``b": "``, the ``colon`` of the names).
@@ -30,6 +30,7 @@ alisawuffles/tokenizers-superbpe, ``BpeTrainer::do_train_extend`` in ``tokenizer
 
 The differences from the fork that hf_bpe chooses are listed in :mod:`hf_bpe.training.superbpe`.
 
+>>> from hf_bpe.core.patterns import PATTERNS
 >>> vocab, _, merges = train_superbpe(["the cat sat on the mat, the cat sat"] * 4, vocab_size=274, transition=264,
 ...                                pattern=PATTERNS["gpt2"])
 >>> [vocab[new] for _, _, new in merges][-3:]
@@ -44,7 +45,6 @@ from collections.abc import Iterable, Sequence
 from ._reference import WordEncoder, train_merges
 from ._reference_continue import continue_merges
 from .bytelevel import str_to_token
-from .patterns import PATTERNS
 
 __all__ = ["STAGE2_PATTERN", "STAGE2_REGEX", "bare_split_regex", "isolated_split_pattern", "pieces", "train_superbpe"]
 

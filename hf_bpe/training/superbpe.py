@@ -14,8 +14,9 @@ Differences from the authors' fork, each chosen and tested (tests/test_superbpe.
 * Every stage-1 id stays. The fork skips an inherited merge whose pair never occurs among the stage-2 words (its
   log: "... not found in queue") and so drops that token; hf_bpe keeps all ``transition`` ids of stage 1, so stage 1
   is exactly what ``hf-bpe train --vocab-size transition`` gives, and stage 2 only adds.
-* Counts are 64-bit and the output does not depend on threads (the fork's ``HashMap`` iteration order decides ties
-  between equal counts; hf_bpe's rule, smallest pair first, is BpeTrainer's as hf_bpe reproduces it).
+* All 256 byte tokens are in the vocabulary, as in every hf_bpe model. The authors' scripts give ``BpeTrainer`` no
+  ``initial_alphabet``, so their vocabularies hold only the bytes the corpus contains (and the fork's stage 2
+  recomputes that alphabet from its own corpus).
 * The fork hard-codes 4 words and ``":Ġ"``; here they are options (``max_words=None``, ``forbidden=b""`` turn them
   off).
 
@@ -30,7 +31,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, cast
 
-from ..core._reference_superbpe import STAGE2_PATTERN, STAGE2_REGEX, bare_split_regex, isolated_split_pattern
+from ..core._reference_superbpe import (
+    STAGE2_PATTERN,
+    STAGE2_REGEX,
+    bare_split_regex,
+    isolated_split_pattern,
+)
 from ..core.pretokenize import Pretokenizer
 from ..errors import InputError
 from ..model.bpe import BPEModel
@@ -39,6 +45,7 @@ from .counts import WordCounts, choose_workers, corpus_chars_hint
 from .extend import _extend_counts
 
 __all__ = ["STAGE2_PATTERN", "STAGE2_REGEX", "isolated_split_pattern", "replay_superbpe", "train_superbpe"]
+
 
 def train_superbpe(
     corpus: Any,
@@ -91,10 +98,10 @@ def train_superbpe(
     if not isinstance(corpus, (str, bytes)) and iter(corpus) is corpus:  # a generator: both stages read it
         corpus = list(corpus)
     # Stage 1: plain byte-level BPE up to the transition.
-    stage1 = cast(BPEModel, train(corpus, vocab_size=transition, min_frequency=min_frequency, special_tokens=special_tokens,
-                   pattern=pattern, add_prefix_space=add_prefix_space, max_token_length=max_token_length,
-                   text_column=text_column, workers=workers, corpus_order=corpus_order, show_progress=show_progress,
-                   **roles))  # no recipe: a BPEModel
+    stage1 = cast(BPEModel, train(  # no recipe: a BPEModel
+        corpus, vocab_size=transition, min_frequency=min_frequency, special_tokens=special_tokens, pattern=pattern,
+        add_prefix_space=add_prefix_space, max_token_length=max_token_length, text_column=text_column,
+        workers=workers, corpus_order=corpus_order, show_progress=show_progress, **roles))
     # Stage 2: the stage-2 pieces, each as stage 1 encodes it, then the seeded loop under the superword rules.
     base = BPEModel(stage1.vocab, stage1.merges, special_tokens=stage1.special_tokens, pattern=stage2_pattern,
                     add_prefix_space=add_prefix_space, roles=stage1.roles)
@@ -136,6 +143,10 @@ def replay_superbpe(corpus: Any, options: dict[str, Any], **runtime: Any) -> BPE
 
     Raises:
         TypeError: for options this hf_bpe cannot replay.
+
+    >>> model = train_superbpe(["the cat sat"] * 3, vocab_size=266, transition=262, show_progress=False)
+    >>> replay_superbpe(["the cat sat"] * 3, dict(model._provenance["options"]), show_progress=False) == model
+    True
     """
     options = {k: v for k, v in options.items() if k != "algorithm"}
     forbidden = options.pop("forbidden", ": ")
