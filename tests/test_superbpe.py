@@ -50,20 +50,30 @@ def english(shared_data: Path, size: int) -> list[str]:
 
 @given(small_corpora(), st.integers(0, 30), st.integers(0, 40), st.sampled_from([None, None, 3, 6]),
        st.sampled_from([None, 1, 2, 4]), st.sampled_from([b"", b": "]), st.sampled_from([[], ["<s>"], ["a b", "<|x|>"]]),
-       st.sampled_from([0, 0, 2]), st.booleans())
+       st.sampled_from([0, 0, 2]), st.booleans(), st.sampled_from(["gpt2", "gpt4", "o200k"]))
 def test_superbpe_compiled_equals_reference(texts, first, more, max_len, max_words, forbidden, specials, min_freq,
-                                            prefix) -> None:
+                                            prefix, pattern) -> None:
     transition = 256 + len(specials) + first
     options = {"vocab_size": transition + more, "transition": transition, "special_tokens": specials,
                "max_token_length": max_len, "max_words": max_words, "forbidden": forbidden,
                "min_frequency": min_freq, "add_prefix_space": prefix}
-    model = quiet(train_superbpe, texts, show_progress=False, **options)
-    vocab, stage1, stage2 = quiet(_reference_superbpe.train_superbpe, texts, pattern=PATTERNS["gpt2"], **options)
+    model = quiet(train_superbpe, texts, show_progress=False, pattern=pattern, **options)
+    vocab, stage1, stage2 = quiet(_reference_superbpe.train_superbpe, texts, pattern=PATTERNS[pattern], **options)
     assert list(model.merges) == [*saved_merges(vocab, stage1), *saved_merges(vocab, stage2)]
     assert model.vocab_size == len(vocab)
     specials = list(dict.fromkeys(specials))
     assert dict(model.special_tokens) == {text: i for i, text in enumerate(specials)}
     assert [model.id_to_bytes(i) for i in range(len(specials), len(vocab))] == vocab[len(specials):]
+
+
+@pytest.mark.shared_data
+def test_superbpe_compiled_equals_reference_on_real_text(shared_data: Path) -> None:
+    texts = english(shared_data, 150_000)
+    model = train_superbpe(texts, vocab_size=900, transition=600, show_progress=False)
+    vocab, stage1, stage2 = _reference_superbpe.train_superbpe(texts, vocab_size=900, transition=600,
+                                                               pattern=PATTERNS["gpt2"])
+    assert list(model.merges) == [*saved_merges(vocab, stage1), *saved_merges(vocab, stage2)]
+    assert [model.id_to_bytes(i) for i in range(900)] == vocab
 
 
 def test_reference_is_stage_one_then_the_seeded_loop() -> None:
