@@ -81,6 +81,32 @@ def run(spec: dict) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def draw(rows: list[dict], png: str, megabytes: float) -> None:
+    """Draw fewer tokens than BPE (%) against T/V, one line per corpus and V, beside the paper's points."""
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit("bench_superbpe: error: --png needs matplotlib (pip install matplotlib)")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for corpus, vocab in dict.fromkeys((r["corpus"], r["V"]) for r in rows):
+        mine = [r for r in rows if r["corpus"] == corpus and r["V"] == vocab]
+        ax.plot([r["T"] / vocab for r in mine], [100 * r["fewer"] for r in mine], marker="o",
+                label=f"{corpus}, V={vocab // 1000}k ({megabytes:g} MB)")
+    ax.plot([t / PAPER["V"] for t in PAPER["superbpe"]],
+            [100 * (1 - PAPER["bpe_bytes_per_token"] / b) for b in PAPER["superbpe"].values()], "k--", marker="s",
+            label="paper: OLMo 2, V=200k, 10 GB")
+    ax.set_xlabel("transition T / vocabulary size V")
+    ax.set_ylabel("fewer tokens than BPE at V (%)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    print(f"wrote {png}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=5.0, help="MB of each corpus (training + held out)")
@@ -89,10 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fractions", default="0.5,0.75,0.9", help="transitions T as fractions of V")
     parser.add_argument("--png", default=None, help="draw the curve to this PNG (needs matplotlib)")
     parser.add_argument("--json", default=None, help="write the rows to this JSON file")
+    parser.add_argument("--from-json", default=None, help="draw --png from the rows of an earlier --json, no training")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
         print(json.dumps(child(json.loads(args.child))))
+        return 0
+    if args.from_json is not None:
+        draw(json.loads(Path(args.from_json).read_text(encoding="utf-8")), args.png or "superbpe_curve.png", args.mb)
         return 0
     rows = []
     print("| corpus | V | T | tokens/byte BPE | tokens/byte SuperBPE | fewer tokens | train s BPE | train s SuperBPE "
@@ -109,34 +139,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| {corpus} | {vocab} | {sb['transition']} | {plain['tokens'] / plain['bytes']:.4f} | "
                       f"{sb['tokens'] / sb['bytes']:.4f} | {100 * fewer:.1f}% | {plain['seconds']:.1f} | "
                       f"{sb['seconds']:.1f} | {plain['peak_mib']:.0f} | {sb['peak_mib']:.0f} |", flush=True)
-    paper = PAPER
-    for t, bpt in paper["superbpe"].items():
-        print(f"| paper (OLMo 2, 10 GB) | {paper['V']} | {t} | {1 / paper['bpe_bytes_per_token']:.4f} | "
-              f"{1 / bpt:.4f} | {100 * (1 - paper['bpe_bytes_per_token'] / bpt):.1f}% | | | | |")
+    for t, bpt in PAPER["superbpe"].items():
+        print(f"| paper (OLMo 2, 10 GB) | {PAPER['V']} | {t} | {1 / PAPER['bpe_bytes_per_token']:.4f} | "
+              f"{1 / bpt:.4f} | {100 * (1 - PAPER['bpe_bytes_per_token'] / bpt):.1f}% | | | | |")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
     if args.png:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
-        for corpus in args.corpora.split(","):
-            for vocab in map(int, args.vocab.split(",")):
-                mine = [r for r in rows if r["corpus"] == corpus and r["V"] == vocab]
-                ax.plot([r["T"] / vocab for r in mine], [100 * r["fewer"] for r in mine], marker="o",
-                        label=f"{corpus}, V={vocab // 1000}k ({args.mb:g} MB)")
-        ax.plot([t / paper["V"] for t in paper["superbpe"]],
-                [100 * (1 - paper["bpe_bytes_per_token"] / b) for b in paper["superbpe"].values()], "k--", marker="s",
-                label="paper: OLMo 2, V=200k, 10 GB")
-        ax.set_xlabel("transition T / vocabulary size V")
-        ax.set_ylabel("fewer tokens than BPE at V (%)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(args.png, dpi=120)
-        print(f"wrote {args.png}", file=sys.stderr)
+        draw(rows, args.png, args.mb)
     return 0
 
 
