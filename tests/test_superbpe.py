@@ -104,7 +104,8 @@ def test_stage2_pattern_is_the_isolated_split_of_tokenizers(text: str) -> None:
     assert ours == theirs
     one = pre_tokenizers.Split(Regex(STAGE2_PATTERN), behavior="isolated")  # what tokenizer.json holds
     assert [piece for piece, _ in one.pre_tokenize_str(text)] == theirs
-    assert hf_bpe.Pretokenizer(STAGE2_REGEX).split(text) == theirs  # what stage 2 counts with
+    assert hf_bpe.Pretokenizer(STAGE2_REGEX).split(text) == theirs
+    assert hf_bpe.Pretokenizer(STAGE2_PATTERN).split(text) == theirs  # compiled as the bare regex
 
 
 def test_stage2_keeps_digits_punctuation_runs_and_extra_spaces_split() -> None:

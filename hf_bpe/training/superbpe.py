@@ -34,7 +34,6 @@ from typing import Any, Literal, cast
 from ..core._reference_superbpe import (
     STAGE2_PATTERN,
     STAGE2_REGEX,
-    bare_split_regex,
     isolated_split_pattern,
 )
 from ..core.pretokenize import Pretokenizer
@@ -105,12 +104,10 @@ def train_superbpe(
     # Stage 2: the stage-2 pieces, each as stage 1 encodes it, then the seeded loop under the superword rules.
     base = BPEModel(stage1.vocab, stage1.merges, special_tokens=stage1.special_tokens, pattern=stage2_pattern,
                     add_prefix_space=add_prefix_space, roles=stage1.roles)
-    # Counted with the bare regex where the pattern is its isolated split: the same pieces (hf_bpe splits a custom
-    # regex as Split(behavior="isolated"); tests/test_superbpe.py), without a lookahead at every character.
-    counting = bare_split_regex(stage2_pattern) or stage2_pattern
-    pretokenizer = Pretokenizer(counting, add_prefix_space=add_prefix_space)
+    # Pretokenizer splits an isolated-split pattern with its bare regex (the same pieces, no lookahead per character).
+    pretokenizer = Pretokenizer(stage2_pattern, add_prefix_space=add_prefix_space)
     stage2_workers = choose_workers(pretokenizer, corpus_chars_hint(corpus)) if workers is None else workers
-    counts = WordCounts.from_corpus(corpus, pattern=counting, add_prefix_space=add_prefix_space,
+    counts = WordCounts.from_corpus(corpus, pattern=stage2_pattern, add_prefix_space=add_prefix_space,
                                     text_column=text_column, workers=stage2_workers, corpus_order=corpus_order,
                                     show_progress=show_progress)
     stage1_options = dict(stage1._provenance.get("options") or {})  # type: ignore[call-overload]  # train's record
