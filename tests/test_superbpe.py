@@ -183,7 +183,7 @@ print(json.dumps({"auto": ids, "fast": [fast(t)["input_ids"] for t in texts], "d
 def test_loaders_agree_id_for_id_on_real_text(shared_data: Path, tmp_path: Path) -> None:
     tiktoken = pytest.importorskip("tiktoken")
     from hf_bpe import HFBPETokenizer
-    from hf_bpe.formats.tiktoken import dump_tiktoken, load_tiktoken, ranks_from_merges
+    from hf_bpe.formats.tiktoken import load_tiktoken, ranks_from_merges
 
     texts = english(shared_data, 600_000)
     with open(shared_data / "corpora" / "zh" / "zh_hongloumeng.txt", encoding="utf-8") as f:
@@ -205,10 +205,12 @@ def test_loaders_agree_id_for_id_on_real_text(shared_data: Path, tmp_path: Path)
     assert loaded["auto"] == expected and loaded["fast"] == expected
     assert loaded["decoded"] == held  # decoding round-trips
     assert [model.decode(ids) for ids in expected] == held
-    # .tiktoken: the ranks are expressible (ids follow the merge order); tiktoken encodes with the model's pattern.
-    ranks = ranks_from_merges(model.vocab, model.merges)
-    (tmp_path / "super.tiktoken").write_text(dump_tiktoken(ranks), encoding="utf-8")
-    encoding = tiktoken.Encoding("super", pat_str=model.pattern, mergeable_ranks=load_tiktoken(tmp_path / "super.tiktoken"),
+    # .tiktoken (hf-bpe convert): the ranks are expressible (ids follow the merge order); tiktoken encodes with the
+    # model's pattern, which tiktoken's findall reads as tokenizers' isolated split.
+    assert main(["convert", str(folder), "--to", "tiktoken", "--out", str(tmp_path / "tt")]) == 0
+    ranks = load_tiktoken(tmp_path / "tt" / "super.tiktoken")
+    assert ranks == ranks_from_merges(model.vocab, model.merges)
+    encoding = tiktoken.Encoding("super", pat_str=model.pattern, mergeable_ranks=ranks,
                                  special_tokens=dict(model.special_tokens))
     assert [encoding.encode(t, allowed_special="all") for t in held] == expected
 
@@ -258,6 +260,9 @@ def test_cli_refuses_superbpe_without_its_sizes(tmp_path: Path, capsys) -> None:
     assert main(["train", str(corpus), "--algorithm", "superbpe", "--vocab-size", "400", "--transition", "500",
                  "--out", str(tmp_path / "z")]) == 2
     assert "transition=500" in capsys.readouterr().err
+    assert main(["train", "--counts", str(corpus), "--algorithm", "superbpe", "--vocab-size", "400", "--transition",
+                 "300", "--out", str(tmp_path / "w")]) == 2
+    assert "cannot be used with --algorithm superbpe" in capsys.readouterr().err
 
 
 # -- the differences from the fork, each as an option -------------------------------------------------------------------
