@@ -227,10 +227,10 @@ def _corpus(tmp_path: Path) -> Path:
 def test_cli_trains_verifies_and_extends_a_superbpe_folder(tmp_path: Path, capsys) -> None:
     corpus = _corpus(tmp_path)
     out = tmp_path / "super"
-    assert main(["train", str(corpus), "--algorithm", "superbpe", "--vocab-size", "300", "--transition", "280",
+    assert main(["train", str(corpus), "--algorithm", "superbpe", "--vocab-size", "290", "--transition", "280",
                  "--out", str(out), "--quiet"]) == 0
     model = BPEModel.load(out)
-    assert model == train_superbpe([corpus], vocab_size=300, transition=280, show_progress=False)
+    assert model == train_superbpe([corpus], vocab_size=290, transition=280, show_progress=False)
     assert json.loads((out / MANIFEST_NAME).read_text())["options"]["algorithm"] == "superbpe"
     assert main(["verify", str(out), "--corpus", str(corpus), "--quiet"]) == 0
     assert "retrained output is byte-identical" in capsys.readouterr().out
@@ -243,10 +243,10 @@ def test_cli_trains_verifies_and_extends_a_superbpe_folder(tmp_path: Path, capsy
 def test_cli_compares_a_superbpe_folder(tmp_path: Path) -> None:
     corpus = _corpus(tmp_path)
     out = tmp_path / "super"
-    assert main(["train", str(corpus), "--algorithm", "superbpe", "--vocab-size", "300", "--transition", "280",
+    assert main(["train", str(corpus), "--algorithm", "superbpe", "--vocab-size", "290", "--transition", "280",
                  "--out", str(out), "--quiet"]) == 0
     report = tmp_path / "report"
-    assert main(["compare", str(corpus), "--vocab-size", "300", "--model", f"hf_bpe={out}", "--against", "tokenizers",
+    assert main(["compare", str(corpus), "--vocab-size", "290", "--model", f"hf_bpe={out}", "--against", "tokenizers",
                  "--out", str(report), "--quiet"]) == 0
     assert (report / "report.json").is_file()
 
@@ -322,3 +322,13 @@ def test_guide_blocks_run(tmp_path: Path) -> None:
                 exec(compile("\n" * block.line + block.text, str(guide), "exec"), namespace)  # noqa: S102
     finally:
         os.chdir(before)
+
+
+def test_transition_in_ids_is_the_forks_num_inherit_merges_and_all_bytes_are_kept() -> None:
+    # The fork trains stage 1 at the full size and keeps its first num_inherit_merges merges; the loop does not look
+    # ahead, so that prefix is the run of 256 + num_inherit_merges ids that transition= names.
+    texts = ["the quick brown fox jumps over the lazy dog, and the dog sleeps"] * 5
+    longer = quiet(hf_bpe.train, texts, vocab_size=340, show_progress=False)
+    model = train_superbpe(texts, vocab_size=300, transition=256 + 30, show_progress=False)
+    assert model.merges[:30] == longer.merges[:30]
+    assert all(bytes([b]) in model.vocab for b in range(256))  # ASCII text, every byte a token
