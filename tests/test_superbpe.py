@@ -76,6 +76,22 @@ def test_superbpe_compiled_equals_reference_on_real_text(shared_data: Path) -> N
     assert [model.id_to_bytes(i) for i in range(900)] == vocab
 
 
+@given(st.lists(st.lists(st.sampled_from(b"ab :"), min_size=1, max_size=12), min_size=1, max_size=10),
+       st.lists(st.integers(1, 9), min_size=10, max_size=10), st.integers(0, 30), st.sampled_from([None, 1, 2, 3]),
+       st.sampled_from([b"", b": ", b"b"]), st.sampled_from([None, None, 3]))
+def test_seeded_loop_with_superword_rules_compiled_equals_reference(words, counts, more, max_words, forbidden,
+                                                                     max_len) -> None:
+    from hf_bpe.core import _core, _reference_continue
+
+    keys = [bytes([b]) for b in range(256)]
+    options = {"keys": keys, "vocab_size": 256 + more, "max_words": max_words, "forbidden": forbidden,
+               "max_token_length": max_len}
+    expected = _reference_continue.continue_merges(words, counts[: len(words)], **options)
+    assert _core.continue_merges(words, counts[: len(words)], **options) == expected
+    built = [expected[0][new] for _, _, new in expected[1]]
+    assert all(_reference_continue.superword_allowed(t, max_words or 0, forbidden) for t in built)  # type: ignore[arg-type]
+
+
 def test_reference_is_stage_one_then_the_seeded_loop() -> None:
     from collections import Counter
 

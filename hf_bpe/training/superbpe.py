@@ -39,7 +39,7 @@ from ..core._reference_superbpe import (
 from ..core.pretokenize import Pretokenizer
 from ..errors import InputError
 from ..model.bpe import BPEModel
-from .bpe_trainer import check_options, train
+from .bpe_trainer import check_options, train, with_roles
 from .counts import WordCounts, choose_workers, corpus_chars_hint
 from .extend import _extend_counts
 
@@ -91,8 +91,9 @@ def train_superbpe(
         TypeError, ValueError: for bad options; InputError for an empty corpus.
     """
     roles = {"bos_token": bos_token, "eos_token": eos_token, "unk_token": unk_token, "pad_token": pad_token}
-    specials = check_options(vocab_size, 0 if min_frequency is None else min_frequency,
-                             () if special_tokens is None else special_tokens, max_token_length, workers)
+    with_role_tokens, _ = with_roles(() if special_tokens is None else special_tokens, roles)
+    specials = check_options(vocab_size, 0 if min_frequency is None else min_frequency, with_role_tokens,
+                             max_token_length, workers)
     _check_superbpe(vocab_size, transition, max_words, forbidden, stage2_pattern, len(specials))
     if not isinstance(corpus, (str, bytes)) and iter(corpus) is corpus:  # a generator: both stages read it
         corpus = list(corpus)
