@@ -381,7 +381,10 @@ public:
             }
             int32_t left = (int32_t)(top.pair >> 32), right = (int32_t)(top.pair & 0xffffffffULL);
             std::string new_key = keys[left] + keys[right];
-            if (!superword_allowed(new_key)) continue;  // dropped; a later step's new entry is dropped again
+            if (!superword_allowed(new_key)) {  // dropped; a later step's new entry is dropped again
+                pool.release(top.list);
+                continue;
+            }
             int32_t new_id = key_to_id.find(keys, new_key.data(), new_key.size());
             if (new_id == KeyIndex::NONE) {  // a new token; else the existing id is reused
                 new_id = (int32_t)keys.size();
