@@ -89,6 +89,10 @@ def train_superbpe(
 
     Raises:
         TypeError, ValueError: for bad options; InputError for an empty corpus.
+
+    >>> model = train_superbpe(["by the way, by the way"] * 3, vocab_size=266, transition=262, show_progress=False)
+    >>> model.id_to_bytes(model.encode("by the way")[0])
+    b'by the way'
     """
     roles = {"bos_token": bos_token, "eos_token": eos_token, "unk_token": unk_token, "pad_token": pad_token}
     with_role_tokens, _ = with_roles(() if special_tokens is None else special_tokens, roles)
@@ -142,7 +146,7 @@ def replay_superbpe(corpus: Any, options: dict[str, Any], **runtime: Any) -> BPE
     Raises:
         TypeError: for options this hf_bpe cannot replay.
 
-    >>> model = train_superbpe(["the cat sat"] * 3, vocab_size=266, transition=262, show_progress=False)
+    >>> model = train_superbpe(["the cat sat"] * 3, vocab_size=265, transition=262, show_progress=False)
     >>> replay_superbpe(["the cat sat"] * 3, dict(model._provenance["options"]), show_progress=False) == model
     True
     """
