@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from .training.scheme import train_scheme
     from .training.sentencepiece_extend import extend_sentencepiece
     from .training.sentencepiece_trainer import train_sentencepiece
+    from .training.superbpe import train_superbpe
 
 # The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
 # a few milliseconds and a child process that needs one submodule (e.g. compare's peer trainers, whose memory is
@@ -78,6 +79,7 @@ _EXPORTS = {
     "train_from_counts": ".training.bpe_trainer",
     "train_scheme": ".training.scheme",
     "train_sentencepiece": ".training.sentencepiece_trainer",
+    "train_superbpe": ".training.superbpe",
     "UnigramModel": ".model.unigram",
     "verify": ".tools.verify",
 }
@@ -111,6 +113,7 @@ __all__ = [
     "train_from_counts",
     "train_scheme",
     "train_sentencepiece",
+    "train_superbpe",
     "UnigramModel",
     "verify",
     "__version__",

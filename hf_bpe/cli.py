@@ -20,6 +20,7 @@ from ._version import __version__
 from .core.interrupts import interrupts_held
 from .cli_evaluate import add_evaluate_parser, cmd_evaluate
 from .cli_extend import add_extend_parser, cmd_extend
+from .cli_superbpe import add_superbpe_arguments, superbpe_trainer
 from .cli_support import add_corpus_arguments, check_out, check_out_folder, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
 
@@ -36,6 +37,7 @@ examples:
   hf-bpe train part-*.txt --spark local[2] --vocab-size 32000 --out my-tok    # count with Apache Spark
   hf-bpe train corpus.txt --algorithm sentencepiece --vocab-size 8000 --out spm-tok --spm byte_fallback=true
   hf-bpe train corpus.txt --algorithm sentencepiece --spm model_type=unigram --vocab-size 8000 --out uni-tok
+  hf-bpe train corpus.txt --algorithm superbpe --vocab-size 32000 --transition 25000 --out super-tok
   hf-bpe extend my-tok new-domain.txt --new-tokens 5000 --out my-tok-ext   # every existing id kept; prints a report
   hf-bpe encode --model my-tok 'Hello world'
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
@@ -107,10 +109,12 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     train.add_argument("--for-sharing", action="store_true",
                        help="the default now (tokenizer_class PreTrainedTokenizerFast); kept for old scripts")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
-    train.add_argument("--algorithm", choices=("bpe", "sentencepiece"), default="bpe",
+    train.add_argument("--algorithm", choices=("bpe", "sentencepiece", "superbpe"), default="bpe",
                        help="bpe: byte-level BPE equal to tokenizers (default); sentencepiece: BPE equal to "
                             "spm_train --model_type=bpe (tokenizer.model + exact tokenizer.json), or unigram "
-                            "equal to spm_train --model_type=unigram with --spm model_type=unigram")
+                            "equal to spm_train --model_type=unigram with --spm model_type=unigram; superbpe: BPE "
+                            "up to --transition, then superwords across spaces (docs/guides/superbpe.md)")
+    add_superbpe_arguments(train)
     train.add_argument("--spm", action="append", default=[], metavar="KEY=VALUE",
                        help="with --algorithm sentencepiece: an spm_train option by its own name, e.g. "
                             "character_coverage=1.0, byte_fallback=true, user_defined_symbols=<a>,<b>")
@@ -439,6 +443,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.for_sharing and args.tokenizer_class == "HFBPETokenizer":
         raise InputError("--for-sharing writes tokenizer_class PreTrainedTokenizerFast, --tokenizer-class "
                          "HFBPETokenizer the other one: give one of the two")
+    fit = superbpe_trainer(args) if args.algorithm == "superbpe" else train
+    if args.transition is not None and args.algorithm != "superbpe":
+        raise InputError("--transition applies to --algorithm superbpe")
 
     # Refuse early, before a long training, when the output would be refused at the end.
     out = check_out_folder(args.out, args.force)
@@ -472,7 +479,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         corpus = default_corpus("training")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = train(
+        model = fit(
             corpus,
             vocab_size=args.vocab_size,
             min_frequency=args.min_frequency,

@@ -231,6 +231,11 @@ def verify(
                 warnings.simplefilter("always")
                 if "base" in replay:  # an extended tokenizer: extend its base again
                     model = _re_extend(replay, corpus, text_column, workers, show_progress, checked)
+                elif replay.get("algorithm") == "superbpe":  # both stages again
+                    from ..training.superbpe import replay_superbpe
+
+                    model = replay_superbpe(corpus, replay, text_column=text_column, workers=workers,
+                                            show_progress=show_progress)
                 else:
                     model = train(corpus, **replay, text_column=text_column, workers=workers,
                                   show_progress=show_progress)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ..core import _core
@@ -206,7 +207,12 @@ def _extend_counts(
     show_progress: bool,
     recorded: dict[str, Any],
     base_record: Mapping[str, object] | None,
+    *,
+    rules: Mapping[str, Any] = MappingProxyType({}),
+    options: Mapping[str, Any] | None = None,
 ) -> BPEModel:
+    # rules: the merge loop's SuperBPE rules (max_words, forbidden); options: what the manifest records instead of
+    # an extension's options (training/superbpe.py: stage 2 is this loop, its manifest replays both stages).
     if counts.documents == 0 or not counts:
         raise InputError("the corpus is empty: it yielded no text to learn from")
     # 1-2. Each distinct pre-token as the base encodes it (a word of one token has no pair, so it is left out), then
@@ -216,7 +222,7 @@ def _extend_counts(
     with progress_bar(show_progress, desc="merges", total=size - first) as bar:
         vocab, merges = _core.continue_merges_from_words(
             base.word_encoder, list(counts.keys()), list(counts.values()), keys=keys, vocab_size=size,
-            min_frequency=min_frequency, max_token_length=max_token_length, progress=bar.update)
+            min_frequency=min_frequency, max_token_length=max_token_length, progress=bar.update, **rules)
 
     # 3. The extended model: new tokens after the base's ids, new merges after the base's (each pair once, at its
     # last rank, as tokenizers saves them). A merge that rebuilt a special's bytes makes them a regular token too.
@@ -228,7 +234,7 @@ def _extend_counts(
             tokens[vocab[index]] = index  # type: ignore[index]
     new_merges = saved_merges(vocab, merges)  # type: ignore[arg-type]  # merges only name ids with bytes
     provenance = {
-        "options": {
+        "options": dict(options) if options is not None else {
             "base": dict(base_record) if base_record is not None else {"path": None, "files": None},
             "base_digest": base.digest(),
             "vocab_size": size,
