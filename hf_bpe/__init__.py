@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .tools.extension_report import ExtensionReport, extension_report
     from .tools.verify import verify
     from .training.bpe_trainer import train, train_from_counts
+    from .training.parity import train_parity
     from .training.counts import WordCounts
     from .training.held_out import HeldOutSplit
     from .training.recipes import RECIPES
@@ -74,6 +75,7 @@ _EXPORTS = {
     "WordCounts": ".training.counts",
     "train": ".training.bpe_trainer",
     "train_from_counts": ".training.bpe_trainer",
+    "train_parity": ".training.parity",
     "train_scheme": ".training.scheme",
     "train_sentencepiece": ".training.sentencepiece_trainer",
     "UnigramModel": ".model.unigram",
@@ -106,6 +108,7 @@ __all__ = [
     "tokenize_files",
     "train",
     "train_from_counts",
+    "train_parity",
     "train_scheme",
     "train_sentencepiece",
     "UnigramModel",

@@ -1,0 +1,143 @@
+"""Parity-aware BPE: the reference equals the fast loop, and both equal tokenizers' ParityBpeTrainer, file for file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import hf_bpe
+from hf_bpe.errors import InputError
+from hf_bpe.tools.peers import train_tokenizers_parity
+from hf_bpe.training.parity import StallWarning, train_parity
+from hf_bpe.training.parity_reference import train_parity_reference
+from hf_bpe.training.parity_trainer import train_parity_fast
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# -- the reference and the fast loop --------------------------------------------------------------------------------
+
+_WORD = st.lists(st.sampled_from([b"a", b"b", b"c", b"d", b" ", b"\xc3\xa9", b"\xe4\xb8\xad"]), min_size=1,
+                 max_size=6).map(b"".join)
+_TABLE = st.dictionaries(_WORD, st.integers(1, 6), max_size=8)
+
+
+@st.composite
+def parity_cases(draw: st.DrawFn) -> tuple[list[dict[bytes, int]], list[dict[bytes, int]] | None, dict]:
+    """Languages (some empty), optional dev sets, and options of every kind, ties likely."""
+    n = draw(st.integers(1, 5))
+    languages = draw(st.lists(_TABLE, min_size=n, max_size=n))
+    dev = draw(st.none() | st.lists(_TABLE, min_size=n, max_size=n))
+    options = {
+        "num_merges": draw(st.integers(0, 25)),
+        "variant": draw(st.sampled_from(["base", "window"])),
+        "window_size": draw(st.integers(1, 6)),
+        "alpha": draw(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])),
+        "global_merges": draw(st.sampled_from([0, 0, 1, 3])),
+        "min_frequency": draw(st.sampled_from([0, 0, 2, 4])),
+        "total_symbols": draw(st.booleans()),
+        "special_tokens": draw(st.sampled_from([(), ("<s>",), ("a", "<s>"), ("ab", "c", "ab")])),
+    }
+    if dev is None and draw(st.booleans()):
+        options["ratio"] = tuple(draw(st.lists(st.sampled_from([0.5, 1.0, 1.3, 2.0, 2.57]), min_size=n, max_size=n)))
+    return languages, dev, options
+
+
+@settings(max_examples=300)
+@given(parity_cases())
+def test_parity_fast_loop_equals_reference(case) -> None:
+    languages, dev, options = case
+    assert train_parity_fast(languages, dev, **options) == train_parity_reference(languages, dev, **options)
+
+
+def _merges(result) -> list[str]:
+    return [result.vocab[a] + " " + result.vocab[b] for a, b, _ in result.merges]
+
+
+# The unit cases of tokenizers' parity_trainer.rs, with their expected merges.
+@pytest.mark.parametrize("train_fn", [train_parity_reference, train_parity_fast])
+@pytest.mark.parametrize(("languages", "dev", "options", "expected"), [
+    ([{b"aabb": 10}, {b"ccdd": 10}], None, {"num_merges": 6}, ["b b", "d d", "a bb", "c dd", "a abb", "c cdd"]),
+    ([{b"ab": 10}, {b"cd": 5}], [{b"ab": 1}, {b"cd": 10}], {"num_merges": 2}, ["c d", "a b"]),
+    ([{b"aabb": 100}, {b"ccdd": 1}], None, {"num_merges": 6, "variant": "window", "window_size": 2, "alpha": 1.0},
+     ["b b", "a bb", "d d", "a abb", "c dd", "c cdd"]),
+    ([{b"ab": 10}, {b"cdef": 10}], None, {"num_merges": 10}, ["e f", "d ef", "a b", "c def"]),
+    ([{b"ab": 5, b"cd": 1}, {b"ab": 1, b"cd": 5}], None, {"num_merges": 2, "global_merges": 1}, ["c d", "a b"]),
+])
+def test_parity_rust_unit_cases(train_fn, languages, dev, options, expected) -> None:
+    assert _merges(train_fn(languages, dev, min_frequency=1, **options)) == expected
+
+
+@pytest.mark.parametrize("train_fn", [train_parity_reference, train_parity_fast])
+def test_parity_stall_where_tokenizers_never_returns(train_fn) -> None:
+    # Three languages, the last two run out at once; language 0 then holds more than alpha / 3 of the window and
+    # tokenizers' window search returns to it forever. hf_bpe goes on serving language 0.
+    languages = [{b"abcdefghijkl": 9}, {b"xy": 1}, {b"zw": 1}]
+    result = train_fn(languages, None, num_merges=12, variant="window", window_size=3, alpha=1.0)
+    assert result.stalls > 0
+    assert len(result.merges) == 12
+    # base + ratio with an empty language after language 0: tokenizers chooses the exhausted language 0 forever.
+    result = train_fn([{b"ab": 3}, {}], None, num_merges=5, ratio=(1.0, 1.0))
+    assert (_merges(result), result.stalls) == (["a b"], 1)
+
+
+# -- against tokenizers ---------------------------------------------------------------------------------------------
+
+def assert_same_folder(model: hf_bpe.BPEModel, tokenizer, tmp_path: Path) -> None:
+    """vocab.json, merges.txt and tokenizer.json byte-identical to what tokenizers writes."""
+    ours = model.save(tmp_path / "ours")
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    tokenizer.model.save(str(theirs))
+    for name in ("vocab.json", "merges.txt"):
+        assert (ours / name).read_text("utf-8") == (theirs / name).read_text("utf-8"), name
+    assert (ours / "tokenizer.json").read_text("utf-8") == tokenizer.to_str()
+
+
+def both(tmp_path: Path, languages: dict[str, list[str]], *, dev: dict[str, list[str]] | None = None,
+         ratio: dict[str, float] | None = None, special_tokens=(), **options) -> hf_bpe.BPEModel:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # small corpora run out of pairs
+        model = train_parity(languages, dev=dev, ratio=ratio, special_tokens=special_tokens, show_progress=False,
+                             **options)
+    tokenizer = train_tokenizers_parity(list(languages.values()), dev=None if dev is None else list(dev.values()),
+                                        ratio=None if ratio is None else [ratio[k] for k in languages],
+                                        special_tokens=special_tokens, **options)
+    assert_same_folder(model, tokenizer, tmp_path)
+    return model
+
+
+_TEXT = st.lists(st.sampled_from(["ab", "ba", "abc", "c", " ", "  ", "é", "中文", "x!", "\n", "aa", "ab ab"]),
+                 max_size=8).map("".join)
+
+
+@pytest.mark.crossval
+@settings(max_examples=40)
+@given(st.lists(st.lists(_TEXT, min_size=1, max_size=5), min_size=1, max_size=4), st.data())
+def test_parity_equals_tokenizers_on_generated_texts(tmp_path_factory, texts, data) -> None:
+    names = [f"l{i}" for i in range(len(texts))]
+    languages = dict(zip(names, texts))
+    mode = data.draw(st.sampled_from(["neither", "dev", "ratio"]))
+    dev = {n: data.draw(st.lists(_TEXT, max_size=4)) for n in names} if mode == "dev" else None
+    ratio = {n: data.draw(st.sampled_from([0.7, 1.0, 2.0])) for n in names} if mode == "ratio" else None
+    options = {"num_merges": data.draw(st.integers(0, 30)), "variant": data.draw(st.sampled_from(["base", "window"])),
+               "window_size": data.draw(st.integers(1, 5)), "alpha": data.draw(st.sampled_from([0.5, 1.0, 2.0])),
+               "global_merges": data.draw(st.sampled_from([0, 2])), "min_frequency": data.draw(st.sampled_from([0, 2])),
+               "total_symbols": data.draw(st.booleans())}
+    specials = data.draw(st.sampled_from([(), ("<s>",), ("a", "<|x|>")]))
+    # Only where tokenizers returns (no stall: it never returns otherwise) and there is text (else hf_bpe refuses).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            train_parity(languages, dev=dev, ratio=ratio, special_tokens=specials, show_progress=False, **options)
+        except InputError:
+            assume(False)
+    assume(not any(issubclass(w.category, StallWarning) for w in caught))
+    both(tmp_path_factory.mktemp("gen"), languages, dev=dev, ratio=ratio, special_tokens=specials, **options)
