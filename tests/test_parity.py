@@ -119,7 +119,7 @@ _TEXT = st.lists(st.sampled_from(["ab", "ba", "abc", "c", " ", "  ", "é", "中�
 
 
 @pytest.mark.crossval
-@settings(max_examples=40)
+@settings(max_examples=150)
 @given(st.lists(st.lists(_TEXT, min_size=1, max_size=5), min_size=1, max_size=4), st.data())
 def test_parity_equals_tokenizers_on_generated_texts(tmp_path_factory, texts, data) -> None:
     names = [f"l{i}" for i in range(len(texts))]
@@ -141,3 +141,137 @@ def test_parity_equals_tokenizers_on_generated_texts(tmp_path_factory, texts, da
             assume(False)
     assume(not any(issubclass(w.category, StallWarning) for w in caught))
     both(tmp_path_factory.mktemp("gen"), languages, dev=dev, ratio=ratio, special_tokens=specials, **options)
+
+
+# -- real multilingual text -----------------------------------------------------------------------------------------
+
+def udhr(shared_data: Path, codes: list[str]) -> dict[str, list[str]]:
+    """The UDHR lines of each language code (``../shared/data/corpora/multi``), each with its newline."""
+    lines: dict[str, list[str]] = {code: [] for code in codes}
+    with open(shared_data / "corpora" / "multi" / "udhr2_all_lang_tab_line.tsv", encoding="utf-8") as f:
+        for line in f:
+            code, _, text = line.partition("\t")
+            if code in lines:
+                lines[code].append(text)
+    return lines
+
+
+# Latin, Cyrillic, Devanagari, Arabic: training on the first 60 articles, the rest as the (parallel) dev set.
+_SCRIPTS = ["eng", "rus", "hin", "arb"]
+# Rates proportional to the languages' UTF-8 lengths on parallel text (the trainer's advice), one way round.
+_RATIOS = {"eng": 1.0, "rus": 1.9, "hin": 2.6, "arb": 1.8}
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+@pytest.mark.parametrize("variant", ["base", "window"])
+@pytest.mark.parametrize("mode", ["dev", "ratio", "neither"])
+@pytest.mark.parametrize("global_merges", [0, 25])
+def test_parity_equals_tokenizers_on_udhr(tmp_path, shared_data, variant, mode, global_merges) -> None:
+    lines = udhr(shared_data, _SCRIPTS)
+    languages = {code: lines[code][:60] for code in _SCRIPTS}
+    dev = {code: lines[code][60:] for code in _SCRIPTS} if mode == "dev" else None
+    ratio = _RATIOS if mode == "ratio" else None
+    model = both(tmp_path, languages, dev=dev, ratio=ratio, num_merges=400, variant=variant, window_size=20,
+                 alpha=1.5, global_merges=global_merges, special_tokens=("<|endoftext|>",))
+    assert len(model.merges) == 400
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+@pytest.mark.parametrize("variant", ["base", "window"])
+def test_parity_equals_tokenizers_on_genesis_files(tmp_path, shared_data, variant) -> None:
+    # Files as `hf-bpe train FILE` reads them (each line with its newline): 4 Latin-script Genesis slices, and the
+    # UDHR in Chinese and Greek; min_frequency and total_symbols; tokenizers gets the same lines.
+    folder = shared_data / "corpora" / "multi" / "genesis"
+    texts = {name: (folder / f"{name}.txt").read_bytes()[:30000].decode("utf-8", "ignore").splitlines(True)[:-1]
+             for name in ("english-web", "french", "german", "finnish")}
+    texts.update(udhr(shared_data, ["cmn_hans", "ell_monotonic"]))
+    paths = {}
+    for name, lines in texts.items():
+        paths[name] = tmp_path / f"{name}.txt"
+        paths[name].write_text("".join(lines), encoding="utf-8")
+    model = train_parity(paths, num_merges=900, variant=variant, min_frequency=2, total_symbols=True,
+                         show_progress=False)
+    tokenizer = train_tokenizers_parity(list(texts.values()), num_merges=900, variant=variant, min_frequency=2,
+                                        total_symbols=True)
+    assert_same_folder(model, tokenizer, tmp_path)
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_parity_equals_tokenizers_with_prefix_space_and_gpt4_pattern(tmp_path, shared_data) -> None:
+    lines = udhr(shared_data, ["eng", "ell_monotonic", "cmn_hant"])
+    languages = {code: lines[code][:50] for code in lines}
+    dev = {code: lines[code][50:] for code in lines}
+    for pattern, add_prefix_space in (("gpt2", True), ("gpt4", False)):
+        both(tmp_path / f"{pattern}-{add_prefix_space}", languages, dev=dev, num_merges=300, variant="window",
+             pattern=pattern, add_prefix_space=add_prefix_space)
+
+
+@pytest.mark.shared_data
+def test_parity_same_output_whatever_workers_and_hash_seed(tmp_path, shared_data) -> None:
+    lines = udhr(shared_data, _SCRIPTS)
+    languages = {code: lines[code][:40] for code in _SCRIPTS}
+    for workers in (1, 2):
+        train_parity(languages, num_merges=300, variant="window", workers=workers,
+                     show_progress=False).save(tmp_path / f"w{workers}")
+    script = ("import sys, pathlib; sys.path.insert(0, sys.argv[1]); import hf_bpe; "
+              "langs = {p.stem: pathlib.Path(p).read_text('utf-8').splitlines(True) for p in "
+              "sorted(pathlib.Path(sys.argv[2]).glob('*.txt'))}; "
+              "hf_bpe.train_parity(langs, num_merges=300, variant='window', show_progress=False).save(sys.argv[3])")
+    (tmp_path / "in").mkdir()
+    for code in _SCRIPTS:  # file names sort in the language order
+        (tmp_path / "in" / f"{_SCRIPTS.index(code)}{code}.txt").write_text("".join(languages[code]), "utf-8")
+    for seed in ("0", "12345"):
+        subprocess.run([sys.executable, "-c", script, str(ROOT), str(tmp_path / "in"), str(tmp_path / f"s{seed}")],
+                       check=True, env={**os.environ, "PYTHONHASHSEED": seed})
+    for name in ("vocab.json", "merges.txt", "tokenizer.json"):
+        expected = (tmp_path / "w1" / name).read_bytes()
+        assert all((tmp_path / d / name).read_bytes() == expected for d in ("w2", "s0", "s12345")), name
+
+
+# -- options --------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("options", "error", "match"), [
+    ({"variant": "windowed"}, ValueError, "variant must be one of"),
+    ({"ratio": {"en": 1.0}}, ValueError, r"missing \['de'\]"),
+    ({"ratio": {"en": 1.0, "de": 1.0, "fr": 2.0}}, ValueError, r"unknown \['fr'\]"),
+    ({"ratio": {"en": 1.0, "de": 0}}, ValueError, r"ratio\['de'\] must be a positive finite number, got 0"),
+    ({"ratio": {"en": 1.0, "de": float("nan")}}, ValueError, "positive finite"),
+    ({"dev": {"en": ["x"]}}, ValueError, r"dev must name exactly.*missing \['de'\]"),
+    ({"dev": {"en": ["x"], "de": ["y"]}, "ratio": {"en": 1.0, "de": 1.0}}, ValueError, "not both"),
+    ({"dev": ["x"]}, TypeError, "dev must be None or a mapping"),
+    ({"window_size": 0}, ValueError, "window_size must be an int >= 1, got 0"),
+    ({"alpha": -1.0}, ValueError, "alpha must be a positive finite number, got -1.0"),
+    ({"num_merges": -1}, ValueError, "num_merges must be an int >= 0"),
+    ({"num_merges": 1.5}, ValueError, "num_merges must be an int >= 0, got 1.5"),
+    ({"global_merges": None}, ValueError, "global_merges"),
+    ({"min_frequency": True}, ValueError, "min_frequency"),
+    ({"total_symbols": "yes"}, TypeError, "total_symbols must be a bool"),
+    ({"special_tokens": "<s>"}, TypeError, "special_tokens must be a list of str"),
+])
+def test_parity_bad_options_are_clear_errors(options, error, match) -> None:
+    options = {"num_merges": 10, **options}
+    with pytest.raises(error, match=match):
+        train_parity({"en": ["hello"], "de": ["hallo"]}, show_progress=False, **options)
+
+
+@pytest.mark.parametrize("languages", [{}, ["en"], {"": ["x"]}, {1: ["x"]}])
+def test_parity_bad_languages(languages) -> None:
+    with pytest.raises(TypeError, match="language"):
+        train_parity(languages, num_merges=5, show_progress=False)
+
+
+def test_parity_empty_corpora() -> None:
+    with pytest.raises(InputError, match="every training corpus is empty"):
+        train_parity({"en": [""], "de": []}, num_merges=5, show_progress=False)
+    # One empty language is fine (tokenizers allows it too); too few pairs is a warning.
+    with pytest.warns(UserWarning, match="ran out of mergeable pairs"):
+        model = train_parity({"en": ["ab ab"], "de": []}, num_merges=5, show_progress=False)
+    assert [a + b for a, b in model.merges] == [b"ab", b" ab"]
+
+
+def test_parity_is_exported() -> None:
+    assert hf_bpe.train_parity is train_parity
+    assert "train_parity" in hf_bpe.__all__
