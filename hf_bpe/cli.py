@@ -19,6 +19,7 @@ from typing import Any
 from ._version import __version__
 from .core.interrupts import interrupts_held
 from .cli_extend import add_extend_parser, cmd_extend
+from .cli_parity import add_parity_arguments, cmd_train_parity, parity_flags_given
 from .cli_support import add_corpus_arguments, check_out, check_out_folder, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
 
@@ -34,6 +35,8 @@ examples:
   hf-bpe train part-*.txt --spark local[2] --vocab-size 32000 --out my-tok    # count with Apache Spark
   hf-bpe train corpus.txt --algorithm sentencepiece --vocab-size 8000 --out spm-tok --spm byte_fallback=true
   hf-bpe train corpus.txt --algorithm sentencepiece --spm model_type=unigram --vocab-size 8000 --out uni-tok
+  hf-bpe train --algorithm parity --language en=en.txt --language hi=hi.txt --ratio en=1 --ratio hi=2.57 \\
+      --num-merges 32000 --out parity-tok   # parity-aware BPE, as tokenizers' ParityBpeTrainer (or --dev NAME=FILE)
   hf-bpe extend my-tok new-domain.txt --new-tokens 5000 --out my-tok-ext   # every existing id kept; prints a report
   hf-bpe encode --model my-tok 'Hello world'
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
@@ -100,14 +103,16 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
                        help="write tokenizer_class PreTrainedTokenizerFast, so that AutoTokenizer loads the folder "
                             "(same ids) for people without hf_bpe, under transformers 4.x and 5.x")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
-    train.add_argument("--algorithm", choices=("bpe", "sentencepiece"), default="bpe",
+    train.add_argument("--algorithm", choices=("bpe", "sentencepiece", "parity"), default="bpe",
                        help="bpe: byte-level BPE equal to tokenizers (default); sentencepiece: BPE equal to "
                             "spm_train --model_type=bpe (tokenizer.model + exact tokenizer.json), or unigram "
-                            "equal to spm_train --model_type=unigram with --spm model_type=unigram")
+                            "equal to spm_train --model_type=unigram with --spm model_type=unigram; parity: "
+                            "parity-aware BPE over --language corpora, equal to tokenizers' ParityBpeTrainer")
     train.add_argument("--spm", action="append", default=[], metavar="KEY=VALUE",
                        help="with --algorithm sentencepiece: an spm_train option by its own name, e.g. "
                             "character_coverage=1.0, byte_fallback=true, user_defined_symbols=<a>,<b>")
     _add_recipe_arguments(train)
+    add_parity_arguments(train)
 
     count = commands.add_parser(
         "count", help="count a corpus's pre-tokens into a Parquet file (to add shards and train from the sum)",
@@ -417,6 +422,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from .training.bpe_trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
 
+    if args.algorithm == "parity":
+        return cmd_train_parity(args, finish=_finish_training)
+    if parity_flags := parity_flags_given(args):
+        raise InputError(f"{', '.join(parity_flags)} apply to --algorithm parity")
     if args.algorithm == "sentencepiece":
         return _cmd_train_sentencepiece(args)
     if args.spm:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -275,3 +276,74 @@ def test_parity_empty_corpora() -> None:
 def test_parity_is_exported() -> None:
     assert hf_bpe.train_parity is train_parity
     assert "train_parity" in hf_bpe.__all__
+
+
+# -- command line ---------------------------------------------------------------------------------------------------
+
+def _write_languages(tmp_path: Path) -> dict[str, Path]:
+    texts = {"en": "the cat sat on the mat\nthe dog ate\n", "ru": "кот сидел на коврике\nсобака ела\n",
+             "hi": "बिल्ली चटाई पर बैठी\nकुत्ते ने खाया\n"}
+    paths = {}
+    for name, text in texts.items():
+        paths[name] = tmp_path / f"{name}.txt"
+        paths[name].write_text(text * 3, encoding="utf-8")
+    return paths
+
+
+@pytest.mark.crossval
+def test_parity_cli_equals_tokenizers(tmp_path, capsys) -> None:
+    from hf_bpe.cli import main
+
+    paths = _write_languages(tmp_path)
+    argv = ["train", "--algorithm", "parity", "--num-merges", "40", "--variant", "window", "--window-size", "4",
+            "--alpha", "1.5", "--global-merges", "3", "--special-token", "<s>", "--out", str(tmp_path / "out"),
+            "--quiet"]
+    for name, path in paths.items():
+        argv += ["--language", f"{name}={path}", "--ratio", f"{name}={ {'en': 1, 'ru': 1.8, 'hi': 2.5}[name]}"]
+    assert main(argv) == 0
+    assert "merges to" in capsys.readouterr().err
+    lines = [path.read_text("utf-8").splitlines(True) for path in paths.values()]
+    tokenizer = train_tokenizers_parity(lines, ratio=[1, 1.8, 2.5], num_merges=40, variant="window", window_size=4,
+                                        alpha=1.5, global_merges=3, special_tokens=["<s>"])
+    assert (tmp_path / "out" / "tokenizer.json").read_text("utf-8") == tokenizer.to_str()
+    # --dev, several files per language, --total-symbols; the folder is refused without --force.
+    argv = ["train", "--algorithm", "parity", "--num-merges", "300", "--total-symbols", "--out", str(tmp_path / "out"),
+            "--quiet"]
+    for name, path in paths.items():
+        argv += ["--language", f"{name}={path}", "--language", f"{name}={path}", "--dev", f"{name}={path}"]
+    assert main(argv) == 2
+    assert "pass --force" in capsys.readouterr().err
+    assert main([*argv, "--force"]) == 0
+    tokenizer = train_tokenizers_parity([x * 2 for x in lines], dev=lines, num_merges=300, total_symbols=True)
+    assert (tmp_path / "out" / "tokenizer.json").read_text("utf-8") == tokenizer.to_str()
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ([], "needs --language NAME=FILE"),
+    (["--language", "en"], "expected NAME=VALUE"),
+    (["--language", "en=missing.txt"], "'missing.txt' is not a file"),
+    (["--language", "en=EN", "--ratio", "en=fast"], "expected a number"),
+    (["--language", "en=EN", "--ratio", "en=1", "--ratio", "en=2"], "given twice"),
+    (["--language", "en=EN", "--ratio", "de=1"], r"ratio must name exactly the languages \['en'\]"),
+    (["--language", "en=EN", "--vocab-size", "300"], "--vocab-size cannot be used with --algorithm parity"),
+    (["--language", "en=EN", "EN"], "FILE arguments cannot be used with --algorithm parity"),
+])
+def test_parity_cli_errors_are_one_line(tmp_path, capsys, extra, message) -> None:
+    from hf_bpe.cli import main
+
+    path = _write_languages(tmp_path)["en"]
+    extra = [str(path) if x == "EN" else x.replace("=EN", f"={path}") for x in extra]
+    argv = ["train", "--algorithm", "parity", "--num-merges", "5", "--out", str(tmp_path / "o"), "--quiet", *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hf-bpe: error: ") and err.count("\n") == 1 and re.search(message, err), err
+
+
+def test_parity_cli_flags_need_the_algorithm(tmp_path, capsys) -> None:
+    from hf_bpe.cli import main
+
+    path = _write_languages(tmp_path)["en"]
+    assert main(["train", str(path), "--variant", "window", "--out", str(tmp_path / "o")]) == 2
+    assert "--variant apply to --algorithm parity" in capsys.readouterr().err
+    assert main(["train", "--algorithm", "parity", "--language", f"en={path}", "--out", str(tmp_path / "o")]) == 2
+    assert "needs --num-merges" in capsys.readouterr().err
