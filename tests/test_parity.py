@@ -281,7 +281,8 @@ def test_parity_is_exported() -> None:
 # -- command line ---------------------------------------------------------------------------------------------------
 
 def _write_languages(tmp_path: Path) -> dict[str, Path]:
-    texts = {"en": "the cat sat on the mat\nthe dog ate\n", "ru": "кот сидел на коврике\nсобака ела\n",
+    texts = {"en": "the cat sat on the mat\nthe dog ate\n",
+             "ru": "кот сидел на коврике\nсобака ела\n",
              "hi": "बिल्ली चटाई पर बैठी\nकुत्ते ने खाया\n"}
     paths = {}
     for name, text in texts.items():

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal, NamedTuple, Protocol
 
 from ..core.bytelevel import token_to_str
@@ -108,11 +108,12 @@ class Counts(Protocol):
     def lengths(self, dev: bool) -> list[int]: ...  # per language: tokens in the dev or training pre-tokens
 
 
-def initial_vocab(specials: Sequence[str], words: Sequence[Mapping[str, int]]) -> tuple[list[str], dict[str, int],
-                                                                                         set[int]]:
+def initial_vocab(specials: Sequence[str], chars: Iterable[str]) -> tuple[list[str], dict[str, int], set[int]]:
     """Return the vocabulary before any merge (specials, then the sorted alphabet), its index and the shared ids.
 
-    >>> initial_vocab(["<s>", "b"], [{"ab": 1}, {"ca": 2}])
+    ``chars``: every character of the training and dev pre-tokens (repeats allowed).
+
+    >>> initial_vocab(["<s>", "b"], "abca")
     (['<s>', 'b', 'a', 'c'], {'<s>': 0, 'b': 1, 'a': 2, 'c': 3}, {1})
     """
     vocab: list[str] = []
@@ -121,15 +122,14 @@ def initial_vocab(specials: Sequence[str], words: Sequence[Mapping[str, int]]) -
         if token not in index:
             index[token] = len(vocab)
             vocab.append(token)
-    specials_end = len(vocab)
     shared = set()
-    for char in sorted({c for table in words for word in table for c in word}):
+    for char in sorted(set(chars)):
         if char in index:
             shared.add(index[char])
         else:
             index[char] = len(vocab)
             vocab.append(char)
-    return vocab, index, {i for i in shared if i < specials_end}
+    return vocab, index, shared
 
 
 def merge_word(word: Sequence[int], left: int, right: int, new: int) -> list[int]:
@@ -177,7 +177,7 @@ def run_parity(counts: Counts, vocab: list[str], index: dict[str, int], options:
                 break
         else:
             lang = _choose(counts, options, use_ratio, has_dev, initial, window, exhausted, threshold)
-            if lang < 0 or lang in exhausted:  # nothing to merge: a step that only moves the window, or a loop in tokenizers
+            if lang < 0 or lang in exhausted:  # no merge: a step that only moves the window, or tokenizers' loop
                 key = tuple(window)
                 if lang >= 0 and options.variant == "window" and key not in seen_idle:
                     seen_idle.add(key)
@@ -319,7 +319,8 @@ def train_parity_reference(
     opts = ParityOptions(**options)  # type: ignore[arg-type]
     train = [{token_to_str(w): c for w, c in table.items()} for table in languages]
     devs = [{token_to_str(w): c for w, c in table.items()} for table in dev] if dev is not None else []
-    vocab, index, shared = initial_vocab(special_tokens, [*train, *devs])
+    chars = (c for table in (*train, *devs) for word in table for c in word)
+    vocab, index, shared = initial_vocab(special_tokens, chars)
 
     def ids(table: dict[str, int]) -> list[tuple[list[int], int]]:
         return [([index[c] for c in word], count) for word, count in table.items()]
