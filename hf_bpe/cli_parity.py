@@ -18,7 +18,7 @@ __all__ = ["add_parity_arguments", "cmd_train_parity", "parity_flags_given"]
 
 _PARITY_FLAGS = (("--language", "language"), ("--dev", "dev"), ("--ratio", "ratio"), ("--variant", "variant"),
                  ("--window-size", "window_size"), ("--alpha", "alpha"), ("--global-merges", "global_merges"),
-                 ("--total-symbols", "total_symbols"))
+                 ("--total-symbols", "total_symbols"), ("--seen-bytes-only", "seen_bytes_only"))
 
 
 def add_parity_arguments(train: argparse.ArgumentParser) -> None:
@@ -41,6 +41,9 @@ def add_parity_arguments(train: argparse.ArgumentParser) -> None:
                        help="plain BPE merges on all languages summed, before parity (default 0)")
     group.add_argument("--total-symbols", action="store_true", default=None,
                        help="--num-merges counts the whole vocabulary (specials and alphabet taken off)")
+    group.add_argument("--seen-bytes-only", action="store_true", default=None,
+                       help="an alphabet of the bytes seen (ParityBpeTrainer's default) instead of all 256 (its "
+                            "initial_alphabet=ByteLevel.alphabet()); the folder then loads with missing_bytes='allow'")
 
 
 def parity_flags_given(args: argparse.Namespace) -> list[str]:
@@ -100,11 +103,12 @@ def cmd_train_parity(args: argparse.Namespace, *, finish: Callable[..., int]) ->
             except ValueError:
                 raise InputError(f"--ratio {name}={value!r}: expected a number, e.g. --ratio {name}=1.5") from None
     options: dict[str, Any] = {
-        name: getattr(args, name) for _, name in _PARITY_FLAGS[3:] if getattr(args, name) is not None}
+        name: getattr(args, name) for _, name in _PARITY_FLAGS[3:-1] if getattr(args, name) is not None}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = train_parity(languages, dev=dev, ratio=ratio, num_merges=args.num_merges,
                              min_frequency=args.min_frequency or 0, special_tokens=args.special_token,
-                             pattern=args.pattern, add_prefix_space=args.add_prefix_space, workers=args.workers,
+                             all_bytes=not args.seen_bytes_only, pattern=args.pattern,
+                             add_prefix_space=args.add_prefix_space, workers=args.workers,
                              show_progress=not args.quiet, **options)
     return finish(model, caught, out, args.force, for_sharing=args.for_sharing)

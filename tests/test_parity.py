@@ -20,6 +20,7 @@ from hf_bpe.tools.peers import train_tokenizers_parity
 from hf_bpe.training.parity import StallWarning, train_parity
 from hf_bpe.training.parity_reference import train_parity_reference
 from hf_bpe.training.parity_trainer import train_parity_fast
+from test_readme import readme_run  # noqa: F401 - the fixture: a fresh folder with hf-bpe on PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +45,8 @@ def parity_cases(draw: st.DrawFn) -> tuple[list[dict[bytes, int]], list[dict[byt
         "global_merges": draw(st.sampled_from([0, 0, 1, 3])),
         "min_frequency": draw(st.sampled_from([0, 0, 2, 4])),
         "total_symbols": draw(st.booleans()),
-        "special_tokens": draw(st.sampled_from([(), ("<s>",), ("a", "<s>"), ("ab", "c", "ab")])),
+        "special_tokens": draw(st.sampled_from([(), ("<s>",), ("a", "<s>"), ("ab", "c", "ab"), ("Ā",)])),
+        "all_bytes": draw(st.booleans()),
     }
     if dev is None and draw(st.booleans()):
         options["ratio"] = tuple(draw(st.lists(st.sampled_from([0.5, 1.0, 1.3, 2.0, 2.57]), min_size=n, max_size=n)))
@@ -133,6 +135,7 @@ def test_parity_equals_tokenizers_on_generated_texts(tmp_path_factory, texts, da
                "global_merges": data.draw(st.sampled_from([0, 2])), "min_frequency": data.draw(st.sampled_from([0, 2])),
                "total_symbols": data.draw(st.booleans())}
     specials = data.draw(st.sampled_from([(), ("<s>",), ("a", "<|x|>")]))
+    options["all_bytes"] = data.draw(st.booleans())
     # Only where tokenizers returns (no stall: it never returns otherwise) and there is text (else hf_bpe refuses).
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -193,9 +196,9 @@ def test_parity_equals_tokenizers_on_genesis_files(tmp_path, shared_data, varian
         paths[name] = tmp_path / f"{name}.txt"
         paths[name].write_text("".join(lines), encoding="utf-8")
     model = train_parity(paths, num_merges=900, variant=variant, min_frequency=2, total_symbols=True,
-                         show_progress=False)
+                         all_bytes=False, show_progress=False)
     tokenizer = train_tokenizers_parity(list(texts.values()), num_merges=900, variant=variant, min_frequency=2,
-                                        total_symbols=True)
+                                        total_symbols=True, all_bytes=False)
     assert_same_folder(model, tokenizer, tmp_path)
 
 
@@ -251,6 +254,7 @@ def test_parity_same_output_whatever_workers_and_hash_seed(tmp_path, shared_data
     ({"min_frequency": True}, ValueError, "min_frequency"),
     ({"total_symbols": "yes"}, TypeError, "total_symbols must be a bool"),
     ({"special_tokens": "<s>"}, TypeError, "special_tokens must be a list of str"),
+    ({"all_bytes": 1}, TypeError, "all_bytes must be a bool"),
 ])
 def test_parity_bad_options_are_clear_errors(options, error, match) -> None:
     options = {"num_merges": 10, **options}
@@ -308,14 +312,15 @@ def test_parity_cli_equals_tokenizers(tmp_path, capsys) -> None:
                                         alpha=1.5, global_merges=3, special_tokens=["<s>"])
     assert (tmp_path / "out" / "tokenizer.json").read_text("utf-8") == tokenizer.to_str()
     # --dev, several files per language, --total-symbols; the folder is refused without --force.
-    argv = ["train", "--algorithm", "parity", "--num-merges", "300", "--total-symbols", "--out", str(tmp_path / "out"),
-            "--quiet"]
+    argv = ["train", "--algorithm", "parity", "--num-merges", "300", "--total-symbols", "--seen-bytes-only",
+            "--out", str(tmp_path / "out"), "--quiet"]
     for name, path in paths.items():
         argv += ["--language", f"{name}={path}", "--language", f"{name}={path}", "--dev", f"{name}={path}"]
     assert main(argv) == 2
     assert "pass --force" in capsys.readouterr().err
     assert main([*argv, "--force"]) == 0
-    tokenizer = train_tokenizers_parity([x * 2 for x in lines], dev=lines, num_merges=300, total_symbols=True)
+    tokenizer = train_tokenizers_parity([x * 2 for x in lines], dev=lines, num_merges=300, total_symbols=True,
+                                        all_bytes=False)
     assert (tmp_path / "out" / "tokenizer.json").read_text("utf-8") == tokenizer.to_str()
 
 
@@ -348,3 +353,29 @@ def test_parity_cli_flags_need_the_algorithm(tmp_path, capsys) -> None:
     assert "--variant apply to --algorithm parity" in capsys.readouterr().err
     assert main(["train", "--algorithm", "parity", "--language", f"en={path}", "--out", str(tmp_path / "o")]) == 2
     assert "needs --num-merges" in capsys.readouterr().err
+
+
+# -- the guide ------------------------------------------------------------------------------------------------------
+
+GUIDE = ROOT / "docs" / "guides" / "parity-bpe.md"
+
+
+@pytest.mark.crossval
+def test_parity_guide_blocks_run_in_order(readme_run) -> None:
+    # Every ```python and ```bash block of docs/guides/parity-bpe.md, in order, in one fresh folder, as README
+    # blocks run (tests/test_readme.py: `hf-bpe` on PATH is this checkout; ../shared/data beside the folder).
+    from test_readme import LISTING, readme_blocks, skip_reason
+
+    blocks = readme_blocks(GUIDE.read_text(encoding="utf-8"))
+    assert all(b.language in ("python", "bash", LISTING) for b in blocks), [b.language for b in blocks]
+    runnable = [b for b in blocks if b.language in ("python", "bash")]
+    assert len(runnable) >= 6
+    skipped = []
+    for block in runnable:
+        reason = skip_reason(block)
+        if reason is not None:  # a leaf (the real-data block): the others still run
+            skipped.append(reason)
+            continue
+        readme_run.run(block)
+    if skipped:
+        pytest.skip(skipped[0])

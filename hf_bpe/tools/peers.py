@@ -132,6 +132,7 @@ def train_tokenizers_parity(
     dev: Sequence[Iterable[str]] | None = None,
     ratio: Sequence[float] | None = None,
     special_tokens: Sequence[str] = (),
+    all_bytes: bool = True,
     pattern: str = "gpt2",
     add_prefix_space: bool = False,
     **options: Any,
@@ -145,13 +146,16 @@ def train_tokenizers_parity(
         languages: one iterable of texts per language, in order.
         dev: one iterable of dev texts per language, or None.
         ratio: target compression rates in language order, or None.
-        special_tokens, pattern, add_prefix_space: as :func:`hf_bpe.train_parity`.
+        special_tokens, all_bytes, pattern, add_prefix_space: as :func:`hf_bpe.train_parity` (``all_bytes``:
+            ``initial_alphabet=ByteLevel.alphabet()``).
         **options: ``ParityBpeTrainer``'s (``num_merges``, ``variant``, ``window_size``, ``alpha``, ...).
     """
-    from tokenizers import processors, trainers
+    from tokenizers import pre_tokenizers, processors, trainers
 
     tokenizer = tokenizers_tokenizer(pattern=pattern, add_prefix_space=add_prefix_space)
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    if all_bytes:
+        options["initial_alphabet"] = pre_tokenizers.ByteLevel.alphabet()
     trainer = trainers.ParityBpeTrainer(special_tokens=list(special_tokens), show_progress=False, **options)
     trainer.train_from_iterator(tokenizer, [iter(texts) for texts in languages],
                                 dev_iterators=None if dev is None else [iter(texts) for texts in dev],

@@ -8,13 +8,15 @@ The contract (held by tests/test_parity.py on real multilingual text): the folde
     tokenizer.pre_tokenizer = ByteLevel(add_prefix_space=False)        # hf_bpe's pattern="gpt2" (the default)
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)  # what hf_bpe's tokenizer.json declares
     tokenizer.decoder = decoders.ByteLevel()
-    ParityBpeTrainer(num_merges=..., variant=..., ..., special_tokens=[...]).train_from_iterator(
+    ParityBpeTrainer(num_merges=..., variant=..., ..., special_tokens=[...],
+                     initial_alphabet=pre_tokenizers.ByteLevel.alphabet()).train_from_iterator(
         tokenizer, [texts of each language], dev_iterators=[...] or None, ratio=[...] or None)
 
 Note ``add_prefix_space=False``: ``ByteLevel()``'s default is True, which hf_bpe gives as ``add_prefix_space=True``.
 Other patterns are the pre-tokenizer :func:`hf_bpe.tools.peers.tokenizers_pre_tokenizer` builds. The semantics of
 the merge loop are written out in :mod:`hf_bpe.training.parity_reference`. Unlike ``train``, the alphabet is the
-bytes seen (in training or dev text), as ``ParityBpeTrainer`` has it: a byte never seen gets no id.
+256 bytes by default (``initial_alphabet`` above, as ``hf_bpe.train``); ``all_bytes=False`` drops it from both
+sides: the alphabet is then the bytes seen in training or dev text, ``ParityBpeTrainer``'s default.
 
 Where hf_bpe differs from `tokenizers` (each tested): ``dev`` and ``ratio`` together are refused (`tokenizers`
 silently ignores ``ratio``), and the two cases where `tokenizers` never returns end (see the reference).
@@ -64,6 +66,7 @@ def train_parity(
     min_frequency: int = 0,
     total_symbols: bool = False,
     special_tokens: Sequence[str] = (),
+    all_bytes: bool = True,
     pattern: str = "gpt2",
     add_prefix_space: bool = False,
     text_column: str = "text",
@@ -87,6 +90,9 @@ def train_parity(
         min_frequency: the smallest pair count that may still be merged (a language below it is done).
         total_symbols: ``num_merges`` counts the whole vocabulary: the specials and the alphabet are taken off it.
         special_tokens: special tokens, given the first ids.
+        all_bytes: the alphabet holds all 256 bytes, as ``hf_bpe.train``'s (`tokenizers`:
+            ``initial_alphabet=ByteLevel.alphabet()``); False: only the bytes seen in training or dev text,
+            ``ParityBpeTrainer``'s default (such a folder loads with ``missing_bytes="allow"``).
         pattern, add_prefix_space, text_column, workers, show_progress: as :func:`hf_bpe.train`.
 
     Returns:
@@ -99,7 +105,7 @@ def train_parity(
     names, specials, ratios = check_parity_options(
         languages, dev=dev, ratio=ratio, num_merges=num_merges, variant=variant, window_size=window_size,
         alpha=alpha, global_merges=global_merges, min_frequency=min_frequency, total_symbols=total_symbols,
-        special_tokens=special_tokens)
+        special_tokens=special_tokens, all_bytes=all_bytes)
 
     def count(corpus: Any) -> dict[bytes, int]:
         return dict(WordCounts.from_corpus(corpus, pattern=pattern, add_prefix_space=add_prefix_space,
@@ -113,7 +119,8 @@ def train_parity(
                "alpha": float(alpha), "global_merges": global_merges, "min_frequency": min_frequency,
                "total_symbols": total_symbols}
     with progress_bar(show_progress, desc="merges", total=num_merges) as bar:
-        result = train_parity_fast(train_counts, dev_counts, special_tokens=specials, progress=bar.update, **options)
+        result = train_parity_fast(train_counts, dev_counts, special_tokens=specials, all_bytes=all_bytes,
+                                   progress=bar.update, **options)
     if result.stalls:
         warnings.warn(f"{result.stalls} language choices were ones tokenizers' ParityBpeTrainer never returns from "
                       f"(it loops forever there); hf_bpe served the first language not yet exhausted instead "
@@ -123,7 +130,8 @@ def train_parity(
                       f"{len(result.merges)} merges, not the {result.budget} asked for", stacklevel=2)
     provenance = {"options": {"algorithm": "parity", "languages": list(names), **options,
                               "ratio": None if ratios is None else list(ratios), "dev": dev is not None,
-                              "special_tokens": specials, "pattern": pattern, "add_prefix_space": add_prefix_space},
+                              "special_tokens": specials, "all_bytes": all_bytes, "pattern": pattern,
+                              "add_prefix_space": add_prefix_space},
                   "corpus": None}
     return model_from_result(result, specials, pattern=pattern, add_prefix_space=add_prefix_space,
                              provenance=provenance)
@@ -160,6 +168,7 @@ def check_parity_options(
     min_frequency: object,
     total_symbols: object,
     special_tokens: object,
+    all_bytes: object = True,
 ) -> tuple[list[str], list[str], tuple[float, ...] | None]:
     """Check the options before any corpus is read; return the language names, the specials and the ratios in order.
 
@@ -214,6 +223,8 @@ def check_parity_options(
         raise ValueError(f"alpha must be a positive finite number, got {alpha!r}")
     if not isinstance(total_symbols, bool):
         raise TypeError(f"total_symbols must be a bool, got {total_symbols!r}")
+    if not isinstance(all_bytes, bool):
+        raise TypeError(f"all_bytes must be a bool, got {all_bytes!r}")
     return names, check_special_tokens(special_tokens), ratios
 
 

@@ -13,7 +13,8 @@ this module does too: characters, order and ties are those of the byte-level spe
 
 1. **Ids.** The special tokens first, in order, a repeat skipped. Then the alphabet: every character seen in any
    training **or dev** pre-token, sorted by code point (of the byte-level character, not of the byte); a character
-   whose string is already a special token shares its id. (No ``initial_alphabet``: bytes never seen get no id.)
+   whose string is already a special token shares its id. Bytes never seen get no id, unless ``all_bytes``
+   (``initial_alphabet=ByteLevel.alphabet()``) adds all 256.
    Then one id per merge in merge order; a merge that builds a string which already has an id (a special token, or
    a token built before from another pair) reuses that id and the merge is still recorded.
 2. **Lengths**, the measure of how badly each language is compressed, in one of three modes:
@@ -60,15 +61,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter, deque
+from itertools import chain
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal, NamedTuple, Protocol
 
-from ..core.bytelevel import token_to_str
+from ..core.bytelevel import BYTE_TO_UNICODE, token_to_str
 
-__all__ = ["ParityOptions", "ParityResult", "initial_vocab", "merge_word", "run_parity",
+__all__ = ["BYTE_LEVEL_ALPHABET", "ParityOptions", "ParityResult", "initial_vocab", "merge_word", "run_parity",
            "train_parity_reference", "with_rebuilt_specials"]
 
 Variant = Literal["base", "window"]
+# `tokenizers`' ByteLevel.alphabet(): the 256 byte-level characters.
+BYTE_LEVEL_ALPHABET = tuple(BYTE_TO_UNICODE.values())
 
 
 class ParityOptions(NamedTuple):
@@ -303,6 +307,7 @@ def train_parity_reference(
     dev: Sequence[Mapping[bytes, int]] | None = None,
     *,
     special_tokens: Sequence[str] = (),
+    all_bytes: bool = False,
     **options: object,
 ) -> ParityResult:
     """Train parity-aware BPE on per-language pre-token counts (bytes -> count), recounting at every step.
@@ -311,6 +316,7 @@ def train_parity_reference(
         languages: one mapping of pre-token bytes to count per language.
         dev: one such mapping per language, or None.
         special_tokens: given the first ids.
+        all_bytes: the alphabet is all 256 bytes (``initial_alphabet=ByteLevel.alphabet()``), not only those seen.
         **options: the fields of :class:`ParityOptions` (``num_merges`` required).
 
     Returns:
@@ -320,7 +326,7 @@ def train_parity_reference(
     train = [{token_to_str(w): c for w, c in table.items()} for table in languages]
     devs = [{token_to_str(w): c for w, c in table.items()} for table in dev] if dev is not None else []
     chars = (c for table in (*train, *devs) for word in table for c in word)
-    vocab, index, shared = initial_vocab(special_tokens, chars)
+    vocab, index, shared = initial_vocab(special_tokens, chain(chars, BYTE_LEVEL_ALPHABET if all_bytes else ()))
 
     def ids(table: dict[str, int]) -> list[tuple[list[int], int]]:
         return [([index[c] for c in word], count) for word, count in table.items()]

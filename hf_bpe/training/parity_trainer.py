@@ -31,13 +31,14 @@ def train_parity_fast(
     dev: Sequence[Mapping[bytes, int]] | None = None,
     *,
     special_tokens: Sequence[str] = (),
+    all_bytes: bool = False,
     progress: Callable[[int], object] | None = None,
     **options: object,
 ) -> ParityResult:
     """Train parity-aware BPE on per-language pre-token counts, as :func:`train_parity_reference` does, fast.
 
     Args:
-        languages, dev, special_tokens, **options: as :func:`~.parity_reference.train_parity_reference`.
+        languages, dev, special_tokens, all_bytes, **options: as :func:`~.parity_reference.train_parity_reference`.
         progress: called with 1 after each merge.
 
     Returns:
@@ -45,7 +46,7 @@ def train_parity_fast(
     """
     opts = ParityOptions(**options)  # type: ignore[arg-type]
     tables = [*languages, *(dev or ())]
-    seen = set().union(*(set(b"".join(table)) for table in tables))
+    seen = set(range(256)) if all_bytes else set().union(*(set(b"".join(table)) for table in tables))
     vocab, index, shared = initial_vocab(special_tokens, (BYTE_TO_UNICODE[b] for b in seen))
     counts = CompiledCounts(vocab, [index.get(BYTE_TO_UNICODE[b], -1) for b in range(256)])
     for is_dev, group in ((False, languages), (True, dev or ())):
