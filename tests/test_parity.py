@@ -379,3 +379,34 @@ def test_parity_guide_blocks_run_in_order(readme_run) -> None:
         readme_run.run(block)
     if skipped:
         pytest.skip(skipped[0])
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+def test_parity_folder_encodes_as_tokenizers_in_transformers(tmp_path, shared_data) -> None:
+    # A datasets Dataset per language; the saved folder through AutoTokenizer encodes held-out text as tokenizers'
+    # trained tokenizer does.
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+
+    lines = udhr(shared_data, _SCRIPTS)
+    languages = {code: Dataset.from_dict({"text": lines[code][:60]}) for code in _SCRIPTS}
+    model = train_parity(languages, ratio=_RATIOS, num_merges=500, variant="window", show_progress=False)
+    model.save(tmp_path / "tok")
+    tokenizer = train_tokenizers_parity([lines[code][:60] for code in _SCRIPTS], ratio=list(_RATIOS.values()),
+                                        num_merges=500, variant="window")
+    auto = AutoTokenizer.from_pretrained(tmp_path / "tok")
+    for code in _SCRIPTS:
+        for line in lines[code][60:70]:
+            assert auto.encode(line) == tokenizer.encode(line).ids == model.encode(line)
+
+
+def test_parity_provenance_and_verify(tmp_path) -> None:
+    model = train_parity({"en": ["hello world"] * 3, "de": ["hallo welt"] * 3}, num_merges=5, variant="window",
+                         show_progress=False)
+    folder = model.save(tmp_path / "tok")
+    options = json.loads((folder / "hf_bpe_manifest.json").read_text())["options"]
+    assert options["algorithm"] == "parity" and options["languages"] == ["en", "de"]
+    assert options["variant"] == "window" and options["num_merges"] == 5
+    report = hf_bpe.verify(folder)
+    assert report.ok, report
