@@ -10,7 +10,8 @@ poems) and Japanese (``corpora/multi``, a novel of 1.1 MB, so it stops growing p
 (MB per language), each language's first S MB of whole lines is training text and its last 100 KB the dev set
 (with ``--balance dev``); ``--balance ratio`` gives rates 1 : 1.5 : 1.5 instead. The files are written once, before
 any timing. Every run is a fresh child process (``_bench_common.run_child``): its peak RSS is that trainer's alone.
-Timings cover reading the texts and training (not the interpreter start, the imports or writing the result):
+Timings (wall, and CPU of all the process's threads: ``tokenizers`` counts on every core, hf_bpe's merge loop is
+one thread) cover reading the texts and training (not the interpreter start, the imports or writing the result):
 hf_bpe reads the files (``train_parity`` with ``Path``s, as ``hf-bpe train --algorithm parity`` does);
 ``tokenizers`` gets each file's lines (``readlines()``, its users' way: it takes Python iterators only). Both use
 GPT-2's pre-tokenizer without a prefix space. The ``same`` column checks that both wrote the same merges.
@@ -69,28 +70,28 @@ def child(args: argparse.Namespace) -> None:
     if args.peer == "hf_bpe":
         import hf_bpe
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         model = hf_bpe.train_parity(
             {n: Path(p["train"]) for n, p in inputs.items()},
             dev={n: Path(p["dev"]) for n, p in inputs.items()} if args.balance == "dev" else None,
             ratio=RATIOS if args.balance == "ratio" else None, show_progress=False, **options)
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         merges = [(a + b).hex() for a, b in model.merges]
     else:
         from hf_bpe.core.bytelevel import str_to_token
         from hf_bpe.tools.peers import train_tokenizers_parity
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         lines = [Path(p["train"]).open(encoding="utf-8").readlines() for p in inputs.values()]
         dev = ([Path(p["dev"]).open(encoding="utf-8").readlines() for p in inputs.values()]
                if args.balance == "dev" else None)
         tokenizer = train_tokenizers_parity(lines, dev=dev, ratio=list(RATIOS.values()) if args.balance == "ratio"
                                             else None, **options)
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         pairs = json.loads(tokenizer.to_str())["model"]["merges"]
         merges = [(str_to_token(a) + str_to_token(b)).hex() for a, b in pairs]
     digest = hashlib.sha256("\n".join(merges).encode()).hexdigest()
-    Path(args.result).write_text(json.dumps({"seconds": seconds, "merges": len(merges), "digest": digest}))
+    Path(args.result).write_text(json.dumps({"seconds": seconds, "cpu": cpu, "merges": len(merges), "digest": digest}))
 
 
 def main() -> None:
@@ -133,14 +134,15 @@ def main() -> None:
                         sys.exit(f"bench_parity: {peer} failed:\n{result.log_tail}")
                     runs.append(result)
                 found[peer] = (median([r.payload["seconds"] for r in runs]), max(r.peak_rss_mb for r in runs),
-                               runs[0].payload)
+                               runs[0].payload, median([r.payload["cpu"] for r in runs]))
             same = "yes" if found["hf_bpe"][2]["digest"] == found["tokenizers"][2]["digest"] else "NO"
             ours, theirs = found["hf_bpe"], found["tokenizers"]
             rows.append([f"{size:g}", f"{total_mb:.1f}", str(ours[2]["merges"]), fmt(ours[0]), fmt(theirs[0]),
-                         f"{theirs[0] / ours[0]:.1f}x", f"{ours[1]:.0f}", f"{theirs[1]:.0f}", same])
+                         f"{theirs[0] / ours[0]:.1f}x", fmt(ours[3]), fmt(theirs[3]), f"{theirs[3] / ours[3]:.1f}x",
+                         f"{ours[1]:.0f}", f"{theirs[1]:.0f}", same])
             print(f"  {size:g} MB per language done", file=sys.stderr)
-    header = ["MB/lang", "MB total", "merges", "hf_bpe s", "tokenizers s", "speed-up", "hf_bpe peak MB",
-              "tokenizers peak MB", "same merges"]
+    header = ["MB/lang", "MB total", "merges", "hf_bpe s", "tokenizers s", "speed-up", "hf_bpe CPU s",
+              "tokenizers CPU s", "CPU ratio", "hf_bpe peak MB", "tokenizers peak MB", "same merges"]
     print(format_table(header, rows, markdown=args.markdown))
 
 

@@ -108,8 +108,9 @@ def train_parity(
         special_tokens=special_tokens, all_bytes=all_bytes)
 
     def count(corpus: Any) -> dict[bytes, int]:
-        return dict(WordCounts.from_corpus(corpus, pattern=pattern, add_prefix_space=add_prefix_space,
-                                           text_column=text_column, workers=workers, show_progress=show_progress))
+        counts = WordCounts.from_corpus(corpus, pattern=pattern, add_prefix_space=add_prefix_space,
+                                        text_column=text_column, workers=workers, show_progress=show_progress)
+        return dict(counts.items())  # the dict's own items: dict(counts) would look each word up again
 
     train_counts = [count(languages[name]) for name in names]
     if not any(train_counts):

@@ -68,8 +68,9 @@ inline int64_t count_of(const PairMap<int64_t>& map, uint64_t key) {
     return found == nullptr ? 0 : *found;
 }
 
-// The pairs whose counts changed, each pushed once at its current count (a higher stale entry is fixed when it
-// surfaces).
+// The pairs whose counts rose, each pushed once at its current count. A pair whose count fell keeps its higher
+// entry, fixed when it surfaces (pop_best): every pair keeps an entry at or above its count, so the first entry
+// popped at its current count is the true maximum, as tokenizers (which also pushes the falls) finds it.
 inline void push_changed(Heap& heap, const PairMap<int64_t>& counts, std::vector<uint64_t>& changed) {
     std::sort(changed.begin(), changed.end());
     changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
@@ -141,7 +142,7 @@ struct Corpus {
         return false;
     }
 
-    // Merge (a, b) into c wherever it occurs, with Word::merge's changes; `changed` gets the pairs touched.
+    // Merge (a, b) into c wherever it occurs, with Word::merge's changes; `changed` gets the pairs that rose.
     void merge(int32_t a, int32_t b, int32_t c, PairMap<int64_t>* total, std::vector<uint64_t>& changed) {
         uint64_t key = pair_key(a, b);
         int32_t* slot = where_slot.find(key);
@@ -161,7 +162,6 @@ struct Corpus {
                         add_pair(pair_key(prev, a), -count, total);
                         add_pair(pair_key(prev, c), count, total);
                         add_spot(pair_key(prev, c), i);
-                        changed.push_back(pair_key(prev, a));
                         changed.push_back(pair_key(prev, c));
                     }
                     if (j + 2 < n) {
@@ -169,7 +169,6 @@ struct Corpus {
                         add_pair(pair_key(b, next), -count, total);
                         add_pair(pair_key(c, next), count, total);
                         add_spot(pair_key(c, next), i);
-                        changed.push_back(pair_key(b, next));
                         changed.push_back(pair_key(c, next));
                     }
                     w[out++] = c;
