@@ -121,7 +121,7 @@ def train_parity(
                "total_symbols": total_symbols}
     with progress_bar(show_progress, desc="merges", total=num_merges) as bar:
         result = train_parity_fast(train_counts, dev_counts, special_tokens=specials, all_bytes=all_bytes,
-                                   progress=bar.update, **options)
+                                   progress=bar.update, consume=True, **options)
     if result.stalls:
         warnings.warn(f"{result.stalls} language choices were ones tokenizers' ParityBpeTrainer never returns from "
                       f"(it loops forever there); hf_bpe served the first language not yet exhausted instead "

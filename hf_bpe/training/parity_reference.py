@@ -3,8 +3,8 @@
 ``ParityBpeTrainer`` (``models/bpe/parity_trainer.rs``, PR #1974; Foroutan et al., "Parity-aware BPE", ACL 2026)
 learns one merge list for several languages, serving at each step the language that is compressed worst. This
 module states what it does, step for step, and recounts everything at every step so that it can be read;
-:mod:`hf_bpe.training.parity_trainer` does the same incrementally and the tests hold the two equal (and both equal
-to ``tokenizers`` on real text). The driver :func:`run_parity` (language choice, exhaustion, stopping) is shared:
+:mod:`hf_bpe.training.parity_trainer` does the same incrementally on the compiled core (``core._parity``) and the
+tests hold the two equal (and both equal to ``tokenizers`` on real text). The driver :func:`run_parity` (language choice, exhaustion, stopping) is shared:
 only the pair counting and the merging differ between the two.
 
 Input: per language, the training pre-tokens with their counts, and optionally the development (dev) pre-tokens.
@@ -18,7 +18,8 @@ this module does too: characters, order and ties are those of the byte-level spe
    Then one id per merge in merge order; a merge that builds a string which already has an id (a special token, or
    a token built before from another pair) reuses that id and the merge is still recorded.
 2. **Lengths**, the measure of how badly each language is compressed, in one of three modes:
-   ``dev`` (dev sets given; ``ratio`` is then ignored, as the Python binding does): the total number of tokens of the
+   ``dev`` (dev sets given; ``ratio`` is then ignored, as the Python binding does, while ``train_parity`` refuses
+   the two together): the total number of tokens of the
    language's dev pre-tokens (length x count) under the merges so far. ``ratio``: the same total over the training
    pre-tokens, as a float; the language's value is ``(initial / current) / ratio[lang]`` (its compression rate over
    its target). ``neither``: the training total as in ``ratio`` mode, but compared as lengths.
@@ -61,8 +62,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from itertools import chain
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain
 from typing import Literal, NamedTuple, Protocol
 
 from ..core.bytelevel import BYTE_TO_UNICODE, token_to_str

@@ -33,6 +33,7 @@ def train_parity_fast(
     special_tokens: Sequence[str] = (),
     all_bytes: bool = False,
     progress: Callable[[int], object] | None = None,
+    consume: bool = False,
     **options: object,
 ) -> ParityResult:
     """Train parity-aware BPE on per-language pre-token counts, as :func:`train_parity_reference` does, fast.
@@ -40,13 +41,14 @@ def train_parity_fast(
     Args:
         languages, dev, special_tokens, all_bytes, **options: as :func:`~.parity_reference.train_parity_reference`.
         progress: called with 1 after each merge.
+        consume: empty each mapping (a dict) once its words are copied to the compiled counts, so that the Python
+            objects are not held under the merge loop (``train_parity`` hands over its own counts).
 
     Returns:
         A :class:`~.parity_reference.ParityResult`, equal to the reference's.
     """
     opts = ParityOptions(**options)  # type: ignore[arg-type]
-    tables = [*languages, *(dev or ())]
-    seen = set(range(256)) if all_bytes else set().union(*(set(b"".join(table)) for table in tables))
+    seen = set(range(256)) if all_bytes else set().union(*(set(b"".join(t)) for t in (*languages, *(dev or ()))))
     vocab, index, shared = initial_vocab(special_tokens, (BYTE_TO_UNICODE[b] for b in seen))
     counts = CompiledCounts(vocab, [index.get(BYTE_TO_UNICODE[b], -1) for b in range(256)])
     for is_dev, group in ((False, languages), (True, dev or ())):
@@ -54,6 +56,9 @@ def train_parity_fast(
             words = list(table)
             counts.add_corpus(is_dev, b"".join(words), memoryview(array("q", accumulate(map(len, words)))),
                               memoryview(array("q", table.values())))
+            del words
+            if consume and isinstance(table, dict):
+                table.clear()
     counts.start(opts.global_merges > 0)
     budget = max(0, opts.num_merges - len(vocab)) if opts.total_symbols else opts.num_merges
     merges, stalls = run_parity(counts, vocab, index, opts, has_dev=dev is not None, num_merges=budget,
