@@ -52,7 +52,11 @@ def parity_flags_given(args: argparse.Namespace) -> list[str]:
 
 
 def _pairs(items: list[str] | None, flag: str, *, many: bool) -> dict[str, list[str]]:
-    """Parse NAME=VALUE items into name -> values, in order of first mention."""
+    """Parse NAME=VALUE items into name -> values, in order of first mention.
+
+    >>> _pairs(["hi=a.txt", "en=b.txt", "hi=c.txt"], "--language", many=True)
+    {'hi': ['a.txt', 'c.txt'], 'en': ['b.txt']}
+    """
     out: dict[str, list[str]] = {}
     for item in items or []:
         name, sep, value = item.partition("=")

@@ -410,3 +410,11 @@ def test_parity_provenance_and_verify(tmp_path) -> None:
     assert options["variant"] == "window" and options["num_merges"] == 5
     report = hf_bpe.verify(folder)
     assert report.ok, report
+
+
+@pytest.mark.parametrize("train_fn", [train_parity_reference, train_parity_fast])
+def test_parity_counts_are_64_bit(train_fn) -> None:
+    # Word counts past 2**32 (a pair count of 2**41): no wrap, and the order follows the true counts.
+    big = 2**40
+    result = train_fn([{b"ab": 2 * big, b"cd": big + 1}, {b"ef": 3}], None, num_merges=3, variant="base")
+    assert _merges(result) == ["a b", "c d", "e f"]
