@@ -117,7 +117,7 @@ def both(tmp_path: Path, languages: dict[str, list[str]], *, dev: dict[str, list
     return model
 
 
-_TEXT = st.lists(st.sampled_from(["ab", "ba", "abc", "c", " ", "  ", "é", "中文", "x!", "\n", "aa", "ab ab"]),
+_TEXT = st.lists(st.sampled_from(["ab", "ba", "abc", "c", " ", "  ", "é", "中文", "x!", "\n", "aa", "ab ab", "<s>"]),
                  max_size=8).map("".join)
 
 
