@@ -22,7 +22,8 @@ def _extension(name: str, *, flags: tuple[str, ...] = (), link: tuple[str, ...] 
 
 extensions = [
     _extension(name)
-    for name in ("_core", "_classic", "_scanner", "_tally", "_spelling", "_sentencepiece", "_unigram_encode")
+    for name in ("_core", "_classic", "_scanner", "_tally", "_spelling", "_sentencepiece", "_unigram_encode",
+                 "_parity")
 ] + [
     # Float32 sums bit for bit as sentencepiece's: no fused multiply-add (spec: hf_bpe/training/unigram_lattice.py).
     _extension("_unigram", flags=("-ffp-contract=off", "-pthread"), link=("-pthread",)),

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .tools.extension_report import ExtensionReport, extension_report
     from .tools.verify import verify
     from .training.bpe_trainer import train, train_from_counts
+    from .training.parity import train_parity
     from .training.counts import WordCounts
     from .training.held_out import HeldOutSplit
     from .training.recipes import RECIPES
@@ -77,6 +78,7 @@ _EXPORTS = {
     "WordCounts": ".training.counts",
     "train": ".training.bpe_trainer",
     "train_from_counts": ".training.bpe_trainer",
+    "train_parity": ".training.parity",
     "train_scheme": ".training.scheme",
     "train_sentencepiece": ".training.sentencepiece_trainer",
     "train_superbpe": ".training.superbpe",
@@ -111,6 +113,7 @@ __all__ = [
     "tokenize_files",
     "train",
     "train_from_counts",
+    "train_parity",
     "train_scheme",
     "train_sentencepiece",
     "train_superbpe",

@@ -20,6 +20,7 @@ from ._version import __version__
 from .core.interrupts import interrupts_held
 from .cli_evaluate import add_evaluate_parser, cmd_evaluate
 from .cli_extend import add_extend_parser, cmd_extend
+from .cli_parity import add_parity_arguments, cmd_train_parity, parity_flags_given
 from .cli_superbpe import add_superbpe_arguments, superbpe_trainer
 from .cli_support import add_corpus_arguments, check_out, check_out_folder, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
@@ -38,6 +39,8 @@ examples:
   hf-bpe train corpus.txt --algorithm sentencepiece --vocab-size 8000 --out spm-tok --spm byte_fallback=true
   hf-bpe train corpus.txt --algorithm sentencepiece --spm model_type=unigram --vocab-size 8000 --out uni-tok
   hf-bpe train corpus.txt --algorithm superbpe --vocab-size 32000 --transition 25000 --out super-tok
+  hf-bpe train --algorithm parity --language en=en.txt --language hi=hi.txt --ratio en=1 --ratio hi=2.57 \\
+      --num-merges 32000 --out parity-tok   # parity-aware BPE, as tokenizers' ParityBpeTrainer (or --dev NAME=FILE)
   hf-bpe extend my-tok new-domain.txt --new-tokens 5000 --out my-tok-ext   # every existing id kept; prints a report
   hf-bpe encode --model my-tok 'Hello world'
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
@@ -109,16 +112,18 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     train.add_argument("--for-sharing", action="store_true",
                        help="the default now (tokenizer_class PreTrainedTokenizerFast); kept for old scripts")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
-    train.add_argument("--algorithm", choices=("bpe", "sentencepiece", "superbpe"), default="bpe",
+    train.add_argument("--algorithm", choices=("bpe", "sentencepiece", "superbpe", "parity"), default="bpe",
                        help="bpe: byte-level BPE equal to tokenizers (default); sentencepiece: BPE equal to "
                             "spm_train --model_type=bpe (tokenizer.model + exact tokenizer.json), or unigram "
                             "equal to spm_train --model_type=unigram with --spm model_type=unigram; superbpe: BPE "
-                            "up to --transition, then superwords across spaces (docs/guides/superbpe.md)")
+                            "up to --transition, then superwords across spaces (docs/guides/superbpe.md); parity: "
+                            "parity-aware BPE over --language corpora, equal to tokenizers' ParityBpeTrainer")
     add_superbpe_arguments(train)
     train.add_argument("--spm", action="append", default=[], metavar="KEY=VALUE",
                        help="with --algorithm sentencepiece: an spm_train option by its own name, e.g. "
                             "character_coverage=1.0, byte_fallback=true, user_defined_symbols=<a>,<b>")
     _add_recipe_arguments(train)
+    add_parity_arguments(train)
 
     count = commands.add_parser(
         "count", help="count a corpus's pre-tokens into a Parquet file (to add shards and train from the sum)",
@@ -430,6 +435,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from .training.bpe_trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
 
+    if args.algorithm == "parity":
+        return cmd_train_parity(args, finish=_finish_training)
+    if parity_flags := parity_flags_given(args):
+        raise InputError(f"{', '.join(parity_flags)} apply to --algorithm parity")
     if args.algorithm == "sentencepiece":
         return _cmd_train_sentencepiece(args)
     if args.spm:
