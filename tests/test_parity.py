@@ -20,7 +20,6 @@ from hf_bpe.tools.peers import train_tokenizers_parity
 from hf_bpe.training.parity import StallWarning, train_parity
 from hf_bpe.training.parity_reference import train_parity_reference
 from hf_bpe.training.parity_trainer import train_parity_fast
-from test_readme import readme_run  # noqa: F401 - the fixture: a fresh folder with hf-bpe on PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -353,32 +352,6 @@ def test_parity_cli_flags_need_the_algorithm(tmp_path, capsys) -> None:
     assert "--variant apply to --algorithm parity" in capsys.readouterr().err
     assert main(["train", "--algorithm", "parity", "--language", f"en={path}", "--out", str(tmp_path / "o")]) == 2
     assert "needs --num-merges" in capsys.readouterr().err
-
-
-# -- the guide ------------------------------------------------------------------------------------------------------
-
-GUIDE = ROOT / "docs" / "guides" / "parity-bpe.md"
-
-
-@pytest.mark.crossval
-def test_parity_guide_blocks_run_in_order(readme_run) -> None:
-    # Every ```python and ```bash block of docs/guides/parity-bpe.md, in order, in one fresh folder, as README
-    # blocks run (tests/test_readme.py: `hf-bpe` on PATH is this checkout; ../shared/data beside the folder).
-    from test_readme import LISTING, readme_blocks, skip_reason
-
-    blocks = readme_blocks(GUIDE.read_text(encoding="utf-8"))
-    assert all(b.language in ("python", "bash", LISTING) for b in blocks), [b.language for b in blocks]
-    runnable = [b for b in blocks if b.language in ("python", "bash")]
-    assert len(runnable) >= 6
-    skipped = []
-    for block in runnable:
-        reason = skip_reason(block)
-        if reason is not None:  # a leaf (the real-data block): the others still run
-            skipped.append(reason)
-            continue
-        readme_run.run(block)
-    if skipped:
-        pytest.skip(skipped[0])
 
 
 @pytest.mark.crossval

@@ -305,41 +305,6 @@ def test_transition_is_counted_in_ids_and_checked() -> None:
     assert same.merges == hf_bpe.train(texts, vocab_size=262, show_progress=False).merges
 
 
-# -- the guide's examples run, in order, in one fresh folder ----------------------------------------------------------
-
-def test_guide_blocks_run(tmp_path: Path) -> None:
-    import os
-
-    from test_readme import bash_commands, readme_blocks
-
-    guide = Path(__file__).resolve().parents[1] / "docs" / "guides" / "superbpe.md"
-    blocks = readme_blocks(guide.read_text(encoding="utf-8"))
-    assert {b.language for b in blocks} <= {"bash", "python", "text"}
-    shims = tmp_path / "bin"
-    shims.mkdir()
-    (shims / "hf-bpe").write_text(
-        f'#!/bin/sh\nexec "{sys.executable}" -c "from hf_bpe._entry import run; run()" "$@"\n', encoding="utf-8")
-    (shims / "hf-bpe").chmod(0o755)
-    env = {**os.environ, "PATH": os.pathsep.join([str(shims), os.environ.get("PATH", "")]),
-           "PYTHONPATH": str(Path(hf_bpe.__file__).resolve().parents[1])}
-    folder = tmp_path / "work"
-    folder.mkdir()
-    namespace: dict[str, object] = {"__name__": "__guide__"}
-    before = Path.cwd()
-    try:
-        for block in blocks:
-            if block.language == "bash":
-                for command in bash_commands(block):
-                    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=folder, env=env,
-                                          capture_output=True, text=True, check=False)
-                    assert done.returncode == 0, f"line {block.line}: {command}\n{done.stderr[-2000:]}"
-            elif block.language == "python":
-                os.chdir(folder)
-                exec(compile("\n" * block.line + block.text, str(guide), "exec"), namespace)  # noqa: S102
-    finally:
-        os.chdir(before)
-
-
 def test_transition_in_ids_is_the_forks_num_inherit_merges_and_all_bytes_are_kept() -> None:
     # The fork trains stage 1 at the full size and keeps its first num_inherit_merges merges; the loop does not look
     # ahead, so that prefix is the run of 256 + num_inherit_merges ids that transition= names.
