@@ -170,6 +170,20 @@ def test_file_tokenize_refuses_bad_rows_naming_file_and_row(tmp_path, name, cont
     assert not (tmp_path / "out").exists()
 
 
+def test_file_tokenize_deeply_nested_jsonl_line_is_one_error_line(tmp_path, capsys):
+    # Issue 33.5: a hostile .jsonl line nested past Python's recursion limit was a RecursionError traceback.
+    _model().save(tmp_path / "tok")
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"text": "fine"}\n{"text": ' + "[" * 200_000 + "]" * 200_000 + "}\n", encoding="utf-8")
+    argv = ["tokenize", "--model", str(tmp_path / "tok"), str(path), "--format", "bin", "--out",
+            str(tmp_path / "out"), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"hf-bpe: error: {str(path)!r} line 2 nests arrays or objects "
+                                                    "deeper than Python's JSON parser allows")
+    assert not (tmp_path / "out").exists()
+
+
 # Byte sequences at the edges of UTF-8's rules: valid (first and last of each length, around the surrogates) and not
 # (overlong, surrogate, above U+10FFFF, stray continuation, cut short).
 _UTF8_EDGES = (b"a", b" b", b"\n", b"12345678", b"\xc3\xa9", b"\xc2\x80", b"\xdf\xbf", b"\xe0\xa0\x80", b"\xed\x9f\xbf",

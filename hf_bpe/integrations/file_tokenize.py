@@ -269,6 +269,10 @@ class _Reader:
                 except ValueError as exc:  # UnicodeDecodeError included
                     raise ValueError(f"{os.fspath(path)!r} line {number} is not a JSON value in UTF-8 ({exc}); "
                                      "each line of a .jsonl file must hold one JSON object") from None
+                except RecursionError:
+                    raise ValueError(f"{os.fspath(path)!r} line {number} nests arrays or objects deeper than "
+                                     f"Python's JSON parser allows (about {sys.getrecursionlimit()} levels); each "
+                                     "line of a .jsonl file must hold one JSON object with a string field") from None
                 if not isinstance(row, dict) or self.column not in row:
                     raise ValueError(f"{os.fspath(path)!r} line {number} has no field {self.column!r} (it holds "
                                      f"{excerpt(row)}); pass --text-column (text_column=) naming the field that "
