@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .model.classic import ClassicModel
     from .model.unigram import UnigramModel
     from .tools.compare import compare
+    from .tools.evaluate import evaluate
     from .tools.extend import extend
     from .tools.extension_report import ExtensionReport, extension_report
     from .tools.verify import verify
@@ -62,6 +63,7 @@ _EXPORTS = {
     "PATTERNS": ".core.patterns",
     "Pretokenizer": ".core.pretokenize",
     "compare": ".tools.compare",
+    "evaluate": ".tools.evaluate",
     "extend": ".tools.extend",
     "extend_sentencepiece": ".training.sentencepiece_extend",
     "extension_report": ".tools.extension_report",
@@ -95,6 +97,7 @@ __all__ = [
     "Pretokenizer",
     "WordCounts",
     "compare",
+    "evaluate",
     "extend",
     "extend_sentencepiece",
     "extension_report",

@@ -1,4 +1,4 @@
-"""The ``hf-bpe`` command: train, encode, decode, compare, verify, convert, extend.
+"""The ``hf-bpe`` command: train, encode, decode, compare, verify, convert, extend, evaluate.
 
 The CLI only parses arguments, calls the library and turns its errors into messages. Data goes to stdout, progress
 and logs to stderr. A user error exits with status 2 and one line ``hf-bpe: error: ...``, never a traceback; an
@@ -18,6 +18,7 @@ from typing import Any
 
 from ._version import __version__
 from .core.interrupts import interrupts_held
+from .cli_evaluate import add_evaluate_parser, cmd_evaluate
 from .cli_extend import add_extend_parser, cmd_extend
 from .cli_support import add_corpus_arguments, check_out, check_out_folder, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
@@ -42,6 +43,7 @@ examples:
   hf-bpe tokenize --model my-tok docs.txt --separator '<|endoftext|>' --out ids-bin --format bin
   hf-bpe tokenize --model my-tok part-*.txt --out ids-parquet --spark local[2]   # Parquet, with Spark
   hf-bpe compare corpus.txt --vocab-size 32000 --out report --against tokenizers,sentencepiece
+  hf-bpe evaluate my-tok gpt2.tiktoken --text en=en.txt --text fi=fi.txt --out eval   # bytes/token, parity, html
   hf-bpe compare corpus.txt --algorithm unigram --vocab-size 8000 --out uni-report
   hf-bpe verify my-tok --corpus corpus.txt
   hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4
@@ -137,7 +139,8 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     for name, add in (("apply", _add_apply_parser), ("tokenize", _add_tokenize_parser),
                       ("compare", _add_compare_parser), ("verify", _add_verify_parser),
-                      ("convert", _add_convert_parser), ("extend", add_extend_parser)):
+                      ("convert", _add_convert_parser), ("extend", add_extend_parser),
+                      ("evaluate", add_evaluate_parser)):
         if only is None or only == name:
             add(commands)
     return parser
@@ -636,6 +639,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "verify": _cmd_verify,
     "convert": _cmd_convert,
     "extend": cmd_extend,
+    "evaluate": cmd_evaluate,
 }
 
 
