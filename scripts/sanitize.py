@@ -102,6 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     shared = ROOT.parent / "shared" / "data"  # where the tests find it from the tree (not from the copy)
     if "HF_BPE_SHARED_DATA" not in env and (shared / "README.md").is_file():
         env["HF_BPE_SHARED_DATA"] = os.fspath(shared)
+    # The tests must import this copy, not an installed hf_bpe (an editable install of the tree, say).
+    imported = subprocess.run([sys.executable, "-c", "import hf_bpe.core._core as m; print(m.__file__)"], cwd=build,
+                              env=env, capture_output=True, text=True)
+    if imported.returncode or not Path(imported.stdout.strip()).is_relative_to(build):
+        sys.exit(f"sanitize: the instrumented hf_bpe does not load from {build} (got {imported.stdout.strip()!r}, "
+                 f"{imported.stderr.strip()[-500:]!r})")
     workers = ["-n", str(args.jobs), "--dist", "loadfile"] if args.jobs else []
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", "--durations=8", "-m",
                "not slow", *workers, *TESTS, *pytest_args]
