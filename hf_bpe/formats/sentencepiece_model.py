@@ -23,6 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..core.sentencepiece_normalize import parse_charsmap
 from ..errors import EXCERPT
 
 __all__ = ["MODEL_TYPES", "PIECE_TYPES", "TRAINER_DEFAULTS", "Piece", "SentencePieceModel", "check_with_sentencepiece"]
@@ -158,7 +159,12 @@ class SentencePieceModel:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SentencePieceModel:
-        """Decode a serialized ``ModelProto``."""
+        """Decode a serialized ``ModelProto``.
+
+        Raises:
+            ValueError: the bytes are not a ``ModelProto`` this reader decodes, hold no pieces, or carry a damaged
+                ``precompiled_charsmap`` (the message names the field).
+        """
         pieces: list[Piece] = []
         trainer = dict(_TRAINER_DEFAULTS)
         normalizer = dict(_NORMALIZER_DEFAULTS)
@@ -175,6 +181,8 @@ class SentencePieceModel:
                 other.append((number, wire, value))
         if not pieces:
             raise ValueError("it holds no pieces")
+        if normalizer["precompiled_charsmap"]:  # refused here, not first by an encoder built from it
+            parse_charsmap(normalizer["precompiled_charsmap"])
         return cls(tuple(pieces), trainer, normalizer, _Source(trainer_source, normalizer_source, tuple(other)))
 
 
