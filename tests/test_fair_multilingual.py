@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import udhr
 
 import hf_bpe
-from helpers import udhr
 
 # Seven languages in five scripts (Latin, Cyrillic, Greek, Devanagari, Arabic, Han), as the guide cuts them.
 LANGUAGES = ["eng", "fin", "rus", "ell_monotonic", "hin", "arb", "cmn_hans"]

@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from helpers import udhr
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from hf_bpe.tools.peers import train_tokenizers_parity
 from hf_bpe.training.parity import StallWarning, train_parity
 from hf_bpe.training.parity_reference import train_parity_reference
 from hf_bpe.training.parity_trainer import train_parity_fast
-from helpers import udhr
 
 ROOT = Path(__file__).resolve().parents[1]
 
