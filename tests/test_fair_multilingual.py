@@ -45,6 +45,9 @@ def test_parity_bpe_is_fairer_than_plain_bpe_on_held_out_text(tmp_path, shared_d
     # The figures the guide shows (exact counts, so exact figures).
     assert {name: (round(s["gini"], 3), round(s["max_over_min"], 3)) for name, s in spread.items()} == {
         "plain": (0.126, 1.962), "parity": (0.043, 1.279)}
+    # On its own dev set parity-aware BPE looks fairer still (the guide's warning).
+    on_dev = hf_bpe.evaluate({"parity": parity}, parts["dev"], reference="eng")["tokenizers"][0]["parity"]
+    assert (round(on_dev["gini"], 3), round(on_dev["max_over_min"], 2)) == (0.007, 1.05)
     # report.json says the same, and its token counts are the tokenizers' own, line by line.
     written = json.loads((tmp_path / "report" / "report.json").read_text(encoding="utf-8"))
     assert [entry["parity"] for entry in written["tokenizers"]] == [spread["plain"], spread["parity"]]
@@ -54,3 +57,31 @@ def test_parity_bpe_is_fairer_than_plain_bpe_on_held_out_text(tmp_path, shared_d
         library = Tokenizer.from_file(str(tmp_path / row["tokenizer"] / "tokenizer.json"))
         lines = parts["held"][row["language"]].read_text(encoding="utf-8").splitlines(keepends=True)
         assert row["tokens"] == sum(len(library.encode(line, add_special_tokens=False).ids) for line in lines)
+
+
+# The guide's tables: (merges, parity options) -> (plain Gini, parity Gini, plain max/min, parity max/min, plain
+# tokens, parity tokens) on the held-out text.
+_TABLES = [
+    (400, {}, (0.108, 0.038, 1.694, 1.222, 15202, 16218)),
+    (1200, {}, (0.137, 0.074, 2.103, 1.552, 11585, 12617)),
+    (2000, {}, (0.152, 0.099, 2.340, 1.801, 10434, 11187)),
+    (800, {"global_merges": 200}, (0.126, 0.045, 1.962, 1.279, 12712, 14574)),
+    (800, {"global_merges": 400}, (0.126, 0.065, 1.962, 1.445, 12712, 14001)),
+    (800, {"variant": "window"}, (0.126, 0.063, 1.962, 1.458, 12712, 13570)),
+]
+
+
+@pytest.mark.crossval
+@pytest.mark.shared_data
+@pytest.mark.parametrize(("merges", "options", "expected"), _TABLES)
+def test_the_guides_tables_of_sizes_and_variants(tmp_path, shared_data, merges, options, expected) -> None:
+    parts = cut_udhr(shared_data, tmp_path)
+    plain = hf_bpe.train(list(parts["train"].values()), vocab_size=256 + merges, show_progress=False)
+    parity = hf_bpe.train_parity(parts["train"], dev=parts["dev"], num_merges=merges, show_progress=False, **options)
+    report = hf_bpe.evaluate({"plain": plain, "parity": parity}, parts["held"], reference="eng")
+    spread = {entry["name"]: entry["parity"] for entry in report["tokenizers"]}
+    tokens = {name: sum(row["tokens"] for row in report["rows"] if row["tokenizer"] == name) for name in spread}
+    assert (round(spread["plain"]["gini"], 3), round(spread["parity"]["gini"], 3),
+            round(spread["plain"]["max_over_min"], 3), round(spread["parity"]["max_over_min"], 3),
+            tokens["plain"], tokens["parity"]) == expected
+    assert spread["parity"]["gini"] < spread["plain"]["gini"]
