@@ -2,9 +2,9 @@
 
     python scripts/plot_benchmarks.py            # reads docs/benchmarks/data.json, writes docs/benchmarks/*.png
 
-The numbers come from scripts/bench_train.py and scripts/bench_encode.py (each entry of data.json names its command
-and date); this script only draws them, so the charts can be redrawn without rerunning anything. Needs matplotlib
-(the ``docs`` extra).
+The numbers come from scripts/bench_train.py, scripts/bench_encode.py and scripts/bench_parity.py (each entry of
+data.json names its command and date); this script only draws them, so the charts can be redrawn without rerunning
+anything. Needs matplotlib (the ``docs`` extra).
 """
 
 from __future__ import annotations
@@ -82,6 +82,37 @@ def plot_encoding(data: dict[str, Any], out: Path) -> None:
     fig.savefig(out)
 
 
+def plot_parity_training(data: dict[str, Any], out: Path) -> None:
+    """Draw parity-aware BPE's CPU time and peak memory against ``ParityBpeTrainer`` (grouped bars) into ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    section = data["parity_training"]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.2), dpi=110, layout="constrained")
+    fig.suptitle(f"Parity-aware BPE, {section['num_merges']:,} merges, 3 languages: hf_bpe and tokenizers' "
+                 "ParityBpeTrainer", fontsize=12, fontweight="bold")
+    sizes = section["mb_per_language"]
+    peers = list(section["peers"])
+    width = 0.8 / len(peers)
+    for ax, (key, label) in zip(axes, (("cpu_s", "CPU seconds (lower is faster)"),
+                                       ("peak_mb", "peak memory, MB (lower is smaller)")), strict=True):
+        for i, peer in enumerate(peers):
+            colour = _STYLE.get(peer, ("#666666", 1.6))[0]
+            ax.bar(np.arange(len(sizes)) + i * width, section["peers"][peer][key], width, label=peer, color=colour)
+        ax.set_xticks(np.arange(len(sizes)) + width * (len(peers) - 1) / 2, [f"{s:g} MB" for s in sizes])
+        ax.set_xlabel("training text per language")
+        ax.set_title(label, fontsize=10)
+        ax.grid(True, axis="y", color="#dddddd")
+        ax.set_axisbelow(True)
+    axes[0].legend(frameon=False, fontsize=9)
+    fig.text(0.5, -0.02, f"{section['machine']}; {section['date']}", ha="center", fontsize=8, color="#555555",
+             wrap=True)
+    fig.savefig(out, bbox_inches="tight")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Draw every chart; return 0."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -94,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     plot_training(data, "peak_mib", "peak memory, MiB (lower is smaller)", args.out / "training-memory.png",
                   log_y=False)
     plot_encoding(data, args.out / "encoding-gpt2-english.png")
+    plot_parity_training(data, args.out / "parity-training.png")
     return 0
 
 

@@ -139,3 +139,14 @@ def first_difference(ours: list, theirs: list) -> str:
     first = next((i for i, (x, y) in enumerate(zip(ours, theirs)) if x != y), min(len(ours), len(theirs)))
     return (f"first difference at id {first} (ours {len(ours)} pieces, spm {len(theirs)}): "
             f"ours {ours[first:first + 3]}, spm {theirs[first:first + 3]}")
+
+
+def udhr(shared_data: Path, codes: list[str]) -> dict[str, list[str]]:
+    """The UDHR lines of each language code (``../shared/data/corpora/multi``), each with its newline."""
+    lines: dict[str, list[str]] = {code: [] for code in codes}
+    with open(shared_data / "corpora" / "multi" / "udhr2_all_lang_tab_line.tsv", encoding="utf-8") as f:
+        for line in f:
+            code, _, text = line.partition("\t")
+            if code in lines:
+                lines[code].append(text)
+    return lines

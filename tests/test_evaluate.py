@@ -376,6 +376,33 @@ def test_cli_evaluate_writes_the_report_and_prints_the_table(tmp_path, two_texts
     assert "name every TOKENIZER" in capsys.readouterr().err
 
 
+def test_cli_evaluate_counts_a_superbpe_folder_as_tokenizers_does(tmp_path, capsys):
+    """Issue 36: ``hf-bpe evaluate`` takes a SuperBPE folder; its counts, and plain BPE's, are `tokenizers`' own."""
+    from tokenizers import Tokenizer
+
+    corpus = ["by the way, the cat sat on the mat, and the dog sat on the log.\n",
+              "in the end, by the way, it is what it is: the cat and the dog.\n",
+              "Numbers 12345 and 2026 stay apart; so do 'quotes' and new\nlines.\n"] * 30
+    hf_bpe.train_superbpe(corpus, vocab_size=315, transition=290, show_progress=False).save(tmp_path / "super")
+    hf_bpe.train(corpus, vocab_size=315, show_progress=False).save(tmp_path / "plain")
+    superwords = [t for t in json.loads((tmp_path / "super" / "vocab.json").read_text(encoding="utf-8"))
+                  if "\u0120" in t[1:]]  # a space (GPT-2's "Ġ") inside the token: it spans words
+    assert superwords
+    text = tmp_path / "held.txt"
+    text.write_text("By the way, the dog sat on the cat.\n\nIt is what it is: 42 cats, 7 dogs.\nand the end",
+                    encoding="utf-8")
+    assert main(["evaluate", f"super={tmp_path / 'super'}", f"plain={tmp_path / 'plain'}", "--text", f"en={text}",
+                 "--out", str(tmp_path / "eval")]) == 0
+    capsys.readouterr()
+    rows = json.loads((tmp_path / "eval" / "report.json").read_text(encoding="utf-8"))["rows"]
+    lines = text.read_text(encoding="utf-8").splitlines(keepends=True)
+    for row in rows:
+        library = Tokenizer.from_file(str(tmp_path / row["tokenizer"] / "tokenizer.json"))
+        assert row["tokens"] == sum(len(library.encode(line, add_special_tokens=False).ids) for line in lines)
+    tokens = {row["tokenizer"]: row["tokens"] for row in rows}
+    assert tokens["super"] < tokens["plain"]  # superwords span spaces: " the cat" is one token, not two
+
+
 def test_hf_bpe_exports_evaluate():
     assert "evaluate" in hf_bpe.__all__ and hf_bpe.evaluate is evaluate
 

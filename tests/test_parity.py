@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from helpers import udhr
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -147,17 +148,6 @@ def test_parity_equals_tokenizers_on_generated_texts(tmp_path_factory, texts, da
 
 
 # -- real multilingual text -----------------------------------------------------------------------------------------
-
-def udhr(shared_data: Path, codes: list[str]) -> dict[str, list[str]]:
-    """The UDHR lines of each language code (``../shared/data/corpora/multi``), each with its newline."""
-    lines: dict[str, list[str]] = {code: [] for code in codes}
-    with open(shared_data / "corpora" / "multi" / "udhr2_all_lang_tab_line.tsv", encoding="utf-8") as f:
-        for line in f:
-            code, _, text = line.partition("\t")
-            if code in lines:
-                lines[code].append(text)
-    return lines
-
 
 # Latin, Cyrillic, Devanagari, Arabic: training on the first 60 articles, the rest as the (parallel) dev set.
 _SCRIPTS = ["eng", "rus", "hin", "arb"]
