@@ -2,6 +2,7 @@
 
 #include "common.hpp"
 #include "hash.hpp"
+#include "long_piece.hpp"
 #include "pair_map.hpp"
 #include "piece_cache.hpp"
 #include "shared_word_cache.hpp"
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -165,6 +167,11 @@ public:
     // What the memo caches did, for measuring (hf_bpe.core._core.WordEncoder._cache_stats): pieces answered by a
     // cache, pieces merged after a miss, pieces that never reach a cache (<= 2 bytes, whole words, too long).
     uint64_t stat_hits = 0, stat_misses = 0, stat_uncached = 0;
+    uint64_t long_steps = 0;  // the long-piece encoder's tries (long_piece.hpp), for the linearity tests
+    // Encode pieces of at least `bytes` bytes with the long-piece encoder when the merges allow it (tests set it
+    // low to hold it against the other paths; SIZE_MAX: never). Set before encoding on threads.
+    void set_long_min(size_t bytes) { tables->long_min = bytes; }
+    bool long_usable() { return long_ready(); }
     uint64_t wipes() const { return cache.wipes() + piece_wipes; }
     uint64_t piece_wipes = 0;
 
@@ -451,6 +458,10 @@ private:
         merge_word(bytes, size, out);
     }
     void merge_word(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
+        if (size >= tables->long_min && long_ready() &&
+            tables->long_piece.encode(bytes, size, tables->ranks, out, long_dead, long_stack, long_memo,
+                                      long_steps))
+            return;
         if (size <= SCAN_MAX && tables->scan_merges) {
             merge_scan(bytes, size, out);
         } else {
@@ -481,6 +492,11 @@ private:
         std::vector<Merge> merges;                // in rank order: the image's spellings are built from them
         std::shared_ptr<const PieceImage> image;  // what pieces tables start from (none until built)
         bool scan_merges = false;                 // merge_scan is exact (scan_is_exact), set with the image
+        // Pieces of at least long_min bytes are encoded by long_piece (linear time), built at the first such
+        // piece, when the merges allow it (long_piece.hpp: (M), (S)); else by merge_all.
+        LongPiece long_piece;
+        std::once_flag long_once;
+        size_t long_min = SCAN_MAX + 1;
     };
     std::shared_ptr<Tables> tables = std::make_shared<Tables>();
     WordCache cache;  // pieces over 15 bytes (and all when no image was built)
@@ -488,6 +504,15 @@ private:
     EntryArena own_arena;  // own_pieces' spilled ids
     std::vector<Symbol> symbols;
     std::vector<Item> heap;
+    std::vector<uint8_t> long_dead;  // long_piece's scratch
+    std::vector<int32_t> long_stack;
+    std::vector<uint64_t> long_memo;
+
+    bool long_ready() {
+        Tables& t = *tables;
+        std::call_once(t.long_once, [&t, this] { t.long_piece.build(t.merges, t.ranks, byte_ids); });
+        return t.long_piece.usable;
+    }
 
     void push(const Item& item) {
         heap.push_back(item);
