@@ -161,8 +161,35 @@ def test_real_vocabularies_long_path_equals_heap(shared_data, name) -> None:
         alphabet = rng.choice(alphabets)
         piece = _pieces(rng, alphabet, tokens, rng.randrange(2, 400))
         assert linear.encode_word(piece) == heap.encode_word(piece), piece[:60]
-    # Through the model's own encoder too (its long pieces take the long path by default).
+    # Through the model's own encoder too (the heap for its first 256 KB of long pieces, then the long path).
     text = "".join(rng.choice("0123456789") for _ in range(5000)) + " " + "-" * 3000 + "x " + "ab" * 2000
     reference = ReferenceEncoder(merges, byte_ids, cache_size=0,
                                  whole_words=model.vocab if name == "llama3" else None)
     assert model.encode_ordinary(text) == reference.encode_words(model._pretokenizer.split_bytes(text))
+
+
+def test_runs_longer_than_the_run_table() -> None:
+    # Tokens of 2, 4, ..., 512 "a"s: the run table (256 entries per byte) is exceeded and the trie walk goes on.
+    merges = [(97, 97, 256)] + [(255 + k, 255 + k, 256 + k) for k in range(1, 9)]
+    linear, heap = _encoders(merges)
+    reference = ReferenceEncoder(merges, range(256), cache_size=0)
+    for size in (255, 256, 257, 511, 512, 513, 1000, 3000):
+        piece = b"a" * size + b"b" + b"a" * (size // 3)
+        assert linear.encode_word(piece) == heap.encode_word(piece) == reference._merge_all(piece)
+
+
+def test_tables_are_built_after_256_kb_of_long_pieces() -> None:
+    # By default the long-piece tables (0.1-0.5 s for a large vocabulary) are built only once this encoder has
+    # merged 256 KB of long pieces by the heap; from then on long pieces take the linear path.
+    merges = _monotone_merges(5, 100, b"ab")
+    rng = random.Random(1)
+    pieces = [bytes(rng.choice(b"ab") for _ in range(100_000)) for _ in range(3)]
+    reference = ReferenceEncoder(merges, range(256), cache_size=0)
+    encoder = WordEncoder(merges, range(256), cache_size=0)
+    for piece in pieces:
+        assert encoder.encode_word(piece) == reference._merge_all(piece)
+    forced = WordEncoder(merges, range(256), cache_size=0)
+    forced._long_pieces(min_bytes=65)
+    forced.encode_word(pieces[2])
+    # Only the third piece (200 KB merged by the heap before it) took the long path.
+    assert encoder._long_pieces()["steps"] == forced._long_pieces()["steps"] > 0

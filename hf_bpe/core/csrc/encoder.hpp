@@ -9,6 +9,7 @@
 #include "word_cache.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <deque>
@@ -170,8 +171,14 @@ public:
     uint64_t long_steps = 0;  // the long-piece encoder's tries (long_piece.hpp), for the linearity tests
     // Encode pieces of at least `bytes` bytes with the long-piece encoder when the merges allow it (tests set it
     // low to hold it against the other paths; SIZE_MAX: never). Set before encoding on threads.
-    void set_long_min(size_t bytes) { tables->long_min = bytes; }
-    bool long_usable() { return long_ready(); }
+    void set_long_min(size_t bytes) {
+        tables->long_min = bytes;
+        tables->long_build_after = 0;
+    }
+    bool long_usable() {
+        long_build();
+        return tables->long_piece.usable;
+    }
     uint64_t wipes() const { return cache.wipes() + piece_wipes; }
     uint64_t piece_wipes = 0;
 
@@ -458,7 +465,7 @@ private:
         merge_word(bytes, size, out);
     }
     void merge_word(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
-        if (size >= tables->long_min && long_ready() &&
+        if (size >= tables->long_min && long_ready(size) &&
             tables->long_piece.encode(bytes, size, tables->ranks, out, long_dead, long_stack, long_memo,
                                       long_steps))
             return;
@@ -496,7 +503,9 @@ private:
         // piece, when the merges allow it (long_piece.hpp: (M), (S)); else by merge_all.
         LongPiece long_piece;
         std::once_flag long_once;
+        std::atomic<bool> long_built{false};
         size_t long_min = SCAN_MAX + 1;
+        size_t long_build_after = 256 * 1024;
     };
     std::shared_ptr<Tables> tables = std::make_shared<Tables>();
     WordCache cache;  // pieces over 15 bytes (and all when no image was built)
@@ -508,10 +517,27 @@ private:
     std::vector<int32_t> long_stack;
     std::vector<uint64_t> long_memo;
 
-    bool long_ready() {
+    uint64_t long_heap_bytes = 0;  // bytes of long pieces merged by the heap before the long-piece tables exist
+    // Whether long_piece encodes a piece of `size` bytes. Its tables are built once the long pieces merged by
+    // this encoder reach long_build_after bytes (0.1-0.5 s for o200k's 200K tokens: paid only by a process that
+    // has already spent about as much merging long pieces by the heap, ~1 us a byte).
+    bool long_ready(size_t size) {
         Tables& t = *tables;
-        std::call_once(t.long_once, [&t, this] { t.long_piece.build(t.merges, t.ranks, byte_ids); });
+        if (!t.long_built.load(std::memory_order_acquire)) {
+            if (long_heap_bytes + size < t.long_build_after) {
+                long_heap_bytes += size;
+                return false;
+            }
+            long_build();
+        }
         return t.long_piece.usable;
+    }
+    void long_build() {
+        Tables& t = *tables;
+        std::call_once(t.long_once, [&t, this] {
+            t.long_piece.build(t.merges, t.ranks, byte_ids);
+            t.long_built.store(true, std::memory_order_release);
+        });
     }
 
     void push(const Item& item) {

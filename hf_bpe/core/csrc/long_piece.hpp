@@ -4,6 +4,7 @@
 #include "hash.hpp"
 #include "pair_map.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <string>
 #include <vector>
@@ -135,6 +136,23 @@ public:
             length[t] = (int32_t)s.size();
             insert(s, (int32_t)t);
         }
+        run_node.assign(256 * RUN, -1);
+        run_best.assign(256 * RUN, -1);
+        for (int b = 0; b < 256; ++b) {
+            int32_t node = first[b], best = node_token[node];
+            size_t k = 1;
+            for (; k < RUN && node >= 0; ++k) {
+                if (node_token[node] >= 0) best = node_token[node];
+                run_node[b * RUN + k] = node;
+                run_best[b * RUN + k] = best;
+                node = child(node, (unsigned char)b);
+            }
+            run_max[b] = (uint8_t)(k - 1);  // the longest run of b that is a path of the trie (capped)
+        }
+        second.assign(1 << 16, -1);
+        for (int b = 0; b < 256; ++b) {
+            for (int c = 0; c < 256; ++c) second[(size_t)b << 8 | c] = child(first[b], (unsigned char)c);
+        }
         // next_prefix: walk each token's spelling in the trie; the last token met before its end.
         for (size_t t = 0; t < ids; ++t) {
             if (length[t] < 2) continue;
@@ -215,7 +233,7 @@ public:
     }
 
 private:
-    static constexpr size_t MEMO = 1 << 14;  // 128 KB: the pairs of a long piece repeat (runs, small alphabets)
+    static constexpr size_t MEMO = 1 << 15;  // 256 KB: the pairs of a long piece repeat (runs, small alphabets)
     template <typename RankMap>
     bool remembered(int32_t a, int32_t b, const RankMap& ranks, std::vector<uint64_t>& memo) const {
         const uint64_t key = pair_key((uint32_t)a, (uint32_t)b);
@@ -230,6 +248,11 @@ private:
     std::vector<int32_t> next_prefix;  // per id: the longest self-encoding token that is a proper prefix, or -1
     int32_t first[256] = {};           // the trie's node of each first byte
     PairMap<int32_t> children;         // pair_key(node, byte) -> node
+    std::vector<int32_t> second;       // [first byte << 8 | second byte]: the node of a 2-byte prefix, or -1
+    static constexpr size_t RUN = 256;
+    std::vector<int32_t> run_node;     // [b * RUN + k], 1 <= k <= run_max[b]: the node of b repeated k times
+    std::vector<int32_t> run_best;     // [b * RUN + k]: the longest token b^j, j <= k
+    uint8_t run_max[256] = {};
     std::vector<int32_t> node_token;   // per node: the self-encoding token spelled by its path, or -1
 
     int32_t new_node() {
@@ -254,8 +277,26 @@ private:
     }
     // The longest self-encoding token at text[pos..n) (every byte is one).
     int32_t longest(const unsigned char* text, size_t pos, size_t n) const {
-        int32_t node = first[text[pos]], best = node_token[node];
-        for (size_t k = pos + 1; k < n; ++k) {
+        // A run of one byte (dashes, spaces, "aaaa"): its trie path is tabled (run_node, run_best), so that the
+        // walk costs byte compares, not a hash probe per byte (o200k's dash tokens go up to 112 bytes).
+        const unsigned char c = text[pos];
+        const size_t most = run_max[c];
+        const size_t limit = std::min(n - pos, most + 1);
+        size_t r = 1;
+        while (r < limit && text[pos + r] == c) ++r;
+        if (r > most) {
+            if (most < RUN - 1) return run_best[c * RUN + most];  // no token spells c more than `most` times
+            r = RUN - 1;
+        }
+        int32_t node = run_node[c * RUN + r], best = run_best[c * RUN + r];
+        size_t k = pos + r;
+        if (r == 1 && k < n) {  // the trie's second level, dense
+            node = second[(size_t)c << 8 | text[k]];
+            if (node < 0) return best;
+            if (node_token[node] >= 0) best = node_token[node];
+            ++k;
+        }
+        for (; k < n; ++k) {
             node = child(node, text[k]);
             if (node < 0) break;
             if (node_token[node] >= 0) best = node_token[node];
