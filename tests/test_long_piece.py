@@ -193,3 +193,19 @@ def test_tables_are_built_after_256_kb_of_long_pieces() -> None:
     forced.encode_word(pieces[2])
     # Only the third piece (200 KB merged by the heap before it) took the long path.
     assert encoder._long_pieces()["steps"] == forced._long_pieces()["steps"] > 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from(_ALPHABETS))
+def test_long_path_with_whole_words(seed, alphabet) -> None:
+    # ignore_merges: a piece that is a vocabulary word is that id; any other piece merges (here by the long path).
+    merges = _monotone_merges(seed, 60, alphabet)
+    tables = LongPieceTables.build(merges, list(range(256)))
+    rng = random.Random(seed)
+    whole = {spelling: token for spelling, token in tables.tokens.items() if rng.random() < 0.5}
+    whole[alphabet * 40] = 9999  # a long whole word: no merge makes it
+    linear = WordEncoder(merges, range(256), cache_size=0, whole_words=whole)
+    linear._long_pieces(min_bytes=2)
+    reference = ReferenceEncoder(merges, range(256), cache_size=0, whole_words=whole)
+    pieces = [alphabet * 40, *(_pieces(rng, alphabet, list(tables.tokens), rng.randrange(2, 300)) for _ in range(5))]
+    assert linear.encode_words(pieces) == reference.encode_words(pieces)
