@@ -33,6 +33,31 @@ CELL_TITLES = {
 }
 PATTERN_NAMES = ("gpt2", "gpt4", "o200k", "llama3")
 LANGUAGES = ("en", "zh", "code")
+# The worst cases of issue 37: one long pre-token each (synthetic, seeded), for the "long" cell. Not in "all":
+# ``--languages worst`` names them all.
+WORST = ("letters", "digits", "dashes", "cjk")
+
+
+def worst_text(language: str, megabytes: float, variant: int = 0) -> str:
+    """Return one worst-case input of about ``megabytes`` MB (characters for ASCII; CJK: a third of that).
+
+    ``letters``/``digits``: random a-z / 0-9 (seed 0), rotated by ``variant``; ``dashes``: dashes then ``x``;
+    ``cjk``: one Han character repeated; the runs grow by ``variant`` characters. Every variant is a different
+    piece, so that no encoder answers a timed round from a memo of the previous one.
+    """
+    import random
+
+    size = int(megabytes * 1e6)
+    rng = random.Random(0)
+    if language in ("letters", "digits"):
+        chars = "abcdefghijklmnopqrstuvwxyz" if language == "letters" else "0123456789"
+        text = "".join(rng.choices(chars, k=size))
+        return text[variant:] + text[:variant]
+    if language == "dashes":
+        return "-" * (size + variant) + "x"
+    if language == "cjk":
+        return "\u4e00" * (size // 3 + variant)
+    raise ValueError(f"unknown worst case {language!r}; expected one of {WORST}")
 
 Encoder = dict[str, Callable[[Any], Any]]
 
@@ -143,6 +168,10 @@ def write_text(language: str, megabytes: float, out: Path, *, cycle: bool) -> tu
     text than the shared corpora hold). Returns the path and a description. Bounded: stops at the size, or after
     one pass without ``cycle``.
     """
+    if language in WORST:
+        if not out.is_file():
+            out.write_text(worst_text(language, megabytes), encoding="utf-8")
+        return out, f"{language}: one piece, {out.stat().st_size / 1e6:.1f} MB (a new variant each round)"
     files = language_files(language)
     missing = [f for f in files if not f.is_file()]
     if not files or missing:

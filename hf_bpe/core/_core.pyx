@@ -78,8 +78,10 @@ cdef extern from "csrc/encoder.hpp":
         void add_merge(int32_t rank, uint32_t left, uint32_t right, int32_t new_id) except +
         void add_whole(const char* word, size_t size, int32_t id) except +
         void clear_cache()
-        uint64_t stat_hits, stat_misses, stat_uncached
+        uint64_t stat_hits, stat_misses, stat_uncached, long_steps
         uint64_t wipes()
+        void set_long_min(size_t size)
+        cbool long_usable() except +
         void build_piece_image(cbool seeded) except +
         size_t seeded_pieces()
         cbool scan_merges()
@@ -919,6 +921,32 @@ cdef class WordEncoder:
             stats["wipes"] += self._shared.wipes()
         stats["seeded"] = self._encoder.seeded_pieces()
         return stats
+
+    def _long_pieces(self, *, min_bytes=None):
+        """Say whether long pieces use the linear-time encoder, and count its steps (for tests, not the API).
+
+        Args:
+            min_bytes: if given, pieces of at least this many bytes take the long-piece encoder from now on, on
+                this encoder and its thread copies (default 65: the longer ones); None leaves it as it is.
+
+        Returns:
+            A dict: ``usable`` (the merges allow it: csrc/long_piece.hpp, (M) and (S)) and ``steps`` (tokens it
+            tried, summed over every call since this encoder was built: what grows linearly with a piece).
+
+        >>> WordEncoder([(97, 97, 256)], range(256))._long_pieces()["usable"]
+        True
+        """
+        cdef Encoder* copy
+        if min_bytes is not None:
+            if type(min_bytes) is not int or min_bytes < 1:
+                raise ValueError(f"min_bytes must be an int >= 1 or None, got {min_bytes!r}")
+            if self._busy:
+                raise RuntimeError("_long_pieces called while this encoder encodes a batch; call it between batches")
+            self._encoder.set_long_min(<size_t>min(min_bytes, 2**62))
+        steps = self._encoder.long_steps
+        for copy in self._threads:
+            steps += copy.long_steps
+        return {"usable": bool(self._encoder.long_usable()), "steps": steps}
 
     def _merges_by_scan(self):
         """Say whether words of <= 64 bytes merge by the min-scan (csrc/encoder.hpp: scan_is_exact; for tests)."""

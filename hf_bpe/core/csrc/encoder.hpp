@@ -2,16 +2,19 @@
 
 #include "common.hpp"
 #include "hash.hpp"
+#include "long_piece.hpp"
 #include "pair_map.hpp"
 #include "piece_cache.hpp"
 #include "shared_word_cache.hpp"
 #include "word_cache.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -165,6 +168,17 @@ public:
     // What the memo caches did, for measuring (hf_bpe.core._core.WordEncoder._cache_stats): pieces answered by a
     // cache, pieces merged after a miss, pieces that never reach a cache (<= 2 bytes, whole words, too long).
     uint64_t stat_hits = 0, stat_misses = 0, stat_uncached = 0;
+    uint64_t long_steps = 0;  // the long-piece encoder's tries (long_piece.hpp), for the linearity tests
+    // Encode pieces of at least `bytes` bytes with the long-piece encoder when the merges allow it (tests set it
+    // low to hold it against the other paths; SIZE_MAX: never). Set before encoding on threads.
+    void set_long_min(size_t bytes) {
+        tables->long_min = bytes;
+        tables->long_build_after = 0;
+    }
+    bool long_usable() {
+        long_build();
+        return tables->long_piece.usable;
+    }
     uint64_t wipes() const { return cache.wipes() + piece_wipes; }
     uint64_t piece_wipes = 0;
 
@@ -451,6 +465,10 @@ private:
         merge_word(bytes, size, out);
     }
     void merge_word(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
+        if (size >= tables->long_min && long_ready(size) &&
+            tables->long_piece.encode(bytes, size, tables->ranks, out, long_dead, long_stack, long_memo,
+                                      long_steps))
+            return;
         if (size <= SCAN_MAX && tables->scan_merges) {
             merge_scan(bytes, size, out);
         } else {
@@ -481,6 +499,13 @@ private:
         std::vector<Merge> merges;                // in rank order: the image's spellings are built from them
         std::shared_ptr<const PieceImage> image;  // what pieces tables start from (none until built)
         bool scan_merges = false;                 // merge_scan is exact (scan_is_exact), set with the image
+        // Pieces of at least long_min bytes are encoded by long_piece (linear time), built at the first such
+        // piece, when the merges allow it (long_piece.hpp: (M), (S)); else by merge_all.
+        LongPiece long_piece;
+        std::once_flag long_once;
+        std::atomic<bool> long_built{false};
+        size_t long_min = SCAN_MAX + 1;
+        size_t long_build_after = 256 * 1024;
     };
     std::shared_ptr<Tables> tables = std::make_shared<Tables>();
     WordCache cache;  // pieces over 15 bytes (and all when no image was built)
@@ -488,6 +513,32 @@ private:
     EntryArena own_arena;  // own_pieces' spilled ids
     std::vector<Symbol> symbols;
     std::vector<Item> heap;
+    std::vector<uint8_t> long_dead;  // long_piece's scratch
+    std::vector<int32_t> long_stack;
+    std::vector<uint64_t> long_memo;
+
+    uint64_t long_heap_bytes = 0;  // bytes of long pieces merged by the heap before the long-piece tables exist
+    // Whether long_piece encodes a piece of `size` bytes. Its tables are built once the long pieces merged by
+    // this encoder reach long_build_after bytes (0.1-0.5 s for o200k's 200K tokens: paid only by a process that
+    // has already spent about as much merging long pieces by the heap, ~1 us a byte).
+    bool long_ready(size_t size) {
+        Tables& t = *tables;
+        if (!t.long_built.load(std::memory_order_acquire)) {
+            if (long_heap_bytes + size < t.long_build_after) {
+                long_heap_bytes += size;
+                return false;
+            }
+            long_build();
+        }
+        return t.long_piece.usable;
+    }
+    void long_build() {
+        Tables& t = *tables;
+        std::call_once(t.long_once, [&t, this] {
+            t.long_piece.build(t.merges, t.ranks, byte_ids);
+            t.long_built.store(true, std::memory_order_release);
+        });
+    }
 
     void push(const Item& item) {
         heap.push_back(item);
