@@ -22,7 +22,11 @@ from .cli_extend import add_extend_parser, cmd_extend
 from .cli_support import add_corpus_arguments, check_out, check_out_folder, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
 
-__all__ = ["main"]
+__all__ = ["ALGORITHMS", "main"]
+
+# train --algorithm's names -> the spm_train model_type they train (None: byte-level BPE; "": the older spelling
+# "sentencepiece", whose model_type comes from --spm, BPE by default). compare --algorithm takes bpe and unigram too.
+ALGORITHMS = {"bpe": None, "unigram": "unigram", "sentencepiece-bpe": "bpe", "sentencepiece": ""}
 
 _EXAMPLES = """\
 examples:
@@ -32,8 +36,8 @@ examples:
   hf-bpe count shard1.txt --out shard1.parquet      # count shards anywhere, then train from their sum:
   hf-bpe train --counts shard*.parquet --vocab-size 32000 --out my-tok
   hf-bpe train part-*.txt --spark local[2] --vocab-size 32000 --out my-tok    # count with Apache Spark
-  hf-bpe train corpus.txt --algorithm sentencepiece --vocab-size 8000 --out spm-tok --spm byte_fallback=true
-  hf-bpe train corpus.txt --algorithm sentencepiece --spm model_type=unigram --vocab-size 8000 --out uni-tok
+  hf-bpe train corpus.txt --algorithm sentencepiece-bpe --vocab-size 8000 --out spm-tok --spm byte_fallback=true
+  hf-bpe train corpus.txt --algorithm unigram --vocab-size 8000 --out uni-tok    # as spm_train (and compare)
   hf-bpe extend my-tok new-domain.txt --new-tokens 5000 --out my-tok-ext   # every existing id kept; prints a report
   hf-bpe encode --model my-tok 'Hello world'
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
@@ -100,12 +104,14 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
                        help="write tokenizer_class PreTrainedTokenizerFast, so that AutoTokenizer loads the folder "
                             "(same ids) for people without hf_bpe, under transformers 4.x and 5.x")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
-    train.add_argument("--algorithm", choices=("bpe", "sentencepiece"), default="bpe",
-                       help="bpe: byte-level BPE equal to tokenizers (default); sentencepiece: BPE equal to "
-                            "spm_train --model_type=bpe (tokenizer.model + exact tokenizer.json), or unigram "
-                            "equal to spm_train --model_type=unigram with --spm model_type=unigram")
+    train.add_argument("--algorithm", choices=tuple(ALGORITHMS), default="bpe",
+                       metavar="{bpe,unigram,sentencepiece-bpe}",
+                       help="bpe: byte-level BPE equal to tokenizers (default); unigram: equal to spm_train "
+                            "--model_type=unigram; sentencepiece-bpe: equal to spm_train --model_type=bpe (both write "
+                            "tokenizer.model + exact tokenizer.json; the names compare --algorithm takes). The older "
+                            "spelling sentencepiece (--spm model_type=unigram for unigram) still works")
     train.add_argument("--spm", action="append", default=[], metavar="KEY=VALUE",
-                       help="with --algorithm sentencepiece: an spm_train option by its own name, e.g. "
+                       help="with --algorithm unigram or sentencepiece-bpe: an spm_train option by its own name, e.g. "
                             "character_coverage=1.0, byte_fallback=true, user_defined_symbols=<a>,<b>")
     _add_recipe_arguments(train)
 
@@ -302,7 +308,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         *((f"--{role}-token", getattr(args, f"{role}_token") is not None) for role in ("bos", "eos", "unk", "pad")),
     ) if given]
     if unsupported:
-        raise InputError(f"{', '.join(unsupported)} cannot be used with --algorithm sentencepiece; give "
+        raise InputError(f"{', '.join(unsupported)} cannot be used with --algorithm {args.algorithm}; give "
                          "SentencePiece's own options with --spm KEY=VALUE (e.g. --spm control_symbols=<sep>)")
     out = check_out(args.out)
     if out.exists() and any((out / name).exists() for name in ("tokenizer.model", "tokenizer.json")) \
@@ -312,9 +318,17 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         options = parse_spm_options(args.spm)
     except ValueError as exc:
         raise InputError(f"--spm {exc}") from None
+    wanted = ALGORITHMS[args.algorithm]
+    if wanted:
+        given = options.get("model_type", wanted)
+        if given != wanted:
+            raise InputError(f"--algorithm {args.algorithm} trains model_type={wanted}, but --spm model_type={given} "
+                             f"was given: leave out --spm model_type, or use --algorithm "
+                             f"{'unigram' if given == 'unigram' else 'sentencepiece-bpe'}")
+        options["model_type"] = wanted
     corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
-        raise InputError("--algorithm sentencepiece needs a corpus: FILE arguments or --dataset")
+        raise InputError(f"--algorithm {args.algorithm} needs a corpus: FILE arguments or --dataset")
     if isinstance(corpus, list):
         corpus = [Path(p) for p in corpus]
     with warnings.catch_warnings(record=True) as caught:
@@ -417,10 +431,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from .training.bpe_trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
 
-    if args.algorithm == "sentencepiece":
+    if ALGORITHMS[args.algorithm] is not None:
         return _cmd_train_sentencepiece(args)
     if args.spm:
-        raise InputError("--spm options apply to --algorithm sentencepiece")
+        raise InputError("--spm options apply to --algorithm unigram or sentencepiece-bpe (SentencePiece's options)")
     if args.recipe is not None or args.num_merges is not None or args.lowercase:
         if args.for_sharing:
             raise InputError("--for-sharing names a transformers class for byte-level BPE folders; a --recipe "

@@ -150,7 +150,7 @@ def test_sentencepiece_bpe_cli_folder_equals_spm_train_on_files(english, tmp_pat
 
 def test_sentencepiece_bpe_bad_input_is_refused_clearly(tmp_path, capsys):
     lines = ["hello world"] * 5
-    with pytest.raises(ValueError, match=r"unknown SentencePiece option\(s\) \['colour'\]"):
+    with pytest.raises(ValueError, match=r"unknown SentencePiece option 'colour'"):
         hf_bpe.train_sentencepiece(lines, vocab_size=30, colour=1)
     with pytest.raises(ValueError, match="input_sentence_size > 0"):
         hf_bpe.train_sentencepiece(lines, vocab_size=30, input_sentence_size=10)
@@ -168,7 +168,7 @@ def test_sentencepiece_bpe_bad_input_is_refused_clearly(tmp_path, capsys):
         hf_bpe.train_sentencepiece(lines, vocab_size=30, normalization_rule_name="nfd")
     corpus = tmp_path / "c.txt"
     corpus.write_text("hello world\n" * 5, encoding="utf-8")
-    for argv, message in ((["--spm", "vocab=3"], "expected KEY=VALUE"), (["--spm", "split_digits=maybe"], "bool"),
+    for argv, message in ((["--spm", "vocab=3"], "'vocab'; did you mean vocab_size?"), (["--spm", "x"], "expected KEY=VALUE"), (["--spm", "split_digits=maybe"], "bool"),
                           (["--pattern", "gpt4"], "--pattern cannot be used with --algorithm sentencepiece"),
                           (["--vocab-size", "9"], "required characters")):
         assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--out", str(tmp_path / "o"), *argv]) == 2
@@ -315,3 +315,17 @@ def test_sentencepiece_bpe_convert_refuses_a_char_model_without_talking_of_unigr
         err = capsys.readouterr().err
         assert f"SentencePiece {model_type} model" in err and err.count("\n") == 1
         assert "unigram" not in err, err
+
+
+def test_sentencepiece_unknown_option_suggests_the_closest_names(tmp_path, capsys):
+    # Issue 33.12: `--spm bogus=1` printed a 1,500-character list of every option; now the closest names, or where
+    # the list is.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world\n" * 5, encoding="utf-8")
+    for argv, said in ((["--spm", "charcter_coverage=1.0"], "did you mean character_coverage or"),
+                       (["--spm", "bogus=1"], "SPM_DEFAULTS lists the options")):
+        assert main(["train", str(corpus), "--algorithm", "unigram", "--out", str(tmp_path / "o"), *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("hf-bpe: error: ") and err.count("\n") == 1 and said in err and len(err) < 250, err
+    with pytest.raises(ValueError, match="unknown SentencePiece option 'byte_fallbak'; did you mean byte_fallback"):
+        hf_bpe.train_sentencepiece(["hello world"], vocab_size=30, byte_fallbak=True)

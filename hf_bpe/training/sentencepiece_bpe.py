@@ -32,7 +32,6 @@ import heapq
 import struct
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 import regex
@@ -41,23 +40,13 @@ from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_D
 from ..core.sentencepiece_normalize import SentencePieceNormalizer
 from .sentencepiece_normalizer import SPACE
 from .sentencepiece_scripts import script_of
-from .sentencepiece_options import EMPTY_CORPUS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences, typed
+from .sentencepiece_options import (EMPTY_CORPUS, SPM_DEFAULTS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences,
+                                   closest_option, known_options, parse_spm_options, typed)
 
 __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
            "check_spm_options", "load_sentences", "load_store", "parse_spm_options", "prepare_training", "select_required",
            "serialize_pieces", "split_words", "train_sentencepiece_reference", "valid_piece"]
 
-# spm_train's options this trainer reproduces, with spm_train's defaults.
-SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
-    "character_coverage": 0.9995, "max_sentencepiece_length": 16, "max_sentence_length": 4192,
-    "split_by_unicode_script": True, "split_by_number": True, "split_by_whitespace": True, "split_digits": False,
-    "treat_whitespace_as_suffix": False, "allow_whitespace_only_pieces": False, "byte_fallback": False,
-    "add_dummy_prefix": True, "remove_extra_whitespaces": True, "normalization_rule_name": "nmt_nfkc",
-    "control_symbols": (), "user_defined_symbols": (), "required_chars": "", "use_all_vocab": False,
-    "hard_vocab_limit": True, "unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1, "unk_piece": "<unk>",
-    "bos_piece": "<s>", "eos_piece": "</s>", "pad_piece": "<pad>", "unk_surface": " \u2047 ",
-    "input_sentence_size": 0,
-})
 _RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 WS, UNK_CHAR, BOUNDARY = SPACE, "\u2585", "\x1f"  # sentencepiece 0.2.3's kPretokenizationBoundaryChar
 
@@ -113,9 +102,9 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
     refused = sorted(set(options) & set(SPM_REFUSED))
     if refused:
         raise ValueError(f"SentencePiece option {refused[0]} is not accepted here: {SPM_REFUSED[refused[0]]}")
-    unknown = sorted(set(options) - set(_known_options()))
+    unknown = sorted(set(options) - set(known_options()))
     if unknown:
-        raise ValueError(f"unknown SentencePiece option(s) {unknown!r}; known: {sorted(_known_options())}")
+        raise ValueError(f"unknown SentencePiece option {unknown[0]!r}{closest_option(unknown[0])}")
     for name, (values, why) in SPM_ONLY.items():
         if name in options and typed(name, values[0], options[name]) not in values:
             accepted = " or ".join(f"{name}={v!r}" for v in values)
@@ -153,46 +142,6 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
                              "(spm_train cuts a symbol at the NUL or fails); remove the NUL")
     builtin_charsmap(merged["normalization_rule_name"])  # an unknown rule fails here
     return merged
-
-
-def _known_options() -> dict[str, Any]:
-    """Every accepted option, with a value of its type (spm_train's default)."""
-    return {**{k: default for k, (default, _) in SPM_NO_EFFECT.items()},
-            **{k: values[0] for k, (values, _) in SPM_ONLY.items()}, **SPM_DEFAULTS}
-
-
-def parse_spm_options(pairs: Iterable[str]) -> dict[str, Any]:
-    """Parse ``KEY=VALUE`` strings (spm_train's command-line spelling) into options typed as :data:`SPM_DEFAULTS`:
-    ``true``/``false``, numbers, comma-separated lists.
-
-    >>> parse_spm_options(["byte_fallback=true", "character_coverage=1.0", "control_symbols=<a>,<b>"])
-    {'byte_fallback': True, 'character_coverage': 1.0, 'control_symbols': ('<a>', '<b>')}
-    """
-    options: dict[str, Any] = {}
-    known = _known_options()
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip().lstrip("-")
-        if sep and key in SPM_REFUSED:
-            raise ValueError(f"{pair!r}: {key} is not accepted here: {SPM_REFUSED[key]}")
-        if not sep or key not in known:
-            raise ValueError(f"{pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}")
-        default = known[key]
-        try:
-            if isinstance(default, bool):
-                if value.lower() not in ("true", "false", "1", "0"):
-                    raise ValueError(value)
-                options[key] = value.lower() in ("true", "1")
-            elif isinstance(default, int | float):
-                options[key] = type(default)(value)
-            elif isinstance(default, tuple):
-                options[key] = tuple(v for v in value.split(",") if v)
-            else:
-                options[key] = value
-        except ValueError:
-            raise ValueError(f"{pair!r}: {key} takes a {type(default).__name__} value (spm_train's default: "
-                             f"{default!r})") from None
-    return options
 
 
 def _f32(value: float) -> float:

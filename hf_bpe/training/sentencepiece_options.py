@@ -17,7 +17,21 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_NO_EFFECT", "SPM_ONLY", "SPM_REFUSED", "typed"]
+__all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "SPM_NO_EFFECT", "SPM_ONLY", "SPM_REFUSED",
+           "closest_option", "known_options", "parse_spm_options", "typed"]
+
+# spm_train's options this trainer reproduces, with spm_train's defaults.
+SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
+    "character_coverage": 0.9995, "max_sentencepiece_length": 16, "max_sentence_length": 4192,
+    "split_by_unicode_script": True, "split_by_number": True, "split_by_whitespace": True, "split_digits": False,
+    "treat_whitespace_as_suffix": False, "allow_whitespace_only_pieces": False, "byte_fallback": False,
+    "add_dummy_prefix": True, "remove_extra_whitespaces": True, "normalization_rule_name": "nmt_nfkc",
+    "control_symbols": (), "user_defined_symbols": (), "required_chars": "", "use_all_vocab": False,
+    "hard_vocab_limit": True, "unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1, "unk_piece": "<unk>",
+    "bos_piece": "<s>", "eos_piece": "</s>", "pad_piece": "<pad>", "unk_surface": " \u2047 ",
+    "input_sentence_size": 0,
+})
+
 
 # The other spm_train options (sentencepiece 0.2.3's TrainerSpec and NormalizerSpec fields, and spm_train's own
 # flags). Accepted, type-checked and not used: options that cannot change a BPE model (each checked against the
@@ -61,6 +75,61 @@ SPM_REFUSED: Mapping[str, str] = MappingProxyType({
     "normalization_rule_tsv": "custom normalization rules are not reproduced; use normalization_rule_name",
     "denormalization_rule_tsv": "a denormalizer is not written; leave it out",
 })
+
+
+def known_options() -> dict[str, Any]:
+    """Every accepted option, with a value of its type (spm_train's default)."""
+    return {**{k: default for k, (default, _) in SPM_NO_EFFECT.items()},
+            **{k: values[0] for k, (values, _) in SPM_ONLY.items()}, **SPM_DEFAULTS}
+
+
+def closest_option(name: str) -> str:
+    """The end of an unknown-option message: the closest known names (difflib), not the list of all of them.
+
+    >>> closest_option("charcter_coverage")
+    '; did you mean character_coverage or auto_character_coverage?'
+    """
+    import difflib
+
+    close = difflib.get_close_matches(name, [*known_options(), *SPM_REFUSED], n=3, cutoff=0.6)
+    where = "hf_bpe.training.sentencepiece_bpe.SPM_DEFAULTS lists the options spm_train and hf_bpe share"
+    return f"; did you mean {' or '.join(close)}?" if close else f" ({where})"
+
+
+def parse_spm_options(pairs: Iterable[str]) -> dict[str, Any]:
+    """Parse ``KEY=VALUE`` strings (spm_train's command-line spelling) into options typed as :data:`SPM_DEFAULTS`:
+    ``true``/``false``, numbers, comma-separated lists.
+
+    >>> parse_spm_options(["byte_fallback=true", "character_coverage=1.0", "control_symbols=<a>,<b>"])
+    {'byte_fallback': True, 'character_coverage': 1.0, 'control_symbols': ('<a>', '<b>')}
+    """
+    options: dict[str, Any] = {}
+    known = known_options()
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().lstrip("-")
+        if sep and key in SPM_REFUSED:
+            raise ValueError(f"{pair!r}: {key} is not accepted here: {SPM_REFUSED[key]}")
+        if not sep:
+            raise ValueError(f"{pair!r}: expected KEY=VALUE, e.g. character_coverage=1.0")
+        if key not in known:
+            raise ValueError(f"{pair!r}: unknown SentencePiece option {key!r}{closest_option(key)}")
+        default = known[key]
+        try:
+            if isinstance(default, bool):
+                if value.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError(value)
+                options[key] = value.lower() in ("true", "1")
+            elif isinstance(default, int | float):
+                options[key] = type(default)(value)
+            elif isinstance(default, tuple):
+                options[key] = tuple(v for v in value.split(",") if v)
+            else:
+                options[key] = value
+        except ValueError:
+            raise ValueError(f"{pair!r}: {key} takes a {type(default).__name__} value (spm_train's default: "
+                             f"{default!r})") from None
+    return options
 
 
 def typed(name: str, default: Any, value: Any) -> Any:
