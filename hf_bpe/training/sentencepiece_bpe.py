@@ -17,8 +17,9 @@ SentencePiece's BPE differ from ``tokenizers``':
   ``-index``; pieces stop at ``vocab_size`` minus the meta pieces and the required characters.
 
 Where sentencepiece leaves an order to its containers (two paths to one piece with the same count), this
-reference takes the order in which the pairs were queued. Sampling (``input_sentence_size > 0``), differential privacy,
-TSV input and ``treat_whitespace_as_suffix`` are refused.
+reference takes the order in which the pairs were queued. ``input_sentence_size`` takes the sentences spm_train takes
+(:func:`~hf_bpe.training.sentencepiece_options.select_sentences`); differential privacy, TSV input and
+``treat_whitespace_as_suffix`` are refused.
 
 >>> model = train_sentencepiece_reference(["ab ab ab", "abc"], vocab_size=9)
 >>> [p.piece for p in model.pieces]
@@ -41,7 +42,7 @@ from ..core.sentencepiece_normalize import SentencePieceNormalizer
 from .sentencepiece_normalizer import SPACE
 from .sentencepiece_scripts import script_of
 from .sentencepiece_options import (EMPTY_CORPUS, SPM_DEFAULTS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences,
-                                   closest_option, known_options, parse_spm_options, typed)
+                                   closest_option, known_options, parse_spm_options, select_sentences, typed)
 
 __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
            "check_spm_options", "load_sentences", "load_store", "parse_spm_options", "prepare_training", "select_required",
@@ -114,9 +115,9 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict(SPM_DEFAULTS, **{k: v for k, v in options.items() if k in SPM_DEFAULTS})
     for name, default in SPM_DEFAULTS.items():
         merged[name] = typed(name, default, merged[name])
-    if merged["input_sentence_size"]:
-        raise ValueError("input_sentence_size > 0 samples sentences with SentencePiece's random generator, which "
-                         "this trainer does not reproduce; pass the sentences to train on (input_sentence_size=0)")
+    if not (merged["input_sentence_size"] == 0 or merged["input_sentence_size"] > 100):  # spm_train's VerifySpec
+        raise ValueError(f"input_sentence_size must be 0 (every sentence) or more than 100 (as spm_train checks), got "
+                         f"{merged['input_sentence_size']!r}")
     if merged["treat_whitespace_as_suffix"]:
         raise ValueError("treat_whitespace_as_suffix=true is not supported (its dummy '▁' goes at the end, which "
                          "the converted tokenizer.json cannot express)")
@@ -550,7 +551,7 @@ def load_sentences(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping
     #    sentence (the order matters without split_by_whitespace).
     sentences: list[list[Any]] = []
     long = LongSentences(opts["max_sentence_length"])
-    for index, text in enumerate(long.watch(corpus)):
+    for index, text in enumerate(select_sentences(long.watch(corpus), opts)):
         if not isinstance(text, str):
             raise TypeError(f"corpus item {index} is {type(text).__name__} {text!r:.60}; expected str")
         try:
@@ -603,7 +604,7 @@ def load_store(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int
     # Sentences over max_sentence_length are skipped by the store, as spm_train skips them; counted to be said.
     long = LongSentences(opts["max_sentence_length"])
     try:
-        store.add(long.watch(corpus))
+        store.add(select_sentences(long.watch(corpus), opts))
     except UnicodeEncodeError as error:  # the str the store read last holds a lone surrogate
         raise long.not_unicode(error) from None
     long.check(store.finish())
