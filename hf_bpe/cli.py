@@ -334,7 +334,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
-                                    **options)
+                                    show_progress=not args.quiet, **options)
     for warning in caught:  # e.g. sentences skipped for max_sentence_length
         log(f"warning: {warning.message}")
     folder = save_sentencepiece(model, out, force=args.force)

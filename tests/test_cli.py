@@ -537,3 +537,20 @@ def test_cli_bad_corpus_is_one_error_line_before_any_progress_bar(tmp_path, caps
             "latin1": "line 2 is not UTF-8 (invalid continuation byte at byte 3)"}[kind]
     assert said in err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("algorithm", "phases"), [
+    ("unigram", ("load sentences", "seed pieces", "EM and pruning")),
+    ("sentencepiece-bpe", ("load sentences", "merges")),
+])
+def test_cli_sentencepiece_training_shows_its_phases(corpus, tmp_path, capsys, algorithm, phases):
+    # Issue 33.12: unigram and SentencePiece-BPE training printed nothing for tens of seconds; now a bar per phase,
+    # as the byte-level BPE trainer's (none with --quiet).
+    argv = ["train", str(corpus), "--algorithm", algorithm, "--vocab-size", "40", "--out", str(tmp_path / "o")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    for phase in phases:
+        assert f"{phase}:" in err, err
+    assert "601/601" not in err or "load sentences: 601 sentences" in err.replace("\r", "\n")
+    assert main([*argv, "--quiet", "--force"]) == 0
+    assert not any(phase in capsys.readouterr().err for phase in phases)

@@ -419,7 +419,7 @@ def test_unigram_refuses_a_corpus_of_user_defined_symbols_only(tmp_path, capsys,
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--vocab-size", "10", "--out",
                  str(tmp_path / "out"), "--spm", "model_type=unigram", "--spm", "user_defined_symbols=中",
-                 "--spm", "add_dummy_prefix=false"]) == 2
+                 "--spm", "add_dummy_prefix=false", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("hf-bpe: error:") and "user_defined_symbols" in err
 
