@@ -533,7 +533,8 @@ def test_cli_bad_corpus_is_one_error_line_before_any_progress_bar(tmp_path, caps
     assert main(argv if algorithm == "bpe" else argv + ["--vocab-size", "30"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("hf-bpe: error: ") and err.count("\n") == 1 and "\r" not in err, err
-    said = {"missing": "does not exist", "empty": "corpus is empty", "binary": "line 2 is not UTF-8 (invalid start byte at byte 117)",
+    said = {"missing": "does not exist", "empty": "corpus is empty",
+            "binary": "line 2 is not UTF-8 (invalid start byte at byte 117)",
             "latin1": "line 2 is not UTF-8 (invalid continuation byte at byte 3)"}[kind]
     assert said in err
     assert not (tmp_path / "o").exists()

@@ -169,7 +169,8 @@ def test_sentencepiece_bpe_bad_input_is_refused_clearly(tmp_path, capsys):
         hf_bpe.train_sentencepiece(lines, vocab_size=30, normalization_rule_name="nfd")
     corpus = tmp_path / "c.txt"
     corpus.write_text("hello world\n" * 5, encoding="utf-8")
-    for argv, message in ((["--spm", "vocab=3"], "'vocab'; did you mean vocab_size?"), (["--spm", "x"], "expected KEY=VALUE"), (["--spm", "split_digits=maybe"], "bool"),
+    for argv, message in ((["--spm", "vocab=3"], "'vocab'; did you mean vocab_size?"),
+                          (["--spm", "x"], "expected KEY=VALUE"), (["--spm", "split_digits=maybe"], "bool"),
                           (["--pattern", "gpt4"], "--pattern cannot be used with --algorithm sentencepiece"),
                           (["--vocab-size", "9"], "required characters")):
         assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--out", str(tmp_path / "o"), *argv]) == 2
@@ -388,3 +389,67 @@ def test_sentencepiece_input_sentence_size_reference_and_cli(tmp_path, capsys):
         model_type = "unigram" if algorithm == "unigram" else "bpe"
         assert _triples(written) == _triples(hf_bpe.train_sentencepiece(
             lines, vocab_size=30, model_type=model_type, **options))
+
+
+# --- Issue 33.10: treat_whitespace_as_suffix, as spm_train trains it (the dummy "▁" at the end, words ending after
+# a "▁", "▁" only as a piece's suffix), for tokenizer.model and HFSentencePieceTokenizer. ---
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+def test_sentencepiece_treat_whitespace_as_suffix_equals_spm_train(english, tmp_path, model_type):
+    from transformers import AutoTokenizer
+
+    from hf_bpe.training.unigram_reference import train_unigram_reference
+
+    lines = english[:4000]
+    cases = [{}, {"allow_whitespace_only_pieces": True}, {"split_by_whitespace": False},
+             {"remove_extra_whitespaces": False}, {"add_dummy_prefix": False}]
+    for extra in cases:
+        options = {"treat_whitespace_as_suffix": True, "model_type": model_type, **extra}
+        written = io.BytesIO()
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=written, vocab_size=600,
+                                       minloglevel=2, **options)
+        theirs = SentencePieceModel.from_bytes(written.getvalue())
+        ours = hf_bpe.train_sentencepiece(lines, vocab_size=600, **options)
+        assert _triples(ours) == _triples(theirs), extra
+        assert ours.trainer["treat_whitespace_as_suffix"] is True
+    # The pure-Python references (the executable spec) on a smaller corpus.
+    small = english[:300]
+    reference = train_unigram_reference if model_type == "unigram" else train_sentencepiece_reference
+    options = {"treat_whitespace_as_suffix": True, "model_type": model_type}
+    written = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(small), model_writer=written, vocab_size=300, minloglevel=2,
+                                   **options)
+    assert _triples(reference(small, vocab_size=300, **options)) == _triples(
+        SentencePieceModel.from_bytes(written.getvalue()))
+    # The folder: tokenizer.model (sentencepiece encodes with it as with its own), no tokenizer.json (said), and
+    # HFSentencePieceTokenizer (through AutoTokenizer) encoding id for id as sentencepiece.
+    model = hf_bpe.train_sentencepiece(lines, vocab_size=600, **options)
+    folder = hf_bpe.save_sentencepiece(model, tmp_path / "suffix")
+    assert (folder / "tokenizer.model").exists() and not (folder / "tokenizer.json").exists()
+    processor = spm.SentencePieceProcessor(model_file=str(folder / "tokenizer.model"))
+    texts = english[4000:5000] + ["  two  spaces ", "end space ", "", "   ", "\u200b", "a\u200b b"]
+    expected = processor.encode(texts)
+    assert any(piece.endswith("▁") and len(piece) > 1 for text in texts[:50]
+               for piece in processor.encode(text, out_type=str))  # suffix pieces ("the▁") are used
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert type(tokenizer).__name__ == "HFSentencePieceTokenizer"
+    assert tokenizer(texts, add_special_tokens=False)["input_ids"] == expected
+    known = [ids for ids in expected[:100] if processor.unk_id() not in ids]  # (<unk> is rendered differently)
+    assert [tokenizer.decode(ids) for ids in known] == [processor.decode(ids) for ids in known]
+
+
+def test_sentencepiece_treat_whitespace_as_suffix_has_no_tokenizer_json_and_says_why(tmp_path, capsys):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(f"the cat {w} sat on {n} mats" for w in ("red", "blue") for n in range(30)) + "\n",
+                      encoding="utf-8")
+    assert main(["train", str(corpus), "--algorithm", "sentencepiece-bpe", "--vocab-size", "40", "--out",
+                 str(tmp_path / "o"), "--quiet", "--spm", "treat_whitespace_as_suffix=true"]) == 0
+    err = capsys.readouterr().err
+    assert "treat_whitespace_as_suffix=true" in err and "tokenizer.json" in err, err
+    assert not (tmp_path / "o" / "tokenizer.json").exists()
+    from hf_bpe.integrations.sentencepiece_hf import tokenizer_json_blocker
+
+    model = SentencePieceModel.load(tmp_path / "o" / "tokenizer.model")
+    assert "Metaspace cannot express" in tokenizer_json_blocker(model)

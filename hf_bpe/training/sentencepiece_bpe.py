@@ -18,8 +18,10 @@ SentencePiece's BPE differ from ``tokenizers``':
 
 Where sentencepiece leaves an order to its containers (two paths to one piece with the same count), this
 reference takes the order in which the pairs were queued. ``input_sentence_size`` takes the sentences spm_train takes
-(:func:`~hf_bpe.training.sentencepiece_options.select_sentences`); differential privacy, TSV input and
-``treat_whitespace_as_suffix`` are refused.
+(:func:`~hf_bpe.training.sentencepiece_options.select_sentences`); differential privacy and TSV input are
+refused. ``treat_whitespace_as_suffix`` puts the dummy ``▁`` at the end, ends words after a ``▁`` and allows it only
+as a piece's suffix, as spm_train does (such a model gets no ``tokenizer.json``: ``HFSentencePieceTokenizer`` encodes
+it).
 
 >>> model = train_sentencepiece_reference(["ab ab ab", "abc"], vocab_size=9)
 >>> [p.piece for p in model.pieces]
@@ -118,9 +120,6 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
     if not (merged["input_sentence_size"] == 0 or merged["input_sentence_size"] > 100):  # spm_train's VerifySpec
         raise ValueError(f"input_sentence_size must be 0 (every sentence) or more than 100 (as spm_train checks), got "
                          f"{merged['input_sentence_size']!r}")
-    if merged["treat_whitespace_as_suffix"]:
-        raise ValueError("treat_whitespace_as_suffix=true is not supported (its dummy '▁' goes at the end, which "
-                         "the converted tokenizer.json cannot express)")
     # spm_train's own range checks (VerifySpec), with its limits.
     if merged["use_all_vocab"]:
         raise ValueError("use_all_vocab=true is valid for WORD/CHAR models only (spm_train refuses it for BPE)")
@@ -162,8 +161,13 @@ def valid_piece(piece: str, options: Mapping[str, Any]) -> bool:
             return False
         if c == WS:
             if not options["allow_whitespace_only_pieces"] or not all_ws:
-                if (options["split_by_whitespace"] and pos > 0) or (
-                        not options["split_by_whitespace"] and pos > 0 and pos == len(piece) - 1):
+                last = len(piece) - 1
+                if options.get("treat_whitespace_as_suffix"):
+                    if (options["split_by_whitespace"] and pos < last) or (
+                            not options["split_by_whitespace"] and pos < last and pos == 0):
+                        return False
+                elif (options["split_by_whitespace"] and pos > 0) or (
+                        not options["split_by_whitespace"] and pos > 0 and pos == last):
                     return False
             continue
         script: str | None = _script(c)
@@ -410,11 +414,20 @@ def _meta_matcher(pieces: Iterable[str]) -> regex.Pattern[str] | None:
 
 _WORDS = regex.compile(f"{WS}[^{WS}]*|[^{WS}]+")
 _WORDS_WS_RUNS = regex.compile(f"{WS}+[^{WS}]*|[^{WS}]+")
+_WORDS_SUFFIX = regex.compile(f"[^{WS}]*{WS}|[^{WS}]+")
+_WORDS_SUFFIX_WS_RUNS = regex.compile(f"[^{WS}]+{WS}*|{WS}+")
 
 
-def split_words(text: str, allow_ws_only: bool) -> list[str]:
-    """SplitIntoWords (whitespace as prefix): a word starts at the text's start and at each '▁' (at each run of
-    '▁' with ``allow_whitespace_only_pieces``)."""
+def split_words(text: str, allow_ws_only: bool, suffix: bool = False) -> list[str]:
+    """SplitIntoWords: a word starts at the text's start and at each '▁' (at each run of '▁' with
+    ``allow_whitespace_only_pieces``); with ``suffix`` (``treat_whitespace_as_suffix``) a word ends after each '▁'
+    (after each run).
+
+    >>> split_words("▁ab▁▁c", False), split_words("ab▁▁c▁", False, True), split_words("ab▁▁c▁", True, True)
+    (['▁ab', '▁', '▁c'], ['ab▁', '▁', 'c▁'], ['ab▁▁', 'c▁'])
+    """
+    if suffix:
+        return (_WORDS_SUFFIX_WS_RUNS if allow_ws_only else _WORDS_SUFFIX).findall(text)
     return (_WORDS_WS_RUNS if allow_ws_only else _WORDS).findall(text)
 
 
@@ -545,7 +558,7 @@ def load_sentences(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping
         TypeError: a corpus item is not str.
         ValueError: an empty corpus, or required characters and meta pieces over ``vocab_size``.
     """
-    normalizer = normalizer_class(spec)
+    normalizer = normalizer_class({**spec, "treat_whitespace_as_suffix": opts["treat_whitespace_as_suffix"]})
     meta_matcher = _meta_matcher(piece for piece, _ in meta.values())
     # 2. Sentences (LoadSentences): raw filters, then normalization; an empty result is swapped with the last
     #    sentence (the order matters without split_by_whitespace).
@@ -600,7 +613,8 @@ def load_store(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int
                                 add_dummy_prefix=opts["add_dummy_prefix"],
                                 allow_whitespace_only_pieces=opts["allow_whitespace_only_pieces"],
                                 meta_pieces=[piece for piece, _ in meta.values()],
-                                max_sentence_length=opts["max_sentence_length"])
+                                max_sentence_length=opts["max_sentence_length"],
+                                treat_whitespace_as_suffix=opts["treat_whitespace_as_suffix"])
     # Sentences over max_sentence_length are skipped by the store, as spm_train skips them; counted to be said.
     long = LongSentences(opts["max_sentence_length"])
     try:
@@ -637,7 +651,8 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
     if opts["split_by_whitespace"]:
         tokens: Counter[str] = Counter()
         for text, _ in sentences:
-            tokens.update(split_words(text, opts["allow_whitespace_only_pieces"]))
+            tokens.update(split_words(text, opts["allow_whitespace_only_pieces"],
+                                      opts["treat_whitespace_as_suffix"]))
         words = sorted(tokens.items(), key=lambda kv: (-kv[1], kv[0]))
     else:
         words = [(text, freq) for text, freq in sentences]
