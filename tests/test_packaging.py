@@ -90,3 +90,17 @@ def test_packaging_sdist_holds_every_header_pyx_and_pxd(tmp_path):
                       if name.endswith((".hpp", ".pyx", ".pxd")) and "/tests/" not in name)
     assert held == _build_sources()
     assert len([name for name in held if name.endswith(".hpp")]) >= 30
+
+
+@pytest.mark.slow
+def test_packaging_wheel_installs_without_a_compiler_and_runs_the_quickstart():
+    # Issue 34.5: `pip wheel .` (reusing the extensions built in the tree) installs into a fresh environment whose
+    # PATH holds no compiler and trains, encodes, saves and loads through AutoTokenizer; the sdist holds every
+    # build source. .ci/run runs the same script.
+    pytest.importorskip("build")
+    if shutil.which("unzip") is None:
+        pytest.skip("unzip is not installed")
+    done = subprocess.run(["bash", str(ROOT / ".ci" / "wheel"), sys.executable], cwd=ROOT, capture_output=True,
+                          text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "equal through AutoTokenizer" in done.stdout and "wheel and sdist: ok" in done.stdout
