@@ -74,8 +74,9 @@ _SECONDS_PER_EXTENSION = 14
 def _say_compiling(count: int) -> None:
     """Say, before the minutes of silent C++ compilation, what compiles and for how long.
 
-    pip shows a build backend's output only with -v, so the line also goes to the terminal itself when there is
-    one (/dev/tty, which pip does not capture); a build without a terminal (CI, a log) has it on stderr.
+    pip shows a build backend's output only with -v, so under pip (which sets PIP_BUILD_TRACKER for its builds) the
+    line also goes to the terminal itself when there is one (/dev/tty, which pip does not capture); a build without
+    a terminal (CI, a log) has it on stderr.
     """
     minutes = max(1, round(count * _SECONDS_PER_EXTENSION / _JOBS / 60))
     line = (f"hf_bpe: compiling {count} C++ extension{'s' if count > 1 else ''} (Cython, -O3), about {minutes} "
@@ -83,6 +84,8 @@ def _say_compiling(count: int) -> None:
             "machine); nothing is downloaded\n")
     sys.stderr.write(line)
     sys.stderr.flush()
+    if "PIP_BUILD_TRACKER" not in os.environ:
+        return
     try:
         with open("/dev/tty", "w") as terminal:
             terminal.write(line)
