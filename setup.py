@@ -9,7 +9,10 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-_FLAGS = ["-O3"]
+# HF_BPE_SANITIZE=1 (scripts/sanitize.py, in a copy of the tree): AddressSanitizer + UBSan, -O1 with frame pointers
+# and line tables for readable reports; never the in-tree build.
+_SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"] if os.environ.get("HF_BPE_SANITIZE") else []
+_FLAGS = ["-O1", "-g", *_SANITIZE] if _SANITIZE else ["-O3"]
 # Every extension includes some of these headers: an edited header rebuilds them (setuptools compares times).
 _HEADERS = sorted(glob.glob("hf_bpe/core/csrc/*.hpp"))
 _PXDS = sorted(glob.glob("hf_bpe/core/*.pxd"))
@@ -18,12 +21,14 @@ _PXDS = sorted(glob.glob("hf_bpe/core/*.pxd"))
 def _extension(name: str, *, flags: tuple[str, ...] = (), link: tuple[str, ...] = ()) -> Extension:
     """The C++ extension hf_bpe.core.<name>, built from hf_bpe/core/<name>.pyx."""
     return Extension(f"hf_bpe.core.{name}", [f"hf_bpe/core/{name}.pyx"], language="c++",
-                     extra_compile_args=_FLAGS + ["-std=c++17", *flags], extra_link_args=list(link), depends=_HEADERS)
+                     extra_compile_args=_FLAGS + ["-std=c++17", *flags], extra_link_args=[*link, *_SANITIZE],
+                     depends=_HEADERS)
 
 
 extensions = [
     _extension(name)
-    for name in ("_core", "_classic", "_scanner", "_tally", "_spelling", "_sentencepiece", "_unigram_encode")
+    for name in ("_core", "_classic", "_scanner", "_tally", "_spelling", "_sentencepiece", "_unigram_encode",
+                 "_parity")
 ] + [
     # Float32 sums bit for bit as sentencepiece's: no fused multiply-add (spec: hf_bpe/training/unigram_lattice.py).
     _extension("_unigram", flags=("-ffp-contract=off", "-pthread"), link=("-pthread",)),

@@ -34,16 +34,19 @@ if TYPE_CHECKING:
     from .model.classic import ClassicModel
     from .model.unigram import UnigramModel
     from .tools.compare import compare
+    from .tools.evaluate import evaluate
     from .tools.extend import extend
     from .tools.extension_report import ExtensionReport, extension_report
     from .tools.verify import verify
     from .training.bpe_trainer import train, train_from_counts
+    from .training.parity import train_parity
     from .training.counts import WordCounts
     from .training.held_out import HeldOutSplit
     from .training.recipes import RECIPES
     from .training.scheme import train_scheme
     from .training.sentencepiece_extend import extend_sentencepiece
     from .training.sentencepiece_trainer import train_sentencepiece
+    from .training.superbpe import train_superbpe
 
 # The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
 # a few milliseconds and a child process that needs one submodule (e.g. compare's peer trainers, whose memory is
@@ -62,6 +65,7 @@ _EXPORTS = {
     "PATTERNS": ".core.patterns",
     "Pretokenizer": ".core.pretokenize",
     "compare": ".tools.compare",
+    "evaluate": ".tools.evaluate",
     "extend": ".tools.extend",
     "extend_sentencepiece": ".training.sentencepiece_extend",
     "extension_report": ".tools.extension_report",
@@ -74,8 +78,10 @@ _EXPORTS = {
     "WordCounts": ".training.counts",
     "train": ".training.bpe_trainer",
     "train_from_counts": ".training.bpe_trainer",
+    "train_parity": ".training.parity",
     "train_scheme": ".training.scheme",
     "train_sentencepiece": ".training.sentencepiece_trainer",
+    "train_superbpe": ".training.superbpe",
     "UnigramModel": ".model.unigram",
     "verify": ".tools.verify",
 }
@@ -95,6 +101,7 @@ __all__ = [
     "Pretokenizer",
     "WordCounts",
     "compare",
+    "evaluate",
     "extend",
     "extend_sentencepiece",
     "extension_report",
@@ -106,8 +113,10 @@ __all__ = [
     "tokenize_files",
     "train",
     "train_from_counts",
+    "train_parity",
     "train_scheme",
     "train_sentencepiece",
+    "train_superbpe",
     "UnigramModel",
     "verify",
     "__version__",

@@ -1,4 +1,4 @@
-"""The ``hf-bpe`` command: train, encode, decode, compare, verify, convert, extend.
+"""The ``hf-bpe`` command: train, encode, decode, compare, verify, convert, extend, evaluate.
 
 The CLI only parses arguments, calls the library and turns its errors into messages. Data goes to stdout, progress
 and logs to stderr. A user error exits with status 2 and one line ``hf-bpe: error: ...``, never a traceback; an
@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,26 +17,36 @@ from typing import Any
 
 from ._version import __version__
 from .core.interrupts import interrupts_held
+from .cli_evaluate import add_evaluate_parser, cmd_evaluate
 from .cli_extend import add_extend_parser, cmd_extend
+from .cli_parity import add_parity_arguments, cmd_train_parity, parity_flags_given
+from .cli_superbpe import add_superbpe_arguments, superbpe_trainer
+from .cli_tools import (add_compare_parser, add_convert_parser, add_verify_parser, cmd_compare, cmd_convert,
+                        cmd_verify)
 from .cli_support import add_corpus_arguments, check_out, check_out_folder, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
 
 __all__ = ["ALGORITHMS", "main"]
 
-# train --algorithm's names -> the spm_train model_type they train (None: byte-level BPE; "": the older spelling
+# train --algorithm's names -> the spm_train model_type they train (None: not SentencePiece; "": the older spelling
 # "sentencepiece", whose model_type comes from --spm, BPE by default). compare --algorithm takes bpe and unigram too.
-ALGORITHMS = {"bpe": None, "unigram": "unigram", "sentencepiece-bpe": "bpe", "sentencepiece": ""}
+ALGORITHMS = {"bpe": None, "unigram": "unigram", "sentencepiece-bpe": "bpe", "superbpe": None, "parity": None,
+              "sentencepiece": ""}
 
 _EXAMPLES = """\
 examples:
   hf-bpe train --out my-tok                         # embedded default corpus (Python stdlib)
   hf-bpe train corpus.txt --vocab-size 32000 --out my-tok --eos-token '<|endoftext|>'
   hf-bpe train --dataset ./my_dataset --split train --text-column text --out my-tok --force
+  hf-bpe train corpus.txt --out my-tok --tokenizer-class HFBPETokenizer   # AutoTokenizer builds hf_bpe's class
   hf-bpe count shard1.txt --out shard1.parquet      # count shards anywhere, then train from their sum:
   hf-bpe train --counts shard*.parquet --vocab-size 32000 --out my-tok
   hf-bpe train part-*.txt --spark local[2] --vocab-size 32000 --out my-tok    # count with Apache Spark
   hf-bpe train corpus.txt --algorithm sentencepiece-bpe --vocab-size 8000 --out spm-tok --spm byte_fallback=true
   hf-bpe train corpus.txt --algorithm unigram --vocab-size 8000 --out uni-tok    # as spm_train (and compare)
+  hf-bpe train corpus.txt --algorithm superbpe --vocab-size 32000 --transition 25000 --out super-tok
+  hf-bpe train --algorithm parity --language en=en.txt --language hi=hi.txt --ratio en=1 --ratio hi=2.57 \\
+      --num-merges 32000 --out parity-tok   # parity-aware BPE, as tokenizers' ParityBpeTrainer (or --dev NAME=FILE)
   hf-bpe extend my-tok new-domain.txt --new-tokens 5000 --out my-tok-ext   # every existing id kept; prints a report
   hf-bpe encode --model my-tok 'Hello world'
   cat lines.txt | hf-bpe encode --model my-tok > ids.txt
@@ -46,6 +55,7 @@ examples:
   hf-bpe tokenize --model my-tok docs.txt --separator '<|endoftext|>' --out ids-bin --format bin
   hf-bpe tokenize --model my-tok part-*.txt --out ids-parquet --spark local[2]   # Parquet, with Spark
   hf-bpe compare corpus.txt --vocab-size 32000 --out report --against tokenizers,sentencepiece
+  hf-bpe evaluate my-tok gpt2.tiktoken --text en=en.txt --text fi=fi.txt --out eval   # bytes/token, parity, html
   hf-bpe compare corpus.txt --algorithm unigram --vocab-size 8000 --out uni-report
   hf-bpe verify my-tok --corpus corpus.txt
   hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4
@@ -100,20 +110,28 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     train.add_argument("--corpus-order", choices=("sequence", "multiset"), default="sequence",
                        help="fingerprint the corpus as an ordered sequence (default) or an order-free multiset")
     train.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
+    train.add_argument("--tokenizer-class", choices=("PreTrainedTokenizerFast", "HFBPETokenizer"), default=None,
+                       help="the class tokenizer_config.json names for AutoTokenizer: PreTrainedTokenizerFast "
+                            "(default: the folder loads with the same ids everywhere, transformers 4.x and 5.x, "
+                            "with or without hf_bpe) or HFBPETokenizer (hf_bpe's class; the folder then needs "
+                            "hf_bpe imported wherever it loads)")
     train.add_argument("--for-sharing", action="store_true",
-                       help="write tokenizer_class PreTrainedTokenizerFast, so that AutoTokenizer loads the folder "
-                            "(same ids) for people without hf_bpe, under transformers 4.x and 5.x")
+                       help="the default now (tokenizer_class PreTrainedTokenizerFast); kept for old scripts")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.add_argument("--algorithm", choices=tuple(ALGORITHMS), default="bpe",
-                       metavar="{bpe,unigram,sentencepiece-bpe}",
+                       metavar="{bpe,unigram,sentencepiece-bpe,superbpe,parity}",
                        help="bpe: byte-level BPE equal to tokenizers (default); unigram: equal to spm_train "
                             "--model_type=unigram; sentencepiece-bpe: equal to spm_train --model_type=bpe (both write "
-                            "tokenizer.model + exact tokenizer.json; the names compare --algorithm takes). The older "
-                            "spelling sentencepiece (--spm model_type=unigram for unigram) still works")
+                            "tokenizer.model + exact tokenizer.json; the names compare --algorithm takes; the older "
+                            "spelling sentencepiece, with --spm model_type=unigram for unigram, still works); "
+                            "superbpe: BPE up to --transition, then superwords across spaces "
+                            "(docs/guides/superbpe.md); parity: parity-aware BPE over --language corpora, equal to tokenizers' ParityBpeTrainer")
+    add_superbpe_arguments(train)
     train.add_argument("--spm", action="append", default=[], metavar="KEY=VALUE",
                        help="with --algorithm unigram or sentencepiece-bpe: an spm_train option by its own name, e.g. "
                             "character_coverage=1.0, byte_fallback=true, user_defined_symbols=<a>,<b>")
     _add_recipe_arguments(train)
+    add_parity_arguments(train)
 
     count = commands.add_parser(
         "count", help="count a corpus's pre-tokens into a Parquet file (to add shards and train from the sum)",
@@ -142,8 +160,9 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     decode.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: stdin)")
 
     for name, add in (("apply", _add_apply_parser), ("tokenize", _add_tokenize_parser),
-                      ("compare", _add_compare_parser), ("verify", _add_verify_parser),
-                      ("convert", _add_convert_parser), ("extend", add_extend_parser)):
+                      ("compare", add_compare_parser), ("verify", add_verify_parser),
+                      ("convert", add_convert_parser), ("extend", add_extend_parser),
+                      ("evaluate", add_evaluate_parser)):
         if only is None or only == name:
             add(commands)
     return parser
@@ -208,93 +227,6 @@ def _add_apply_parser(commands: Any) -> None:
     apply.add_argument("file", nargs="?", metavar="FILE", help="UTF-8 text to segment (default: stdin)")
 
 
-def _add_compare_parser(commands: Any) -> None:
-    from .tools.compare import PEERS
-
-    compare = commands.add_parser(
-        "compare",
-        help="train hf_bpe and its peers on one corpus and report how they differ",
-        description="Train hf_bpe, tokenizers' BpeTrainer and SentencePiece BPE on the same training split, compare "
-        "them on a held-out split, and write DIR/report.json, DIR/report.md and DIR/report.png.",
-        epilog="examples:\n  hf-bpe compare corpus.txt --vocab-size 32000 --out cmp\n"
-        "  hf-bpe compare zh/*.txt --vocab-size 16000 --out cmp-zh --against tokenizers\n"
-        "  hf-bpe compare corpus.txt --algorithm unigram --vocab-size 8000 --out cmp-unigram\n"
-        "  hf-bpe compare --dataset ./my_dataset --split train --vocab-size 8000 --out cmp --force",
-        formatter_class=_RAW,
-    )
-    add_corpus_arguments(compare, files_help="UTF-8 text files; each line is one document")
-    compare.add_argument("--vocab-size", type=int, required=True, metavar="N", help="vocabulary size of every tokenizer")
-    compare.add_argument("--out", required=True, metavar="DIR", help="report folder")
-    compare.add_argument("--against", default=",".join(PEERS), metavar="PEERS",
-                         help=f"comma-separated peers (default {','.join(PEERS)})")
-    compare.add_argument("--heldout-fraction", type=float, default=0.1, metavar="F",
-                         help="share of documents held out for evaluation (default 0.1)")
-    compare.add_argument("--heldout-seed", type=int, default=0, metavar="S", help="seed of the held-out choice")
-    compare.add_argument("--special-token", action="append", default=[], metavar="T", help="a special token (repeat)")
-    compare.add_argument("--min-frequency", type=int, default=0, metavar="N", help="smallest pair count merged")
-    compare.add_argument("--pattern", default="gpt2", metavar="NAME", help="hf_bpe pre-tokenizer pattern")
-    compare.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
-                         help="load an already-trained model instead of training (hf_bpe, tokenizers, sentencepiece)")
-    compare.add_argument("--workers", type=int, default=None, metavar="N", help="hf_bpe counting processes")
-    compare.add_argument("--algorithm", choices=("bpe", "unigram"), default="bpe",
-                         help="bpe (default): byte-level BPE, equal to tokenizers' BpeTrainer, metrics against "
-                         "SentencePiece BPE; unigram: identical to spm_train --model_type=unigram, metrics against "
-                         "tokenizers' UnigramTrainer")
-    compare.add_argument("--num-threads", type=int, default=16, metavar="N",
-                         help="unigram: spm_train's num_threads for hf_bpe and sentencepiece (default 16, spm_train's; "
-                         "the model depends on it)")
-    compare.add_argument("--peer-timeout", type=float, default=3600.0, metavar="SECONDS",
-                         help="time limit of each trainer (default 3600); one still running is reported as timed out")
-    compare.add_argument("--force", action="store_true", help="replace an existing report in DIR")
-    compare.add_argument("--quiet", action="store_true", help="no progress on stderr")
-
-
-def _add_verify_parser(commands: Any) -> None:
-    verify = commands.add_parser(
-        "verify",
-        help="check a tokenizer folder against its manifest, and retrain from the corpus",
-        description="Check a tokenizer folder against its hf_bpe_manifest.json; with the corpus, retrain and "
-        "confirm the output is byte-identical. Exit status 0 only when everything matches.",
-        epilog="examples:\n  hf-bpe verify my-tok\n  hf-bpe verify my-tok --corpus corpus.txt\n"
-        "  hf-bpe verify my-tok --dataset ./my_dataset --split train --text-column text",
-        formatter_class=_RAW,
-    )
-    verify.add_argument("directory", metavar="DIR", help="a tokenizer folder written by hf-bpe train or extend")
-    verify.add_argument("--corpus", nargs="+", metavar="FILE", help="the training text files, in the same order")
-    verify.add_argument("--dataset", metavar="DIR", help="the training dataset (a save_to_disk folder or a folder of "
-                        "data files)")
-    verify.add_argument("--split", default="train", metavar="S", help="dataset split (default train)")
-    verify.add_argument("--text-column", default="text", metavar="C", help="dataset text column (default text)")
-    verify.add_argument("--workers", type=int, default=None, metavar="N", help="processes for retraining")
-    verify.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def _add_convert_parser(commands: Any) -> None:
-    from .core.patterns import PATTERNS
-    from .tools.convert import FORMATS
-
-    convert = commands.add_parser(
-        "convert",
-        help="convert between .tiktoken files, GPT-2 files and tokenizer.json; SentencePiece BPE and unigram "
-             "models to tokenizer.json",
-        description="Convert a byte-level BPE tokenizer between tiktoken files, GPT-2 files "
-        "(vocab.json + merges.txt) and tokenizer.json; or a SentencePiece BPE or unigram .model into a Hugging Face "
-        "folder (tokenizer.json, configs) that encodes exactly as sentencepiece does.",
-        epilog="examples:\n  hf-bpe convert cl100k_base.tiktoken --to gpt2 --out cl100k --pattern gpt4\n"
-        "  hf-bpe convert my-tok --to tiktoken --out my-tok-tiktoken\n"
-        "  hf-bpe convert llama2/tokenizer.model --to tokenizers --out llama2-hf",
-        formatter_class=_RAW,
-    )
-    convert.add_argument("src", metavar="SRC", help="a .tiktoken file, a GPT-2 folder (or file of the pair), a "
-                         "tokenizer.json (or its folder), or a SentencePiece .model; the format is detected")
-    convert.add_argument("--to", required=True, choices=FORMATS, help="the output format")
-    convert.add_argument("--out", required=True, metavar="DIR", help="output folder (created when absent)")
-    convert.add_argument("--pattern", default=None, metavar="NAME",
-                         help=f"pre-tokenizer when SRC does not say: {', '.join(PATTERNS)}, or a regex "
-                              "(required for .tiktoken files other than OpenAI's)")
-    convert.add_argument("--force", action="store_true", help="replace existing output files")
-
-
 def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
     from .integrations.sentencepiece_hf import missing_tokenizer_json, save_sentencepiece
     from .training.sentencepiece_bpe import parse_spm_options
@@ -305,6 +237,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         ("--min-frequency", args.min_frequency is not None), ("--special-token", args.special_token),
         ("--pattern", args.pattern != "gpt2"), ("--add-prefix-space", args.add_prefix_space),
         ("--max-token-length", args.max_token_length is not None), ("--for-sharing", args.for_sharing),
+        ("--tokenizer-class", args.tokenizer_class is not None),
         *((f"--{role}-token", getattr(args, f"{role}_token") is not None) for role in ("bos", "eos", "unk", "pad")),
     ) if given]
     if unsupported:
@@ -431,15 +364,26 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from .training.bpe_trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
 
+    if args.algorithm == "parity":
+        return cmd_train_parity(args, finish=_finish_training)
+    if parity_flags := parity_flags_given(args):
+        raise InputError(f"{', '.join(parity_flags)} apply to --algorithm parity")
     if ALGORITHMS[args.algorithm] is not None:
         return _cmd_train_sentencepiece(args)
     if args.spm:
         raise InputError("--spm options apply to --algorithm unigram or sentencepiece-bpe (SentencePiece's options)")
     if args.recipe is not None or args.num_merges is not None or args.lowercase:
-        if args.for_sharing:
-            raise InputError("--for-sharing names a transformers class for byte-level BPE folders; a --recipe "
-                             "model is not one: leave out --for-sharing")
+        for flag, given in (("--for-sharing", args.for_sharing), ("--tokenizer-class", args.tokenizer_class)):
+            if given:
+                raise InputError(f"{flag} names a transformers class for byte-level BPE folders; a --recipe "
+                                 f"model is not one: leave out {flag}")
         return _cmd_train_recipe(args)
+    if args.for_sharing and args.tokenizer_class == "HFBPETokenizer":
+        raise InputError("--for-sharing writes tokenizer_class PreTrainedTokenizerFast, --tokenizer-class "
+                         "HFBPETokenizer the other one: give one of the two")
+    fit = superbpe_trainer(args) if args.algorithm == "superbpe" else train
+    if args.transition is not None and args.algorithm != "superbpe":
+        raise InputError("--transition applies to --algorithm superbpe")
 
     # Refuse early, before a long training, when the output would be refused at the end.
     out = check_out_folder(args.out, args.force)
@@ -467,13 +411,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
             model = train_from_counts(counts, vocab_size=vocab_size, min_frequency=args.min_frequency or 0,
                                       special_tokens=args.special_token, max_token_length=args.max_token_length,
                                       show_progress=not args.quiet, **_roles(args))
-        return _finish_training(model, caught, out, args.force, for_sharing=args.for_sharing)
+        return _finish_training(model, caught, out, args.force, tokenizer_class=args.tokenizer_class)
     corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         corpus = default_corpus("training")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = train(
+        model = fit(
             corpus,
             vocab_size=args.vocab_size,
             min_frequency=args.min_frequency,
@@ -487,16 +431,16 @@ def _cmd_train(args: argparse.Namespace) -> int:
             show_progress=not args.quiet,
             **_roles(args),
         )
-    return _finish_training(model, caught, out, args.force, for_sharing=args.for_sharing)
+    return _finish_training(model, caught, out, args.force, tokenizer_class=args.tokenizer_class)
 
 
 def _finish_training(model: Any, caught: list[warnings.WarningMessage], out: Path, force: bool, *,
-                     for_sharing: bool) -> int:
-    from .formats.hf_config import SHARING_TOKENIZER_CLASS, TOKENIZER_CLASS
+                     tokenizer_class: str | None) -> int:
+    from .formats.hf_config import SHARING_TOKENIZER_CLASS
 
     for warning in caught:
         log(f"warning: {warning.message}")
-    folder = model.save(out, force=force, tokenizer_class=SHARING_TOKENIZER_CLASS if for_sharing else TOKENIZER_CLASS)
+    folder = model.save(out, force=force, tokenizer_class=tokenizer_class or SHARING_TOKENIZER_CLASS)
     log(f"wrote {model.vocab_size} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
     return 0
 
@@ -583,55 +527,6 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
-    from .tools.compare import compare, summary
-
-    check_out(args.out)
-    models = {}
-    for item in args.model:
-        name, sep, path = item.partition("=")
-        if not sep or not path:
-            raise InputError(f"--model {item!r}: expected NAME=PATH, e.g. --model sentencepiece=sp.model")
-        models[name] = path
-    corpus = corpus_of(args, args.files, what="FILE arguments")
-    if corpus is None:
-        corpus = default_corpus("comparing")
-    started = time.perf_counter()
-    report = compare(corpus, vocab_size=args.vocab_size, out=args.out, against=args.against,
-                     heldout_fraction=args.heldout_fraction, heldout_seed=args.heldout_seed,
-                     special_tokens=args.special_token, min_frequency=args.min_frequency, pattern=args.pattern,
-                     text_column=args.text_column, models=models, workers=args.workers,
-                     peer_timeout=args.peer_timeout, algorithm=args.algorithm, num_threads=args.num_threads,
-                     show_progress=not args.quiet, force=args.force)
-    out = Path(args.out)
-    for name in ("report.json", "report.md", "report.png"):
-        print(os.fspath(out / name))
-    log(f"{summary(report)} ({time.perf_counter() - started:.1f} s)")
-    return 0
-
-
-def _cmd_verify(args: argparse.Namespace) -> int:
-    from .tools.verify import verify
-
-    corpus = corpus_of(args, args.corpus, what="--corpus FILE ...")
-    report = verify(args.directory, corpus=corpus, text_column=args.text_column, workers=args.workers,
-                    show_progress=not args.quiet)
-    sys.stdout.write(report.format())
-    return 0 if report.ok else 1
-
-
-def _cmd_convert(args: argparse.Namespace) -> int:
-    from .integrations.sentencepiece_hf import missing_tokenizer_json
-    from .tools.convert import convert
-
-    check_out(args.out)
-    folder = convert(args.src, to=args.to, out=args.out, pattern=args.pattern, force=args.force)
-    log(f"wrote {args.to} files to {os.fspath(folder)}")
-    if note := missing_tokenizer_json(folder):
-        log(note)
-    return 0
-
-
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
     for action in parser._subparsers._group_actions:  # noqa: SLF001 - argparse offers no public accessor
         if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
@@ -646,10 +541,11 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "encode": _cmd_encode,
     "tokenize": _cmd_tokenize,
     "decode": _cmd_decode,
-    "compare": _cmd_compare,
-    "verify": _cmd_verify,
-    "convert": _cmd_convert,
+    "compare": cmd_compare,
+    "verify": cmd_verify,
+    "convert": cmd_convert,
     "extend": cmd_extend,
+    "evaluate": cmd_evaluate,
 }
 
 

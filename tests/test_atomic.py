@@ -371,20 +371,23 @@ for name in ("_write_file", "_link_or_copy", "_exchange", "_fsync_directory"):
     setattr(atomic, name, step(getattr(atomic, name)))
 atomic.shutil.rmtree = step(shutil.rmtree)
 atomic.os.rename = step(os.rename)
+if sys.argv[4:] == ["two-renames"]:  # as where renameat2 is missing (macOS, NFS, vfat, some FUSE)
+    atomic._renameat2 = lambda: None
 atomic.replace_folder(target, new, force=True)
 print("steps", calls[0])
 """
 
 
-def _run_killer(target: Path, new_file: Path, kill_at: int) -> _subprocess.CompletedProcess:
+def _run_killer(target: Path, new_file: Path, kill_at: int, *mode: str) -> _subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), os.environ.get("PYTHONPATH", "")])}
-    return _subprocess.run([_sys.executable, "-c", _KILLER, str(target), str(new_file), str(kill_at)], env=env,
-                           capture_output=True, text=True, timeout=120)
+    return _subprocess.run([_sys.executable, "-c", _KILLER, str(target), str(new_file), str(kill_at), *mode],
+                           env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_atomic_replace_folder_killed_at_every_step_leaves_old_or_new(tmp_path):
+def _killer_setup(tmp_path: Path, *mode: str) -> tuple[dict, Path, Path, int]:
+    """The old and new file sets, the new one's JSON file, the folder (old set and the user's notes.txt) and the
+    number of steps a write of the new set takes (a run with no kill)."""
     from hf_bpe.formats.atomic import replace_folder
-    from hf_bpe.tools.verify import verify
 
     versions = {"old": _model_files(1), "new": _model_files(2)}
     new_file = tmp_path / "new.json"
@@ -392,9 +395,16 @@ def test_atomic_replace_folder_killed_at_every_step_leaves_old_or_new(tmp_path):
     target = tmp_path / "tok"
     replace_folder(target, versions["old"])
     (target / "notes.txt").write_text("mine")
-    done = _run_killer(target, new_file, 0)  # no kill: count the steps
+    done = _run_killer(target, new_file, 0, *mode)  # no kill: count the steps
     assert done.returncode == 0, done.stderr
-    steps = int(done.stdout.split()[-1])
+    return versions, new_file, target, int(done.stdout.split()[-1])
+
+
+def test_atomic_replace_folder_killed_at_every_step_leaves_old_or_new(tmp_path):
+    from hf_bpe.formats.atomic import replace_folder
+    from hf_bpe.tools.verify import verify
+
+    versions, new_file, target, steps = _killer_setup(tmp_path)
     assert steps > 10
     seen = set()
     for kill_at in range(1, steps + 1):
@@ -407,6 +417,51 @@ def test_atomic_replace_folder_killed_at_every_step_leaves_old_or_new(tmp_path):
     assert seen == {"old", "new"}  # some kills came before the swap, some after
     replace_folder(target, versions["new"], force=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.json", "tok"]  # a killed run's lock file went too
+
+
+def test_atomic_replace_folder_two_rename_swap_killed_at_every_step_loses_nothing(tmp_path):
+    # Issue 33.4: without renameat2 the swap is two renames; a kill between them left the old folder only at
+    # .tok.hf_bpe-XXXX-old, and the next write deleted it with the other leftovers. Now it is put back first.
+    from hf_bpe.formats.atomic import replace_folder
+    from hf_bpe.tools.verify import verify
+
+    versions, new_file, target, steps = _killer_setup(tmp_path, "two-renames")
+    between = 0
+    for kill_at in range(1, steps + 1):
+        replace_folder(target, versions["old"], force=True)
+        done = _run_killer(target, new_file, kill_at, "two-renames")
+        assert done.returncode == 9, (kill_at, done.stderr)
+        if not target.exists():  # killed between the two renames: the old folder is only in the -old sibling
+            between += 1
+            aside = [p for p in tmp_path.iterdir() if p.name.endswith("-old")]
+            assert len(aside) == 1 and (aside[0] / "notes.txt").read_text() == "mine"
+            with pytest.raises(FileExistsError, match="force=True"):  # restored, then refused as before
+                replace_folder(target, versions["new"])
+            assert _version_of(target, versions) == "old" and verify(target).ok
+        assert (target / "notes.txt").read_text() == "mine"
+        replace_folder(target, versions["new"], force=True)  # the next write keeps the user's folder's entries
+        assert (target / "notes.txt").read_text() == "mine" and _version_of(target, versions) == "new"
+        assert verify(target).ok
+    assert between == 2  # right after the first rename, and right before the second
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.json", "tok"]
+
+
+def test_atomic_replace_folder_keeps_an_old_folder_the_target_lacks_and_warns(tmp_path):
+    # A -old sibling beside a folder that lacks some of its entries (the user made a new folder by hand after a
+    # killed swap) is never deleted: it stays, and a warning names it.
+    from hf_bpe.formats.atomic import replace_folder
+
+    target = tmp_path / "tok"
+    replace_folder(target, {"vocab.json": "1"})
+    aside = tmp_path / ".tok.hf_bpe-0123abcd-old"
+    aside.mkdir()
+    (aside / "notes.txt").write_text("mine")
+    with pytest.warns(RuntimeWarning, match=r"\.tok\.hf_bpe-0123abcd-old.*it is kept"):
+        replace_folder(target, {"vocab.json": "2"}, force=True)
+    assert (aside / "notes.txt").read_text() == "mine"
+    (target / "notes.txt").write_text("copied")  # once the folder holds every entry, the leftover goes
+    replace_folder(target, {"vocab.json": "3"}, force=True)
+    assert not aside.exists()
 
 
 @pytest.mark.parametrize("writers", [2, 4])

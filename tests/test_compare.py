@@ -6,8 +6,7 @@ import importlib
 import json
 import random
 import shutil
-import struct
-import zlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,23 +50,14 @@ def _text_lines(seed: int, n: int) -> list[str]:
 
 
 def _png_size_and_pixels(data: bytes) -> tuple[int, int, bytes]:
+    """Decode a PNG (with Pillow, matplotlib's own dependency) into its size and RGB pixels."""
+    import io
+
+    from PIL import Image
+
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    at, idat, size = 8, b"", None
-    while at < len(data):
-        (length,) = struct.unpack(">I", data[at : at + 4])
-        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
-        assert struct.unpack(">I", data[at + 8 + length : at + 12 + length])[0] == zlib.crc32(kind + body)
-        if kind == b"IHDR":
-            size = struct.unpack(">II", body[:8])
-            assert body[8:10] == b"\x08\x02"  # 8-bit RGB
-        elif kind == b"IDAT":
-            idat += body
-        at += 12 + length
-    assert size is not None
-    width, height = size
-    raw = zlib.decompress(idat)
-    assert len(raw) == height * (1 + 3 * width)
-    return width, height, raw
+    image = Image.open(io.BytesIO(data)).convert("RGB")
+    return image.width, image.height, image.tobytes()
 
 
 # -- the held-out split ------------------------------------------------------------------------------------------
@@ -242,6 +232,7 @@ def test_compare_writes_a_readable_markdown_and_chart(first_run):
     assert "| news.txt |" in text and "| all |" in text
     width, height, raw = _png_size_and_pixels((out / "report.png").read_bytes())
     assert width >= 1000 and 600 < height < 2000
+    assert "![tokens per byte, training time and memory](report.png)" in text
     for color in ((31, 119, 180), (255, 127, 14), (44, 160, 44)):  # one bar color per tokenizer
         assert bytes(color) * 10 in raw
 
@@ -282,12 +273,13 @@ def test_compare_reports_the_first_difference_of_a_changed_peer(first_run, corpu
 
 
 @pytest.mark.crossval
-def test_compare_still_reports_when_a_peer_is_not_installed(tmp_path, monkeypatch):
+def test_compare_still_reports_when_a_peer_or_matplotlib_is_not_installed(tmp_path, monkeypatch):
     datasets = pytest.importorskip("datasets")
     compare_module = importlib.import_module("hf_bpe.tools.compare.run")
 
     installed = compare_module._installed
     monkeypatch.setattr(compare_module, "_installed", lambda name: name != "sentencepiece" and installed(name))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError, as uninstalled
     rows = _text_lines(0, 700)
     result = compare(datasets.Dataset.from_dict({"body": rows}), vocab_size=420, out=tmp_path, text_column="body",
                      special_tokens=["<|endoftext|>"], show_progress=False)
@@ -300,7 +292,8 @@ def test_compare_still_reports_when_a_peer_is_not_installed(tmp_path, monkeypatc
     assert result["vs_tokenizers"]["encode"]["equal"] == result["vs_tokenizers"]["encode"]["total"] > 0
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "Not compared: not installed: sentencepiece is not installed" in text
-    _png_size_and_pixels((tmp_path / "report.png").read_bytes())
+    assert not (tmp_path / "report.png").exists() and result["files"]["chart"] is None
+    assert "](report.png)" not in text and "matplotlib is not installed (pip install 'hf_bpe[plot]'" in text
 
 
 @pytest.mark.crossval
@@ -425,7 +418,8 @@ def _minimal_report(**overrides) -> dict:
 def test_compare_chart_draws_without_held_out_documents():
     width, height, raw = _png_size_and_pixels(render_chart(_minimal_report()))
     assert width == 1000 and height > 400
-    assert bytes((40, 40, 40)) * 2 in raw and bytes((120, 120, 120)) * 2 in raw  # title, "no held-out documents"
+    assert raw.count(b"\xff") < len(raw) - 1000  # the title and "no held-out documents encoded" are drawn
+    assert not any(bytes(color) * 4 in raw for color in ((31, 119, 180), (255, 127, 14), (44, 160, 44)))  # no bars
     assert "Not compared: not requested" in render_markdown(_minimal_report())
 
 

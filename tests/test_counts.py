@@ -71,7 +71,7 @@ def test_counts_any_split_adds_up_to_the_whole(texts, k):
 
 
 def test_counts_save_load_round_trips_exactly_above_2_32(tmp_path):
-    counts = WordCounts({b"the": 2**40 + 3, b" \xff": 2**63 - 1, b"x": 1}, pattern="gpt4", documents=5,
+    counts = WordCounts({b"the": 2**40 + 3, b" \xc3\xbf": 2**63 - 1, b"x": 1}, pattern="gpt4", documents=5,
                         total_bytes=2**35)
     path = counts.save(tmp_path / "c.parquet")
     assert WordCounts.load(path) == counts
@@ -150,6 +150,45 @@ def test_counts_cli_bad_input_writes_nothing(tmp_path, capsys):
     assert main(["count", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "e.parquet"), "--quiet"]) == 2
     assert "empty" in capsys.readouterr().err and not (tmp_path / "e.parquet").exists()
     assert not out.exists()
+
+
+def _rewrite(source, target, tokens=None, meta=None):
+    """A copy of the counts file ``source`` with other tokens or metadata (as a damaged or hostile file has)."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hf_bpe.training.counts import _METADATA_KEY
+
+    table = pq.read_table(source)
+    recorded = json.loads(table.schema.metadata[_METADATA_KEY])
+    if tokens is not None:
+        table = pa.table({"token": pa.array(tokens, pa.binary()), "count": table.column("count")})
+    table = table.replace_schema_metadata({_METADATA_KEY: json.dumps({**recorded, **(meta or {})}).encode()})
+    pq.write_table(table, target)
+    return target
+
+
+@pytest.mark.parametrize(("tokens", "meta", "message"), [
+    ([b"ab", b"\xff\xfe"], None, r"holds the pre-token b'\\xff\\xfe', which is not UTF-8 \(invalid start byte\)"),
+    ([b"\xc3", b"\xa9"], None, r"holds the pre-token b'\\xc3', which is not UTF-8"),
+    ([b"ab", b"\xed\xa0\x80"], None, r"which is not UTF-8"),  # a surrogate
+    (None, {"pattern_regex": "\\w+"}, r"its metadata names the pattern 'gpt2' \(regex .*\) but records the regex "
+                                       r"'\\\\w\+'; the two disagree"),
+    (None, {"pattern": "gpt4"}, r"names the pattern 'gpt4' .* the two disagree"),
+])
+def test_counts_load_refuses_pre_tokens_no_text_gives_and_a_pattern_its_regex_denies(tmp_path, capsys, tokens, meta,
+                                                                                    message):
+    # Issue 33.5: such a file trained a tokenizer whose pre-tokenizer its counts were not made with.
+    good = WordCounts({b"ab": 3, b" c": 2}, documents=1, total_bytes=5).save(tmp_path / "good.parquet")
+    assert WordCounts.load(_rewrite(good, tmp_path / "same.parquet")) == WordCounts.load(good)
+    bad = _rewrite(good, tmp_path / "bad.parquet", tokens, meta)
+    with pytest.raises(InputError, match=message):
+        WordCounts.load(bad)
+    assert main(["train", "--counts", str(bad), "--vocab-size", "260", "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"hf-bpe: error: {str(bad)!r}") and err.count("\n") == 1 and not (tmp_path / "out").exists()
 
 
 @pytest.mark.slow

@@ -132,6 +132,12 @@ def test_tokenizer_forms_give_the_same_rows(pair, tmp_path):
                                    hf_bpe.HFBPETokenizer.from_pretrained(tmp_path / "extended"), table)
     np.testing.assert_array_equal(from_folders, expected)
     np.testing.assert_array_equal(from_hf, expected)
+    # What AutoTokenizer gives for the default folder (PreTrainedTokenizerFast's class, issue 33.8).
+    from transformers import AutoTokenizer
+
+    fast = AutoTokenizer.from_pretrained(tmp_path / "extended")
+    np.testing.assert_array_equal(new_token_embeddings(AutoTokenizer.from_pretrained(tmp_path / "base"), fast, table),
+                                  expected)
     # A tokenizer.model that is not SentencePiece (Llama 3's original folder has a tiktoken one): byte-level.
     (tmp_path / "base" / "tokenizer.model").write_text("IQ== 0\n")
     np.testing.assert_array_equal(new_token_embeddings(tmp_path / "base", extended, table), expected)

@@ -8,6 +8,7 @@ import random
 import shutil
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -158,9 +159,9 @@ def test_extending_a_trained_base_on_english_is_training_longer(shared_data: Pat
     assert files_but_manifest(extended) == files_but_manifest(longer)
 
 
-def assert_untouched_text_same(base: BPEModel, extended: BPEModel, texts: list[str]) -> int:
-    """Contract point (c): a text none of whose pre-tokens, as the base encodes them, holds a pair a new merge names
-    (nor, with ignore_merges, is a new token) encodes to the same ids. Returns how many texts were untouched."""
+def untouched_by(base: BPEModel, extended: BPEModel) -> Callable[[str], bool]:
+    """The contract's condition on a text, from the base alone: none of its pre-tokens, as the base encodes them,
+    holds two neighbouring tokens a new merge joins (nor, with ignore_merges, is a new token)."""
     new_pairs = {(extended.vocab[a], extended.vocab[b]) for a, b in extended.merges[len(base.merges):]}
 
     def untouched(piece: bytes) -> bool:
@@ -169,9 +170,16 @@ def assert_untouched_text_same(base: BPEModel, extended: BPEModel, texts: list[s
         ids = base.encode_word(piece)
         return not any(pair in new_pairs for pair in zip(ids, ids[1:]))
 
+    return lambda text: all(map(untouched, base.pretokenizer.split_bytes(text)))
+
+
+def assert_untouched_text_same(base: BPEModel, extended: BPEModel, texts: list[str]) -> int:
+    """Contract point (c): a text none of whose pre-tokens, as the base encodes them, holds a pair a new merge names
+    (nor, with ignore_merges, is a new token) encodes to the same ids. Returns how many texts were untouched."""
+    untouched = untouched_by(base, extended)
     same = 0
     for text in texts:
-        if all(map(untouched, base.pretokenizer.split_bytes(text))):
+        if untouched(text):
             assert extended.encode_ordinary(text) == base.encode_ordinary(text)
             same += 1
     return same
@@ -183,6 +191,21 @@ def test_text_the_new_merges_do_not_touch_encodes_as_before(texts: list[str], ot
     extended = quiet_extend(base, texts, new_tokens=more)
     assert_contract(base, extended)
     assert_untouched_text_same(base, extended, texts + other)
+
+
+@given(small_corpora(), small_corpora(), small_corpora(), st.integers(0, 20), st.booleans())
+def test_text_encodes_as_before_exactly_when_no_new_merge_joins_neighbours_of_its_base_encoding(
+        texts: list[str], other: list[str], probes: list[str], more: int, ignore_merges: bool) -> None:
+    # Issue 33.11: "untouched text encodes as before", stated exactly (hf_bpe.extend's docstring,
+    # docs/guides/extending.md): a text encodes to the same ids if and only if none of its pre-tokens, as the base
+    # encodes them, holds two neighbouring tokens that a new merge joins (with ignore_merges: nor is a new token).
+    base = quiet_train(other, vocab_size=270)
+    if ignore_merges:
+        base = BPEModel(base.vocab, base.merges, pattern=base.pattern, ignore_merges=True)
+    extended = quiet_extend(base, texts, new_tokens=more)
+    untouched = untouched_by(base, extended)
+    for text in texts + other + probes:
+        assert (extended.encode_ordinary(text) == base.encode_ordinary(text)) == untouched(text), text
 
 
 def test_first_new_merge_is_the_most_frequent_pair_of_the_base_encodings() -> None:
@@ -486,3 +509,92 @@ def test_extend_by_zero_on_gpt2s_own_folder_gives_its_tokens_in_tokenizers_layou
     ours, theirs = (json.loads((f / "tokenizer.json").read_text(encoding="utf-8"))["model"] for f in (folder, original))
     assert ours["vocab"] == theirs["vocab"]
     assert [" ".join(pair) for pair in ours["merges"]] == theirs["merges"]  # tokenizers < 0.20 wrote "a b" strings
+
+
+# -- special-token roles kept (issue 33.7) ----------------------------------------------------------------------------
+
+_ROLE_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+
+
+def _loaded_roles(tokenizer) -> dict[str, str]:
+    return {role: str(getattr(tokenizer, role)) for role in _ROLE_NAMES if getattr(tokenizer, role) is not None}
+
+
+def _role_base(shared_data: Path, tmp_path: Path, name: str) -> Path:
+    """A base folder of each form hf-bpe extend reads, each with roles as transformers loads it."""
+    if name == "gpt2-tokenizer.json":  # tokenizers' layout: tokenizer.json and a config naming roles
+        path = tmp_path / name
+        path.mkdir()
+        shutil.copy(shared_data / "vocabs" / "gpt2" / "tokenizer.json", path / "tokenizer.json")
+        (path / "tokenizer_config.json").write_text(json.dumps(
+            {"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<|endoftext|>",
+             "pad_token": "<|endoftext|>"}), encoding="utf-8")
+        return path
+    if name == "hf_bpe":
+        return hf_bpe.train(["the cat sat on the mat"] * 20, vocab_size=270, special_tokens=["<s>", "</s>", "<pad>"],
+                            bos_token="<s>", eos_token="</s>", pad_token="<pad>", show_progress=False
+                            ).save(tmp_path / name)
+    return real_base(shared_data, name, tmp_path)[1]
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("name", ["gpt2", "roberta", pytest.param("qwen2", marks=pytest.mark.slow),
+                                  pytest.param("llama3", marks=pytest.mark.slow), "gpt2-tokenizer.json", "hf_bpe"])
+def test_cli_extend_keeps_every_role_the_base_has_as_loaded(shared_data: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str], name: str) -> None:
+    # Issue 33.7: hf-bpe extend of GPT-2's folder wrote bos/eos/unk: null, so every loader of the extended folder
+    # had eos_token None. The roles of the base as loaded (GPT2TokenizerFast's defaults included) are kept.
+    transformers = pytest.importorskip("transformers")
+    base = _role_base(shared_data, tmp_path, name)
+    if name in ("gpt2", "roberta"):  # GPT-2 files without a config: what GPT2TokenizerFast makes of them
+        expected = _loaded_roles(transformers.GPT2TokenizerFast.from_pretrained(base))
+        assert expected == dict.fromkeys(("bos_token", "eos_token", "unk_token"), "<|endoftext|>")
+    else:
+        expected = dict(BPEModel.load(base).roles)
+        assert expected
+        if name != "llama3":  # (its encoder.json + vocab.bpe are not files transformers reads)
+            assert expected == _loaded_roles(hf_bpe.HFBPETokenizer.from_pretrained(base))
+            assert expected == _loaded_roles(transformers.AutoTokenizer.from_pretrained(base))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("東京 東京都 京都\n東京都庁 京都府\n" * 20, encoding="utf-8")
+    pattern = {"qwen2": ["--pattern", "qwen2"]}.get(name, [])
+    code, _, err = run(capsys, "extend", base, corpus, "--new-tokens", 3, "--out", tmp_path / "out", "--quiet",
+                       "--held-out", 0, *pattern)
+    assert code == 0, err
+    out = tmp_path / "out"
+    config = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert {role: config[role] for role in _ROLE_NAMES if config.get(role)} == expected
+    assert dict(BPEModel.load(out).roles) == expected
+    loaders = [transformers.AutoTokenizer.from_pretrained(out), hf_bpe.HFBPETokenizer.from_pretrained(out)]
+    if name in ("gpt2", "roberta"):
+        loaders.append(transformers.GPT2TokenizerFast.from_pretrained(out))
+    for tokenizer in loaders:
+        assert _loaded_roles(tokenizer) == expected, type(tokenizer).__name__
+
+
+def test_extend_keeps_the_roles_of_a_model_and_a_tiktoken_file_has_none(tmp_path: Path) -> None:
+    base = hf_bpe.train(["the cat sat"] * 5, vocab_size=262, special_tokens=["<|end|>"], eos_token="<|end|>",
+                        show_progress=False)
+    assert dict(hf_bpe.extend(base, ["the cat sat"], new_tokens=1, show_progress=False).roles) == \
+        {"eos_token": "<|end|>"}
+    # A .tiktoken file (and its special_tokens.json) names no roles: an extension of one has none to keep.
+    from hf_bpe.tools.convert import convert
+
+    path = convert(base.save(tmp_path / "b"), to="tiktoken", out=tmp_path / "t")
+    assert dict(hf_bpe.extend(path, ["the cat sat"], new_tokens=1, show_progress=False, pattern="gpt2").roles) == {}
+
+
+def test_cli_extend_keeps_the_roles_of_a_sentencepiece_base(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The other base format hf-bpe extend takes (a .model goes to extend_sentencepiece): the roles of its meta
+    # pieces, as its folder names them, are the extension's.
+    corpus, more = tmp_path / "c.txt", tmp_path / "n.txt"
+    corpus.write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
+    more.write_text("東京 東京都\n" * 50, encoding="utf-8")
+    assert run(capsys, "train", corpus, "--algorithm", "sentencepiece", "--vocab-size", 60, "--out",
+               tmp_path / "base", "--quiet", "--spm", "hard_vocab_limit=false")[0] == 0
+    assert run(capsys, "extend", tmp_path / "base" / "tokenizer.model", more, "--new-tokens", 3, "--out",
+               tmp_path / "out", "--quiet", "--held-out", 0)[0] == 0
+    configs = [json.loads((tmp_path / name / "tokenizer_config.json").read_text(encoding="utf-8"))
+               for name in ("base", "out")]
+    roles = [{role: config.get(role) for role in _ROLE_NAMES} for config in configs]
+    assert roles[0] == roles[1] and roles[1]["eos_token"] == "</s>" and roles[1]["unk_token"] == "<unk>"

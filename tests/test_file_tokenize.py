@@ -170,6 +170,20 @@ def test_file_tokenize_refuses_bad_rows_naming_file_and_row(tmp_path, name, cont
     assert not (tmp_path / "out").exists()
 
 
+def test_file_tokenize_deeply_nested_jsonl_line_is_one_error_line(tmp_path, capsys):
+    # Issue 33.5: a hostile .jsonl line nested past Python's recursion limit was a RecursionError traceback.
+    _model().save(tmp_path / "tok")
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"text": "fine"}\n{"text": ' + "[" * 200_000 + "]" * 200_000 + "}\n", encoding="utf-8")
+    argv = ["tokenize", "--model", str(tmp_path / "tok"), str(path), "--format", "bin", "--out",
+            str(tmp_path / "out"), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"hf-bpe: error: {str(path)!r} line 2 nests arrays or objects "
+                                                    "deeper than Python's JSON parser allows")
+    assert not (tmp_path / "out").exists()
+
+
 # Byte sequences at the edges of UTF-8's rules: valid (first and last of each length, around the surrogates) and not
 # (overlong, surrogate, above U+10FFFF, stray continuation, cut short).
 _UTF8_EDGES = (b"a", b" b", b"\n", b"12345678", b"\xc3\xa9", b"\xc2\x80", b"\xdf\xbf", b"\xe0\xa0\x80", b"\xed\x9f\xbf",
@@ -245,6 +259,58 @@ def test_file_tokenize_cli(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("hf-bpe: error: ") and message in err and "Traceback" not in err
         assert not (tmp_path / "c").exists()
+
+
+# Issue 33.2: a file that changes while it is read (log rotation, "> file", rsync --inplace) was memory-mapped, and a
+# shrunk one killed the process with SIGBUS. The change is made deterministically between two windows: in the
+# writer's append of the first window, before the reader reads the next (in a child process, so that the SIGBUS of
+# a reader that maps the file fails this test instead of killing the run).
+_CHANGE_BETWEEN_WINDOWS = """
+import os, sys
+from hf_bpe.cli import main
+from hf_bpe.formats import token_file
+from hf_bpe.integrations import file_tokenize
+
+path, out, model, how = sys.argv[1:5]
+file_tokenize.tokenize_files.__kwdefaults__["_window_bytes"] = 64
+real = token_file.TokenFileWriter.append
+
+def append(self, ids, offsets):
+    real(self, ids, offsets)
+    if not getattr(append, "done", False):
+        append.done = True
+        if how == "shrink":
+            os.truncate(path, 1000)
+        elif how == "grow":
+            with open(path, "ab") as handle:
+                handle.write(b"one more line\\n")
+        else:  # rewritten in place, same size: only its modification time tells
+            stat = os.stat(path)
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+
+token_file.TokenFileWriter.append = append
+sys.exit(main(["tokenize", "--model", model, path, "--out", out, "--format", "bin", "--quiet"]))
+"""
+
+
+@pytest.mark.parametrize(("how", "message"), [("shrink", "it ended at byte 1000 of the 120000"),
+                                              ("grow", "it grew past the 120000 bytes"),
+                                              ("touch", "its size or modification time changed")])
+def test_file_tokenize_a_file_changed_while_read_is_one_error_line_and_no_output(tmp_path, how, message):
+    import subprocess
+    import sys
+
+    _model().save(tmp_path / "tok")
+    path = tmp_path / "growing.log"
+    path.write_bytes(b"hello world 12345\n" * 6000 + b"x" * 12000)  # 120,000 bytes: many 64-byte windows
+    here = os.path.dirname(os.path.dirname(hf_bpe.__file__))  # this tree's hf_bpe, not an installed one
+    run = subprocess.run([sys.executable, "-c", _CHANGE_BETWEEN_WINDOWS, str(path), str(tmp_path / "out"),
+                          str(tmp_path / "tok"), how], capture_output=True, text=True, cwd=here)
+    assert run.returncode == 2, (run.returncode, run.stderr[-2000:])
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hf-bpe: error: "), run.stderr[-2000:]
+    assert f"{str(path)!r} changed while it was being read ({message}" in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["growing.log", "tok"]  # nothing half-written left
 
 
 def test_token_file_version_1_folders_stay_readable_and_damaged_offsets_are_refused(tmp_path):

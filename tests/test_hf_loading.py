@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from transformers import GPT2TokenizerFast, PreTrainedTokenizerFast
 
 import hf_bpe
-from helpers import fast_fields, needs_transformers_5, transformers_major
+from conftest import shared_data_path
+from helpers import corpus_sample, fast_fields, needs_transformers_5, transformers_major
 from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
 from hf_bpe.model.bpe import BPEModel
 
@@ -318,13 +319,15 @@ _WITHOUT_HF_BPE = textwrap.dedent("""
         pass
     else:
         raise SystemExit("hf_bpe is importable in the child")
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     tok = AutoTokenizer.from_pretrained(sys.argv[1])
     texts = json.loads(sys.argv[2])
     ids = [tok(text)["input_ids"] for text in texts]
+    fast = PreTrainedTokenizerFast.from_pretrained(sys.argv[1])
     print(json.dumps({"ids": ids, "decoded": [tok.decode(i) for i in ids], "eos": tok.eos_token,
-                      "pad": tok.pad_token, "class": type(tok).__name__}))
+                      "pad": tok.pad_token, "class": type(tok).__name__,
+                      "fast_ids": [fast(text)["input_ids"] for text in texts]}))
 """)
 
 
@@ -337,41 +340,82 @@ _SHARED_TEXTS = [*_TEXTS, "<pad><|endoftext|> x", " leading space", "Ünïcödé
 
 
 @pytest.mark.crossval
-@pytest.mark.parametrize("how", ["save", "cli"])
-def test_hf_loading_folder_for_sharing_loads_through_auto_tokenizer_without_hf_bpe(tmp_path, how):
-    # Issue 22.6: under transformers 4.x, AutoTokenizer refused a folder naming HFBPETokenizer for anyone without
-    # hf_bpe ("Tokenizer class HFBPETokenizer does not exist"). A folder written for sharing names
-    # PreTrainedTokenizerFast and gives the same ids under 4.x and 5.x (CI runs this file under both).
+@pytest.mark.parametrize("how", ["save", "cli", "cli --for-sharing", "save_pretrained"])
+def test_hf_loading_default_folder_loads_everywhere_with_the_same_ids(tmp_path, how):
+    # Issue 33.8 (and 22.6): the default folder named HFBPETokenizer, which transformers 4.x's AutoTokenizer refuses
+    # in a process without hf_bpe ("Tokenizer class HFBPETokenizer does not exist": a colleague, a Trainer
+    # checkpoint, a Hub download). The default folder names PreTrainedTokenizerFast: AutoTokenizer and
+    # PreTrainedTokenizerFast without hf_bpe, AutoTokenizer with it, HFBPETokenizer and BPEModel.load all give the
+    # same ids (CI runs this file under transformers 4.x and 5.x).
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
     from hf_bpe.cli import main
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("hello world, hello there 42 café\nthe lower newer wider lowest\n" * 20, encoding="utf-8")
     folder = tmp_path / "shared"
-    if how == "save":
-        model = hf_bpe.train([corpus], vocab_size=290, special_tokens=["<|endoftext|>", "<pad>"], pattern="gpt4",
-                             add_prefix_space=True, show_progress=False, eos_token="<|endoftext|>", pad_token="<pad>")
-        model.save(folder, tokenizer_class="PreTrainedTokenizerFast")
-    else:
+    if how.startswith("cli"):
         assert main(["train", str(corpus), "--out", str(folder), "--vocab-size", "290", "--quiet",
                      "--special-token", "<|endoftext|>", "--special-token", "<pad>", "--eos-token", "<|endoftext|>",
-                     "--pad-token", "<pad>", "--for-sharing"]) == 0
+                     "--pad-token", "<pad>", *how.split()[1:]]) == 0
         # hf-bpe verify retrains into the same kind of folder.
         assert main(["verify", str(folder), "--corpus", str(corpus), "--quiet"]) == 0
+    else:
+        model = hf_bpe.train([corpus], vocab_size=290, special_tokens=["<|endoftext|>", "<pad>"], pattern="gpt4",
+                             add_prefix_space=True, show_progress=False, eos_token="<|endoftext|>", pad_token="<pad>")
+        if how == "save":
+            model.save(folder)
+        else:  # an HFBPETokenizer made in memory, saved by transformers' API (a Trainer checkpoint)
+            HFBPETokenizer.from_model(model).save_pretrained(folder)
     assert json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))["tokenizer_class"] \
         == "PreTrainedTokenizerFast"
+    texts = _SHARED_TEXTS
+    if shared_data_path() is not None:  # real held-out text too, where the shared data is
+        texts = texts + corpus_sample(shared_data_path(), "en", 200_000)[-300:]
     ours = HFBPETokenizer.from_pretrained(folder)
-    expected = [ours(text)["input_ids"] for text in _SHARED_TEXTS]
-    child = _load_without_hf_bpe(folder, _SHARED_TEXTS)
+    expected = [ours(text)["input_ids"] for text in texts]
+    assert expected == [BPEModel.load(folder).encode(text, allowed_special="all") for text in texts]
+    child = _load_without_hf_bpe(folder, texts)
     assert child.returncode == 0, child.stderr[-2000:]
     loaded = json.loads(child.stdout.strip().splitlines()[-1])
-    assert loaded["ids"] == expected
+    assert loaded["ids"] == expected and loaded["fast_ids"] == expected
     assert loaded["decoded"] == [ours.decode(ids) for ids in expected]
     assert (loaded["eos"], loaded["pad"]) == ("<|endoftext|>", "<pad>")
-    assert BPEModel.load(folder).encode("hello<pad>", allowed_special="all") == ours("hello<pad>")["input_ids"]
+    for tokenizer in (AutoTokenizer.from_pretrained(folder), PreTrainedTokenizerFast.from_pretrained(folder)):
+        assert [tokenizer(text)["input_ids"] for text in texts] == expected  # hf_bpe imported: the same
+    # Re-saved by HFBPETokenizer, the folder keeps its class.
+    ours.save_pretrained(tmp_path / "again")
+    assert json.loads((tmp_path / "again" / "tokenizer_config.json").read_text(encoding="utf-8"))[
+        "tokenizer_class"] == "PreTrainedTokenizerFast"
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("how", ["save", "cli"])
+def test_hf_loading_hf_bpe_class_is_the_explicit_choice(tmp_path, how):
+    from transformers import AutoTokenizer
+
+    from hf_bpe.cli import main
+
+    model = hf_bpe.train(["hello world, hello there"] * 20, vocab_size=270, special_tokens=["<|endoftext|>"],
+                         show_progress=False, eos_token="<|endoftext|>")
+    folder = tmp_path / "own"
+    if how == "save":
+        model.save(folder, tokenizer_class="HFBPETokenizer")
+    else:
+        corpus = tmp_path / "corpus.txt"
+        corpus.write_text("hello world, hello there\n" * 20, encoding="utf-8")
+        assert main(["train", str(corpus), "--out", str(folder), "--vocab-size", "270", "--quiet",
+                     "--tokenizer-class", "HFBPETokenizer"]) == 0
+    assert json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))["tokenizer_class"] \
+        == "HFBPETokenizer"
+    assert type(AutoTokenizer.from_pretrained(folder)) is HFBPETokenizer  # hf_bpe imported
+    ours = HFBPETokenizer.from_pretrained(folder)
+    ours.save_pretrained(tmp_path / "again")  # the explicit choice survives a re-save
+    assert json.loads((tmp_path / "again" / "tokenizer_config.json").read_text(encoding="utf-8"))[
+        "tokenizer_class"] == "HFBPETokenizer"
     if transformers_major() < 5:
-        # The control: the default folder is what 4.x's AutoTokenizer refuses without hf_bpe.
-        default = model.save(tmp_path / "default") if how == "save" else BPEModel.load(folder).save(tmp_path / "d")
-        refused = _load_without_hf_bpe(default, _SHARED_TEXTS)
+        # The control: what 4.x's AutoTokenizer refuses without hf_bpe (the reason it is not the default).
+        refused = _load_without_hf_bpe(folder, _SHARED_TEXTS)
         assert refused.returncode != 0 and "HFBPETokenizer does not exist" in refused.stderr
 
 
@@ -386,3 +430,61 @@ def test_hf_loading_for_sharing_refusals(tmp_path, capsys):
         assert main(["train", str(corpus), "--out", str(tmp_path / "y"), "--for-sharing", *extra]) == 2
         err = capsys.readouterr().err
         assert err.count("hf-bpe: error:") == 1 and "--for-sharing" in err, err
+
+
+# -- WordPiece recipe folders (issue 33.9) -------------------------------------------------------------------------
+
+# What BertNormalizer's clean_text removes (tokenizers' normalizers/bert.rs): NUL, U+FFFD, and control and format
+# characters (categories Cc, Cf) other than \t \n \r, the form feed and \x1c-\x1f included (BertPreTokenizer
+# splits words at those, being whitespace to Rust; clean_text removes them and joins the words).
+def _bert_cleans(char: str) -> bool:
+    import unicodedata
+
+    return char in "\x00\ufffd" or (unicodedata.category(char) in ("Cc", "Cf") and char not in "\t\n\r")
+
+
+_CONTROL_PROBES = ["a\x08b", "the\x08 cat", "x\x7fy", "a\u200bb", "a\x1fb", "\ufffd", "tab\there", "x\x0cy"]
+
+
+@pytest.mark.crossval
+@pytest.mark.parametrize("recipe", ["wordpiece", "wordpiece-score"])
+def test_hf_loading_wordpiece_recipe_folders_load_with_the_recipes_ids(tmp_path, recipe):
+    # Issue 33.9: only vocab.txt was written, so BertTokenizerFast lowercased (1,580 of 2,000 held-out lines
+    # differed) and AutoTokenizer could not load the folder. tokenizer.json and the configs now say each recipe's
+    # pipeline: AutoTokenizer, PreTrainedTokenizerFast and BertTokenizerFast give the recipe's ids, under
+    # transformers 4.x and 5.x, but for the differences hf_bpe/model/wordpiece_files.py names.
+    from transformers import AutoTokenizer, BertTokenizerFast
+
+    from hf_bpe.cli import main
+    from hf_bpe.model.classic import ClassicModel
+
+    path = shared_data_path()
+    if path is not None:  # real held-out text: the English corpus cut into training and 2,000 held-out lines
+        lines = corpus_sample(path, "en", 3_000_000)
+        train, held = lines[:5000], lines[-2000:]
+    else:
+        train, held = ["Hello world, the lower newer wider lowest café"] * 50, _TEXTS
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(train) + "\n", encoding="utf-8")
+    folder = tmp_path / recipe
+    assert main(["train", str(corpus), "--recipe", recipe, "--vocab-size", "2000", "--out", str(folder),
+                 "--quiet"]) == 0
+    model = ClassicModel.load(folder)
+    texts = held + _CONTROL_PROBES + ["Ünïcödé 日本 42,000", "x" * 150]
+    expected = [model.encode(text) for text in texts]
+    loaders = {"auto": AutoTokenizer.from_pretrained(folder), "fast": PreTrainedTokenizerFast.from_pretrained(folder),
+               "bert": BertTokenizerFast.from_pretrained(folder)}
+    for name, tokenizer in loaders.items():
+        got = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
+        differ = [text for text, ids, want in zip(texts, got, expected, strict=True) if ids != want]
+        if recipe == "wordpiece-score" and name == "bert" and transformers_major() >= 5:
+            # transformers 5's BertTokenizer builds BERT's own normalizer (clean_text) instead of reading it.
+            assert differ and all(any(map(_bert_cleans, text)) for text in differ), differ
+            assert {"a\x08b", "x\x0cy", "a\u200bb"} <= set(differ)
+        else:
+            assert differ == [], (name, differ[:3])
+        # BERT's [CLS] ... [SEP] around a text, with special tokens.
+        ids = tokenizer("hello")["input_ids"]
+        assert ids[0] == model.special_tokens["[CLS]"] and ids[-1] == model.special_tokens["[SEP]"]
+    if path is not None and recipe == "wordpiece-score":
+        assert sum(any(map(_bert_cleans, text)) for text in held) < len(held) // 100  # rare in real text

@@ -77,9 +77,10 @@ def training_corpus() -> list[str]:
 
 def write_config(folder: Path, *, special_ids: dict[str, int], pattern: str = "gpt2", add_prefix_space: bool = False,
                  ignore_merges: bool = False, roles: dict[str, str] = ROLES) -> None:
+    # HFBPETokenizer named (the explicit choice): these folders test AutoTokenizer's registration of hf_bpe's class.
     files = hf_config.tokenizer_config_files(special_tokens=special_ids, pattern=pattern,
                                              add_prefix_space=add_prefix_space, ignore_merges=ignore_merges,
-                                             roles=roles)
+                                             roles=roles, tokenizer_class="HFBPETokenizer")
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
 
@@ -859,7 +860,7 @@ def hf_bpe_trained(tmp_path) -> Path:
 
     model = hf_bpe.train(manifest_corpus(), vocab_size=400, special_tokens=["<|endoftext|>", "<pad>"],
                          show_progress=False)
-    return model.save(tmp_path / "tok")
+    return model.save(tmp_path / "tok", tokenizer_class="HFBPETokenizer")
 
 
 def _one_byte_change(path: Path) -> None:

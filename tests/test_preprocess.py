@@ -62,6 +62,13 @@ def test_preprocess_hf_tokenizer_and_folder_give_the_same_ids(model, disk_datase
     # The role as set at run time is the one used.
     tok.eos_token = "<pad>"
     assert tokenize_dataset(disk_dataset, tok)["input_ids"][0][-1] == model.special_tokens["<pad>"]
+    # What AutoTokenizer gives for the default folder: the fast class (issue 33.8), the same ids.
+    from transformers import AutoTokenizer
+
+    fast = AutoTokenizer.from_pretrained(tmp_path / "tok")
+    assert tokenize_dataset(disk_dataset, fast)["input_ids"][:] == by_model
+    fast.eos_token = "<pad>"
+    assert tokenize_dataset(disk_dataset, fast)["input_ids"][0][-1] == model.special_tokens["<pad>"]
 
 
 @settings(max_examples=30, deadline=None, derandomize=True,

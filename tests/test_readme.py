@@ -1,13 +1,15 @@
-"""Every fenced code block of README.md runs, in document order, in one temporary folder.
+"""Every fenced code block of README.md and of every docs page (docs/**/*.md) runs, page by page in document order,
+each page in its own temporary folder.
 
 ```bash blocks run line by line through bash, with an ``hf-bpe`` on ``PATH`` that is this interpreter running the
 console entry (``hf_bpe._entry.run``), so pipes such as ``cat lines.txt | hf-bpe encode ...`` work as a user's shell
 runs them. ```python blocks run through this interpreter, all in one namespace, with the folder as working directory.
 ```text blocks are listings (output, file contents) and are not run; a block fenced otherwise fails the test, so no
-example can hide from it. The folder sits beside a ``shared/data`` link to the real reference data, so the README's
+example can hide from it. Each page's folder sits beside a ``shared/data`` link to the real reference data, so the pages'
 ``../shared/data/...`` paths resolve; blocks that need it (or Spark) skip with a reason when it is absent.
 
-Each block is one test; a test first runs the blocks before it that have not run yet, so ``-k`` on one block works.
+Each block is one test (``README.md:line57-python``, ``docs/guides/unigram.md:line12-bash``); a test first runs the
+blocks of its page before it that have not run yet, so ``-k`` on one block works.
 """
 
 from __future__ import annotations
@@ -28,9 +30,13 @@ from conftest import shared_data_path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+# The pages whose blocks run: the README, then every Markdown page of the docs site, except design notes (they
+# describe plans, not commands to run) and the compare reports (written by `hf-bpe compare`, no code blocks).
+PAGES = [README, *sorted(p for p in (ROOT / "docs").rglob("*.md")
+                         if p.relative_to(ROOT / "docs").parts[0] not in ("design",))]
 
-# README lines the runner must not run as written, and why. Each key must still be a line of a bash block (a test
-# checks it), so the table cannot drift from the README.
+# Page lines the runner must not run as written, and why. Each key must still be a line of a bash block of some
+# page (a test checks it), so the table cannot drift from the pages.
 REPLACED = {
     "pip install -e . && hf-bpe train --out my-tokenizer": (
         "hf-bpe train --out my-tokenizer",
@@ -39,6 +45,8 @@ REPLACED = {
 }
 SKIPPED = {
     "pip install -e '.[test]' && python -m pytest -n auto --maxprocesses 4 --dist loadfile": "this is the test suite itself: running it here would recurse",
+    "pip install -e .": "the hf_bpe under test is already installed; pip would reinstall it into the test interpreter",
+    "pip install -e '.[docs]' && mkdocs build --strict": "tests/test_docs_site.py builds the site (marked docs)",
 }
 LISTING = "text"  # the fence of blocks that are not commands (output, file contents)
 _RUN = ("bash", "python")
@@ -48,18 +56,23 @@ _FENCE = re.compile(r"^```(\S*)\s*$")
 
 @dataclass(frozen=True)
 class Block:
-    """One fenced block: its language, the README line of its opening fence, and its text."""
+    """One fenced block: its page, its language, the line of its opening fence, and its text."""
 
     language: str
     line: int
     text: str
+    page: Path = README
+
+    @property
+    def where(self) -> str:
+        return self.page.relative_to(ROOT).as_posix()
 
     @property
     def id(self) -> str:
-        return f"line{self.line}-{self.language or 'unfenced'}"
+        return f"{self.where}:line{self.line}-{self.language or 'unfenced'}"
 
 
-def readme_blocks(text: str) -> list[Block]:
+def readme_blocks(text: str, page: Path = README) -> list[Block]:
     """Return the fenced code blocks of a Markdown text, in order (an unclosed fence is an error)."""
     blocks: list[Block] = []
     opened: tuple[str, int] | None = None
@@ -70,12 +83,12 @@ def readme_blocks(text: str) -> list[Block]:
             if match:
                 opened, body = (match.group(1), number), []
         elif line.strip() == "```":
-            blocks.append(Block(opened[0], opened[1], "\n".join(body) + "\n"))
+            blocks.append(Block(opened[0], opened[1], "\n".join(body) + "\n", page))
             opened = None
         else:
             body.append(line)
     if opened is not None:
-        raise ValueError(f"README.md line {opened[1]}: a code fence is never closed")
+        raise ValueError(f"{page.name} line {opened[1]}: a code fence is never closed")
     return blocks
 
 
@@ -113,13 +126,13 @@ def skip_reason(block: Block) -> str | None:
     return None
 
 
-BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [block for page in PAGES for block in readme_blocks(page.read_text(encoding="utf-8"), page)]
 RUNNABLE = [b for b in BLOCKS if b.language in _RUN]
 
 
 @dataclass
 class ReadmeRun:
-    """The state of one run through the README: its folder, the Python namespace, what each block gave."""
+    """The state of one run through a page: its folder, the Python namespace, what each block gave."""
 
     folder: Path
     env: dict[str, str]
@@ -133,6 +146,8 @@ class ReadmeRun:
         block reads what they write), so ``-m "not spark"`` does not start Spark through a later block.
         """
         for earlier in RUNNABLE:
+            if earlier.page != block.page:
+                continue
             if earlier.line >= block.line:
                 return
             if earlier.line not in self.outcome and not _marks(earlier):
@@ -141,7 +156,7 @@ class ReadmeRun:
                 except pytest.skip.Exception:  # recorded; an absent need of an earlier block does not skip this one
                     pass
             if self.outcome.get(earlier.line, "").startswith("failed"):
-                pytest.skip(f"the block at README.md line {earlier.line} failed before this one")
+                pytest.skip(f"the block at {earlier.where} line {earlier.line} failed before this one")
 
     def run(self, block: Block) -> None:
         """Run one block, recording its outcome (a skip or a failure is raised after being recorded)."""
@@ -167,11 +182,11 @@ class ReadmeRun:
             command = REPLACED[command][0]
         done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=self.folder, env=self.env,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, (f"README.md block at line {block.line}: `{command}` exited {done.returncode}"
+        assert done.returncode == 0, (f"{block.where} block at line {block.line}: `{command}` exited {done.returncode}"
                                       f"\nstdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-4000:]}")
 
     def _python(self, block: Block) -> None:
-        code = compile("\n" * block.line + block.text, str(README), "exec")  # tracebacks give README lines
+        code = compile("\n" * block.line + block.text, str(block.page), "exec")  # tracebacks give the page's lines
         before = Path.cwd()
         os.chdir(self.folder)
         try:
@@ -190,8 +205,13 @@ def _package_parent() -> Path:
 
 
 @pytest.fixture(scope="module")
-def readme_run(tmp_path_factory: pytest.TempPathFactory) -> ReadmeRun:
-    base = tmp_path_factory.mktemp("readme")
+def page_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, ReadmeRun]:
+    """One run per page, made when the page's first block runs (module-wide, so pages run once each)."""
+    return {}
+
+
+def _new_run(tmp_path_factory: pytest.TempPathFactory, page: Path) -> ReadmeRun:
+    base = tmp_path_factory.mktemp(re.sub(r"\W+", "-", page.relative_to(ROOT).as_posix()))
     folder = base / "work"
     folder.mkdir()
     shared = shared_data_path()
@@ -204,22 +224,26 @@ def readme_run(tmp_path_factory: pytest.TempPathFactory) -> ReadmeRun:
     (shims / "hf-bpe").write_text(
         f'#!/bin/sh\nexec "{sys.executable}" -c "from hf_bpe._entry import run; run()" "$@"\n', encoding="utf-8")
     (shims / "hf-bpe").chmod(0o755)
-    (shims / "python").symlink_to(sys.executable)
+    # `python` as a script, not a link: a link to a virtual environment's interpreter, called from elsewhere, does
+    # not find the environment (its pyvenv.cfg is looked up beside the link).
+    (shims / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    (shims / "python").chmod(0o755)
     env = {**os.environ, "PATH": os.pathsep.join([str(shims), os.environ.get("PATH", "")]),
            "PYTHONPATH": os.pathsep.join(p for p in (str(_package_parent()), os.environ.get("PYTHONPATH", "")) if p)}
     return ReadmeRun(folder, env)
 
 
 def test_readme_fences_every_block_as_bash_python_or_text():
-    wrong = [f"line {b.line}: ```{b.language}" for b in BLOCKS if b.language not in (*_RUN, LISTING)]
+    wrong = [f"{b.where} line {b.line}: ```{b.language}" for b in BLOCKS if b.language not in (*_RUN, LISTING)]
     assert not wrong, f"fence commands as bash or python and listings as {LISTING}: {wrong}"
-    assert len(RUNNABLE) >= 10
+    assert len([b for b in RUNNABLE if b.page == README]) >= 5
+    assert len([b for b in RUNNABLE if b.page != README]) >= 20, "the docs pages hold at least 20 runnable blocks"
 
 
 def test_readme_replaced_and_skipped_lines_are_still_in_the_readme():
     lines = {command for b in BLOCKS if b.language == "bash" for command in bash_commands(b)}
     for command in [*REPLACED, *SKIPPED]:
-        assert command in lines, f"{command!r} is no longer a README command: update REPLACED/SKIPPED"
+        assert command in lines, f"{command!r} is no longer a command of any page: update REPLACED/SKIPPED"
 
 
 def _marks(block: Block) -> list[Any]:
@@ -233,6 +257,9 @@ def _marks(block: Block) -> list[Any]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("block", [pytest.param(b, id=b.id, marks=_marks(b)) for b in RUNNABLE])
-def test_readme_block_runs(readme_run, block):
-    readme_run.run_up_to(block)
-    readme_run.run(block)
+def test_readme_block_runs(page_runs, tmp_path_factory, block):
+    run = page_runs.get(block.page)
+    if run is None:
+        run = page_runs[block.page] = _new_run(tmp_path_factory, block.page)
+    run.run_up_to(block)
+    run.run(block)

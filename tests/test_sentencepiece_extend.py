@@ -272,3 +272,47 @@ def test_extend_sentencepiece_refuses_bad_input_clearly(tmp_path, shared_data):
     unigram = shared_data / "sentencepiece" / "sentencepiece_test_model.model"
     with pytest.raises(ValueError, match="SentencePiece unigram model; only BPE models can be extended"):
         extend_sentencepiece(unigram, ["x"], new_tokens=2)
+
+
+def _untouched_by(base: SentencePieceModel, extended: SentencePieceModel, text: str) -> bool:
+    """The contract's condition on a text, from the base alone: no character of it is a new piece (the base spells
+    it in bytes), and no two neighbouring pieces of its base encoding join into a new piece."""
+    new = {p.piece for p in extended.pieces[len(base.pieces):]}
+    sp = _processor(base)
+    symbols: list[str] = []
+    pending = b""
+    for index in sp.encode(text):
+        if sp.is_byte(index):  # a character without a piece, as its UTF-8 bytes: one symbol once complete
+            pending += bytes([int(sp.id_to_piece(index)[3:5], 16)])
+            try:
+                symbols.append(pending.decode("utf-8"))
+                pending = b""
+            except UnicodeDecodeError:
+                continue
+        else:
+            symbols.append(sp.id_to_piece(index))
+    return not any(s in new for s in symbols) and not any(a + b in new for a, b in zip(symbols, symbols[1:]))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(base_words=_WORDS, new_words=st.lists(st.text(alphabet="abcdé中文12 \tçx", min_size=1, max_size=12),
+                                             min_size=1, max_size=25),
+       probes=st.lists(st.text(alphabet="abcdé中文12 \tçxy", max_size=16), max_size=10), added=st.integers(1, 30))
+def test_extend_sentencepiece_text_encodes_as_before_exactly_when_no_new_piece_applies(base_words, new_words, probes,
+                                                                                     added):
+    # Issue 33.11: extending Llama 2 changed English lines with tabs (a tab, <0x09> before, became a new piece);
+    # "untouched text encodes as before" stated exactly (docs/guides/extending.md): where every base piece scores
+    # above every new one (every model train_sentencepiece writes), a text encodes to the same ids if and only if
+    # no character of it is a new piece and no two neighbouring pieces of its base encoding join into a new piece.
+    try:
+        base = hf_bpe.train_sentencepiece(base_words, vocab_size=300, byte_fallback=True, hard_vocab_limit=False,
+                                          character_coverage=1.0)
+        extended = extend_sentencepiece(base, new_words, new_tokens=added, hard_vocab_limit=False,
+                                        character_coverage=1.0)
+    except ValueError:
+        return  # too few pieces for the characters, or nothing to learn
+    low = min(p.score for p in base.pieces if p.type == NORMAL)
+    assert all(p.score < low for p in extended.pieces[len(base.pieces):])  # the premise
+    sp, old = _processor(extended), _processor(base)
+    for text in base_words + new_words + probes:
+        assert (sp.encode(text) == old.encode(text)) == _untouched_by(base, extended, text), text

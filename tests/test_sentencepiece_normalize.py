@@ -3,6 +3,7 @@ compiled one (``csrc/sp_normalizer.hpp``) equal ``sentencepiece.SentencePieceNor
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import pytest
@@ -63,9 +64,81 @@ def test_sentencepiece_normalize_user_symbols_are_copied_as_they_are():
         assert normalizer.normalize("ＡＢＣ Ａ Ｂ") == "▁ＡＢC▁Ａ▁B"
 
 
-def test_sentencepiece_normalize_refuses_a_broken_charsmap():
-    with pytest.raises(ValueError, match="trie size"):
-        parse_charsmap(b"\xff\xff\x00\x00abcd")
-    with pytest.raises(ValueError, match="precompiled charsmap"):
-        CompiledNormalizer({"precompiled_charsmap": b"\xff\xff\x00\x00abcd", "add_dummy_prefix": True,
-                            "remove_extra_whitespaces": True, "escape_whitespaces": True})
+# Issue 33.1: a crafted charsmap. The header's trie size must fit the bytes *after* the 4-byte header (a trie running
+# up to 3 bytes past the blob was read past its end), a 0-byte trie is the identity, and a damaged charsmap is a
+# ValueError naming the field from both paths and every public constructor that reaches it, never a crash.
+_SPEC = {"add_dummy_prefix": True, "remove_extra_whitespaces": True, "escape_whitespaces": True}
+_PAST_THE_END = struct.pack("<I", 8) + b"\x01\0\0\0" + b"a"  # an 8-byte trie, 5 bytes after the header
+
+
+def _both(charsmap: bytes):
+    """(outcome of the reference, outcome of the compiled) on a few texts: the normalized texts, or the error."""
+    outcomes = []
+    for make in (SentencePieceNormalizer, CompiledNormalizer):
+        try:
+            normalizer = make({**_SPEC, "precompiled_charsmap": charsmap})
+        except ValueError as exc:
+            outcomes.append(("refused", str(exc)))
+            continue
+        texts = []
+        for text in ("", "a b", "\x00\x01\x7f", "Ａ é ﬁ", "abcdefghij" * 3, bytes(range(1, 128)).decode()):
+            try:
+                texts.append(normalizer.normalize(text))
+            except ValueError as exc:
+                texts.append(("refused", str(exc)))
+        outcomes.append(("normalized", texts))
+    return outcomes
+
+
+@pytest.mark.parametrize("charsmap", [_PAST_THE_END, b"\xff\xff\x00\x00abcd", struct.pack("<I", 5) + b"abcdefgh", b"\x00\x00\x00",
+                                      b"\x00\x00\x00\x00", struct.pack("<I", 0xFFFFFFFC) + b"x" * 12])
+def test_sentencepiece_normalize_damaged_charsmap_is_a_value_error_naming_the_field(charsmap):
+    (kind, message), compiled = _both(charsmap)
+    assert kind == "refused" and message.startswith("precompiled_charsmap: ")
+    assert compiled == (kind, message)
+    with pytest.raises(ValueError, match="precompiled_charsmap"):
+        parse_charsmap(charsmap)
+
+
+def test_sentencepiece_normalize_empty_trie_is_the_identity_in_both_paths():
+    reference, compiled = _both(struct.pack("<I", 0) + b"a\0")
+    assert reference == compiled and reference[0] == "normalized"
+    assert reference[1][1] == "▁a▁b"
+
+
+def test_sentencepiece_normalize_damaged_charsmap_refused_by_every_public_constructor():
+    from hf_bpe import HFSentencePieceTokenizer, UnigramModel
+    from hf_bpe.formats.sentencepiece_model import NORMAL, UNKNOWN, Piece, SentencePieceModel
+
+    pieces = (Piece("<unk>", 0.0, UNKNOWN), Piece("▁a", -1.0, NORMAL), Piece("a", -2.0, NORMAL))
+    good = SentencePieceModel(pieces, normalizer={**SentencePieceModel(pieces).normalizer, "precompiled_charsmap":
+                                                  builtin_charsmap("nmt_nfkc")})
+    bad = SentencePieceModel(pieces, normalizer={**good.normalizer, "precompiled_charsmap": _PAST_THE_END})
+    assert SentencePieceModel.from_bytes(good.to_bytes()).normalizer == good.normalizer
+    with pytest.raises(ValueError, match="precompiled_charsmap: its header declares a 8-byte trie; 5 bytes"):
+        SentencePieceModel.from_bytes(bad.to_bytes())
+    with pytest.raises(ValueError, match="precompiled_charsmap"):
+        UnigramModel(pieces, normalizer=bad.normalizer)
+    with pytest.raises(ValueError, match="precompiled_charsmap"):
+        HFSentencePieceTokenizer(sentencepiece_model=bad)
+
+
+def _trie_bytes(units: list[int]) -> bytes:
+    return struct.pack(f"<{len(units)}I", *units)
+
+
+# Crafted tries: a real one's head (its first units, offsets now pointing past it), a few hand-made units whose
+# offsets and leaves point anywhere, and plain bytes.
+_REAL = builtin_charsmap("nmt_nfkc")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(charsmap=st.binary(max_size=64)
+       | st.builds(lambda units, forms: struct.pack("<I", 4 * len(units)) + _trie_bytes(units) + forms,
+                   st.lists(st.integers(0, 2**32 - 1) | st.sampled_from([0x400, 0x461, 0x500 | 0x61, 0x80000000]),
+                            max_size=12), st.binary(max_size=16))
+       | st.builds(lambda cut, size: struct.pack("<I", size) + _REAL[4:4 + cut], st.integers(0, 4096),
+                   st.integers(0, 8192).map(lambda n: n * 4)))
+def test_sentencepiece_normalize_any_charsmap_same_outcome_in_both_paths(charsmap):
+    reference, compiled = _both(charsmap)
+    assert reference == compiled

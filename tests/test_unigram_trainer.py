@@ -524,3 +524,73 @@ def test_compiled_trainer_refuses_to_seed_without_pieces():
             "split_by_unicode_script": True, "split_digits": False, "allow_whitespace_only_pieces": False}
     with pytest.raises(ValueError, match="no seed pieces"):
         UnigramTrainer(1, 1).seed([], [], {}, opts, 10)
+
+
+# -- the trainer_spec records the options used, as spm_train's does (issue 33.6) -----------------------------------
+
+# One value other than spm_train's default for every option the trainers accept (a TrainerSpec or NormalizerSpec
+# field, or spm_train's own flag), valid for both model types.
+_NON_DEFAULT = {
+    "character_coverage": 0.999, "max_sentencepiece_length": 8, "max_sentence_length": 2048,
+    "split_by_unicode_script": False, "split_by_number": False, "split_by_whitespace": False, "split_digits": True,
+    "treat_whitespace_as_suffix": True, "allow_whitespace_only_pieces": True, "byte_fallback": True,
+    "add_dummy_prefix": False, "remove_extra_whitespaces": False, "normalization_rule_name": "nfkc",
+    "control_symbols": ("<c>", "<d>"), "user_defined_symbols": ("<u>",), "required_chars": "xyz",
+    "use_all_vocab": True, "hard_vocab_limit": False, "unk_id": 3, "bos_id": -1, "eos_id": 5, "pad_id": 4,
+    "unk_piece": "<UNK>", "bos_piece": "<BOS>", "eos_piece": "<EOS>", "pad_piece": "<PAD>", "unk_surface": "??",
+    "input_sentence_size": 100000,
+    "shuffle_input_sentence": False, "num_threads": 2, "seed_sentencepiece_size": 20000, "shrinking_factor": 0.9,
+    "num_sub_iterations": 3, "train_extremely_large_corpus": True, "mining_sentence_size": 5,
+    "training_sentence_size": 6, "self_test_sample_size": 3, "vocabulary_output_piece_score": False,
+    "accept_language": ("en", "fr"), "differential_privacy_noise_level": 0.5,
+    "differential_privacy_clipping_threshold": 7, "random_seed": 7, "minloglevel": 1,
+    "input_format": "text", "escape_whitespaces": True, "auto_character_coverage": False,
+    "enable_differential_privacy": False, "model_type": "unigram",
+    "sample_seed": 7,  # hf_bpe's own (not an spm_train option): no effect unless a shuffled sample is drawn
+}
+
+
+def test_non_default_table_names_every_accepted_option():
+    from hf_bpe.training.sentencepiece_options import known_options
+
+    assert set(_NON_DEFAULT) == set(known_options())
+
+
+def _proto(data: bytes):
+    from sentencepiece import sentencepiece_model_pb2
+
+    model = sentencepiece_model_pb2.ModelProto()
+    model.ParseFromString(data)
+    return model
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("model_type", ["unigram", "bpe"])
+@pytest.mark.parametrize("option", sorted(_NON_DEFAULT))
+def test_trainer_spec_records_each_option_as_spm_train(shared_data, option, model_type):
+    # Issue 33.6: trained with num_threads=2, shrinking_factor=0.9, seed_sentencepiece_size=20000, the .model said
+    # 16, 0.75 and 1000000. Each spec field, as sentencepiece reads the two files, equals spm_train's.
+    lines = corpus_sample(shared_data, "en", 30_000)
+    options = {"model_type": model_type, option: _NON_DEFAULT[option]}
+    if option == "model_type":
+        options = {"model_type": model_type}
+    try:
+        ours = hf_bpe.train_sentencepiece(lines, vocab_size=400, **options)
+    except ValueError as exc:  # not accepted at this value (the error says why): nothing to record
+        assert option in ("treat_whitespace_as_suffix", "use_all_vocab", "input_sentence_size"), exc
+        return
+    written = io.BytesIO()
+    options.pop("random_seed", None)  # spm_train's own flag, not a spec field (its Python API refuses it)
+    options.pop("sample_seed", None)  # hf_bpe's own option, unknown to spm_train
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=written, vocab_size=400,
+                                   **{"minloglevel": 2, **{k: list(v) if isinstance(v, tuple) else v
+                                                           for k, v in options.items()}})
+    theirs, mine = _proto(written.getvalue()), _proto(ours.to_bytes())
+    for spec in ("trainer_spec", "normalizer_spec"):
+        for field in getattr(theirs, spec).DESCRIPTOR.fields:
+            if field.name in ("input", "model_prefix"):  # the files spm_train read and wrote
+                continue
+            got, want = getattr(getattr(mine, spec), field.name), getattr(getattr(theirs, spec), field.name)
+            assert (list(got) if field.is_repeated else got) == (list(want) if field.is_repeated else want), (
+                spec, field.name)
+    assert [(p.piece, p.type) for p in mine.pieces] == [(p.piece, p.type) for p in theirs.pieces]

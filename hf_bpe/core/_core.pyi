@@ -29,6 +29,8 @@ def continue_merges(
     min_frequency: int = 0,
     max_token_length: int | None = None,
     progress: Callable[[int], None] | None = None,
+    max_words: int | None = None,
+    forbidden: bytes = b"",
 ) -> tuple[list[bytes | None], list[tuple[int, int, int]]]: ...
 
 def continue_merges_from_words(
@@ -41,6 +43,8 @@ def continue_merges_from_words(
     min_frequency: int = 0,
     max_token_length: int | None = None,
     progress: Callable[[int], None] | None = None,
+    max_words: int | None = None,
+    forbidden: bytes = b"",
 ) -> tuple[list[bytes | None], list[tuple[int, int, int]]]: ...
 
 class WordEncoder:

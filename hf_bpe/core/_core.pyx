@@ -40,6 +40,8 @@ cdef extern from "csrc/trainer.hpp":
         int64_t vocab_size
         uint64_t min_frequency
         uint64_t max_len
+        uint64_t max_words
+        string forbidden
         cbool bits32
         vector[int32_t] merges
         cbool finished
@@ -492,6 +494,8 @@ cdef Trainer* _seeded_trainer(setup, vocab_size, min_frequency, vector[char]* va
         trainer.vocab_size = min(vocab_size, 2**62)
         trainer.min_frequency = min_frequency
         trainer.max_len = min(setup.max_len, 2**64 - 1)
+        trainer.max_words = setup.max_words
+        trainer.forbidden = setup.forbidden
         valid.resize(len(setup.keys), 0)
         for i, key in enumerate(setup.keys):
             if key is None:
@@ -521,7 +525,8 @@ cdef tuple _run_seeded(Trainer* trainer, setup, progress):
     return vocab, [(trainer.merges[3 * i], trainer.merges[3 * i + 1], trainer.merges[3 * i + 2]) for i in range(total)]
 
 
-def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max_token_length=None, progress=None):
+def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max_token_length=None, progress=None,
+                    max_words=None, forbidden=b""):
     """Continue the merge loop from words segmented into an existing vocabulary; see ``hf_bpe.core._reference_continue``.
 
     Args:
@@ -530,6 +535,7 @@ def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max
         keys: the bytes of each existing id, or None.
         vocab_size: stop when the vocabulary has this many ids (at least ``len(keys)``).
         min_frequency, max_token_length, progress: as :func:`train_merges`.
+        max_words, forbidden: SuperBPE's stage-2 rules, as ``hf_bpe.core._reference_continue.continue_merges``.
 
     Returns:
         ``(keys, merges)`` as ``hf_bpe.core._reference_continue.continue_merges``.
@@ -546,7 +552,8 @@ def continue_merges(sequences, counts, *, keys, vocab_size, min_frequency=0, max
     from hf_bpe.core._reference_continue import prepare_continuation
 
     setup = prepare_continuation(sequences, counts, keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
-                                 max_token_length=max_token_length, progress=progress)
+                                 max_token_length=max_token_length, progress=progress, max_words=max_words,
+                                 forbidden=forbidden)
     cdef vector[char] valid
     cdef Trainer* trainer = _seeded_trainer(setup, vocab_size, min_frequency, &valid)
     cdef list word
@@ -1320,7 +1327,7 @@ cdef int _cut_refs(TextRef& whole, bounds, vector[TextRef]& refs, int unit) exce
 
 
 def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, keys, vocab_size, min_frequency=0,
-                                max_token_length=None, progress=None):
+                                max_token_length=None, progress=None, max_words=None, forbidden=b""):
     """Segment each word with ``encoder``, then continue the merge loop from those ids (``continue_merges``).
 
     Equal to ``continue_merges([encoder.encode_word(w) for w in words], counts, ...)``, without a Python list per
@@ -1330,7 +1337,8 @@ def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, 
         encoder: the base's word encoder.
         words: distinct pre-tokens (bytes).
         counts: the count (1..2**63-1) of each word.
-        keys, vocab_size, min_frequency, max_token_length, progress: as :func:`continue_merges`.
+        keys, vocab_size, min_frequency, max_token_length, progress, max_words, forbidden: as
+            :func:`continue_merges`.
 
     Returns:
         ``(keys, merges)`` as :func:`continue_merges`.
@@ -1347,7 +1355,8 @@ def continue_merges_from_words(WordEncoder encoder, list words, list counts, *, 
     from hf_bpe.core._reference_continue import prepare_continuation
 
     setup = prepare_continuation([], [], keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
-                                 max_token_length=max_token_length, progress=progress)
+                                 max_token_length=max_token_length, progress=progress, max_words=max_words,
+                                 forbidden=forbidden)
     if len(words) != len(counts):
         raise ValueError(f"words and counts must have the same length, got {len(words)} and {len(counts)}")
     cdef vector[char] valid

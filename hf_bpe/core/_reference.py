@@ -320,8 +320,12 @@ def _merge_loop(
     max_len: int,
     count_bits: int,
     progress: Callable[[int], None] | None,
+    allowed: Callable[[bytes], bool] | None = None,
 ) -> list[tuple[int, int, int]]:
-    """Run phases 4-5 of ``do_train`` from words as symbol lists; grow ``vocab``/``keys``; return the merges."""
+    """Run phases 4-5 of ``do_train`` from words as symbol lists; grow ``vocab``/``keys``; return the merges.
+
+    ``allowed`` (SuperBPE's stage 2): a popped current pair whose token it rejects is dropped, not merged.
+    """
     import heapq  # here: the compiled core imports this module for its checks (prepare_training), not its loops
 
     if count_bits == 32:
@@ -375,6 +379,8 @@ def _merge_loop(
             break
         left, right = pair
         new_key = keys[left] + keys[right]  # type: ignore[operator]  # words only hold ids with a key
+        if allowed is not None and not allowed(new_key):
+            continue
         new_id = key_to_id.get(new_key)
         if new_id is None:
             new_id = len(vocab)

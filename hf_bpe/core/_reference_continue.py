@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from ._reference import MAX_COUNT, MAX_ID, MAX_WEIGHTED_LENGTH, _as_int, _merge_loop, prepare_training
 
-__all__ = ["ContinuationSetup", "continue_merges", "prepare_continuation"]
+__all__ = ["ContinuationSetup", "continue_merges", "prepare_continuation", "superword_allowed"]
 
 
 class ContinuationSetup(NamedTuple):
@@ -25,6 +25,8 @@ class ContinuationSetup(NamedTuple):
     keys: list[bytes | None]  # the seeded vocabulary: bytes of each id, None for an id no merge can build
     key_to_id: dict[bytes, int]  # the first id of each key
     max_len: int  # max_token_length, or UNLIMITED
+    max_words: int  # SuperBPE: most words a new token may span, 0 for no limit
+    forbidden: bytes  # SuperBPE: bytes no new token may contain, b"" for none
 
 
 def prepare_continuation(
@@ -36,6 +38,8 @@ def prepare_continuation(
     min_frequency: int,
     max_token_length: int | None,
     progress: Callable[[int], None] | None,
+    max_words: int | None = None,
+    forbidden: bytes = b"",
 ) -> ContinuationSetup:
     """Check the arguments of :func:`continue_merges` (the same rules as :func:`prepare_training`).
 
@@ -52,6 +56,10 @@ def prepare_continuation(
     base = prepare_training([], [], vocab_size=2**62, min_frequency=min_frequency, special_tokens=(),
                             max_token_length=max_token_length, count_bits=64, progress=progress)
     vocab_size = _as_int(vocab_size, "vocab_size")
+    if max_words is not None and (isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < 1):
+        raise ValueError(f"max_words must be None or an int >= 1, got {max_words!r}")
+    if type(forbidden) is not bytes:
+        raise TypeError(f"forbidden must be bytes (b'' for none), got {type(forbidden).__name__} {forbidden!r:.40}")
     if isinstance(keys, (bytes, str)) or not isinstance(keys, Sequence):
         raise TypeError(f"keys must be a sequence of bytes or None (one per id), got {type(keys).__name__}")
     keys = list(keys)
@@ -105,7 +113,7 @@ def prepare_continuation(
                          "scale the counts down")
     paired = [length >= 2 for length in lengths]
     symbols, kept = list(compress(sequences, paired)), list(compress(counts, paired))
-    return ContinuationSetup(symbols, kept, keys, key_to_id, base.max_len)
+    return ContinuationSetup(symbols, kept, keys, key_to_id, base.max_len, max_words or 0, forbidden)
 
 
 def continue_merges(
@@ -117,6 +125,8 @@ def continue_merges(
     min_frequency: int = 0,
     max_token_length: int | None = None,
     progress: Callable[[int], None] | None = None,
+    max_words: int | None = None,
+    forbidden: bytes = b"",
 ) -> tuple[list[bytes | None], list[tuple[int, int, int]]]:
     """Continue the merge loop of :func:`train_merges` from words already segmented into a vocabulary's ids.
 
@@ -133,6 +143,9 @@ def continue_merges(
         keys: the bytes of each existing id, or None.
         vocab_size: stop when the vocabulary has this many ids (at least ``len(keys)``).
         min_frequency, max_token_length, progress: as :func:`train_merges`.
+        max_words, forbidden: SuperBPE's stage-2 rules (:func:`superword_allowed`): a popped pair whose token
+            would span more than ``max_words`` words or contain ``forbidden`` is dropped, as the authors' fork of
+            ``BpeTrainer`` drops it (a later step's new entry for it is dropped again).
 
     Returns:
         ``(keys, merges)``: the keys of every id, old and new; the merges learned, ``(left, right, new)``.
@@ -146,10 +159,26 @@ def continue_merges(
     ([b'abc'], [(256, 99, 257), (97, 98, 256), (256, 99, 257)])
     """
     setup = prepare_continuation(sequences, counts, keys=keys, vocab_size=vocab_size, min_frequency=min_frequency,
-                                 max_token_length=max_token_length, progress=progress)
+                                 max_token_length=max_token_length, progress=progress, max_words=max_words,
+                                 forbidden=forbidden)
     vocab, keys = list(setup.keys), list(setup.keys)
     token_len = [0 if key is None else len(key) for key in keys]
     merges = _merge_loop(setup.symbols, setup.counts, vocab, keys, setup.key_to_id, token_len,
                          vocab_size=vocab_size, min_frequency=min_frequency, max_len=setup.max_len, count_bits=64,
-                         progress=progress)
+                         progress=progress, allowed=lambda key: superword_allowed(key, setup.max_words, forbidden))
     return vocab, merges
+
+
+def superword_allowed(key: bytes, max_words: int, forbidden: bytes) -> bool:
+    """Return whether SuperBPE's stage-2 rules let a merge build ``key``.
+
+    The authors' fork counts words as the parts of the byte-level token split on ``Ġ`` (the space byte) with empty
+    parts left out, i.e. the maximal runs of non-space bytes; at most ``max_words`` (0: no limit), and no
+    ``forbidden`` substring (b"": none; the fork forbids ``b": "``).
+
+    >>> [superword_allowed(key, 4, b": ") for key in (b" of the", b"a b c d e", b"a: b", b"  a  ")]
+    [True, False, False, True]
+    """
+    if forbidden and forbidden in key:
+        return False
+    return not max_words or sum(1 for part in key.split(b" ") if part) <= max_words

@@ -17,6 +17,8 @@ from cpython.exc cimport PyErr_CheckSignals
 
 from hf_bpe.core._code_points cimport code_points
 
+from hf_bpe.core.sentencepiece_normalize import forms_not_utf8
+
 cdef extern from "Python.h":
     int PyUnicode_KIND(object)
     void* PyUnicode_DATA(object)
@@ -104,7 +106,10 @@ cdef class SentencePieceNormalizer:
         cdef const char* data = PyUnicode_AsUTF8AndSize(text, &size)
         cdef string out
         self.normalizer.normalize(data, size, out)
-        return PyUnicode_DecodeUTF8(out.data(), out.size(), NULL)
+        try:
+            return PyUnicode_DecodeUTF8(out.data(), out.size(), NULL)
+        except UnicodeDecodeError as exc:
+            raise ValueError(forms_not_utf8(exc)) from None
 
 
 cdef class SentencePieceCorpus:

@@ -110,8 +110,12 @@ class Pretokenizer:
         if name is None:
             import regex  # custom patterns only: the named ones never load it (1.6 MiB, 59M instructions)
 
+            from ._reference_superbpe import bare_split_regex
+
             try:
-                compiled = regex.compile(source)
+                # A pattern R|(?:(?!R)[\s\S])+ (SuperBPE's split, written for findall) splits as R does here
+                # (_regex_pieces keeps the text between matches), without a lookahead at every character.
+                compiled = regex.compile(bare_split_regex(source) or source)
             except regex.error as exc:
                 raise ValueError(
                     f"pattern {source!r} is not a valid regex for the `regex` module ({exc}); "

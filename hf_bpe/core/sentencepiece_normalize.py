@@ -34,15 +34,27 @@ _SPACE = "\u2581".encode()
 def parse_charsmap(blob: bytes) -> tuple[tuple[int, ...], bytes]:
     """Split a precompiled charsmap into the trie's 32-bit units and the blob of normalized forms.
 
+    >>> parse_charsmap(b"\\x04\\0\\0\\0" + b"\\x01\\0\\0\\0" + b"a\\0")
+    ((1,), b'a\\x00')
+
     Raises:
-        ValueError: the blob is not a precompiled charsmap (too short, or its trie size exceeds it).
+        ValueError: naming ``precompiled_charsmap``: the blob is not a precompiled charsmap (4 bytes or fewer, or
+            the trie size in its header is not a multiple of 4 or exceeds the bytes after the header).
     """
     if len(blob) <= 4:
-        raise ValueError(f"a precompiled charsmap holds a trie size and a trie; got {len(blob)} bytes")
+        raise ValueError(f"precompiled_charsmap: {len(blob)} bytes; a precompiled charsmap holds a 4-byte trie size, "
+                         "the trie and the normalized forms")
     (size,) = struct.unpack_from("<I", blob)
-    if size >= len(blob) or size % 4:
-        raise ValueError(f"precompiled charsmap: trie size {size} does not fit a {len(blob)}-byte blob")
+    if size > len(blob) - 4 or size % 4:
+        raise ValueError(f"precompiled_charsmap: its header declares a {size}-byte trie; {len(blob) - 4} bytes "
+                         "follow the 4-byte header and a trie is a multiple of 4 bytes")
     return struct.unpack_from(f"<{size // 4}I", blob, 4), blob[4 + size:]
+
+
+def forms_not_utf8(exc: UnicodeDecodeError) -> str:
+    """The message for a normalized text that is not UTF-8: a crafted charsmap's form (both paths say it so)."""
+    return (f"precompiled_charsmap: its normalized forms make text that is not UTF-8 ({exc.reason} at byte "
+            f"{exc.start} of the {len(exc.object)}-byte result); the charsmap is damaged")
 
 
 class SentencePieceNormalizer:
@@ -74,12 +86,19 @@ class SentencePieceNormalizer:
         for i in range(start, len(data)):
             byte = data[i]
             node ^= byte
+            if node >= len(units):  # a crafted trie: walk no further (the compiled walk is bounded the same way)
+                break
             unit = units[node]
             if unit & 0x800000FF != byte:  # the label
                 break
             node ^= (unit >> 10) << ((unit & 0x200) >> 6)  # the offset
+            if node >= len(units):
+                break
             if unit >> 8 & 1:  # has a leaf: a known sequence ends here
                 best = (i - start + 1, units[node] & 0x7FFFFFFF)
+                if best[1] >= len(self.forms):
+                    raise ValueError(f"precompiled_charsmap: the trie points at form {best[1]}, past its "
+                                     f"{len(self.forms)}-byte forms")
         return best
 
     def _prefix(self, data: bytes, start: int) -> tuple[bytes, int]:
@@ -90,7 +109,8 @@ class SentencePieceNormalizer:
         if self.units:
             length, value = self._longest(data, start)
             if length:
-                return self.forms[value:self.forms.index(b"\0", value)], length
+                end = self.forms.find(b"\0", value)  # a form runs to its NUL (or, crafted, to the blob's end)
+                return self.forms[value:end if end >= 0 else len(self.forms)], length
         first = data[start]
         length = 1 if first < 0x80 else 2 if first < 0xE0 else 3 if first < 0xF0 else 4
         return data[start:start + length], length
@@ -131,4 +151,7 @@ class SentencePieceNormalizer:
         # 4. treat_whitespace_as_suffix: the dummy space at the end, after the trailing ones were removed.
         if self.add_dummy_prefix and self.dummy_as_suffix:
             out += space
-        return out.decode("utf-8")
+        try:
+            return out.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(forms_not_utf8(exc)) from None

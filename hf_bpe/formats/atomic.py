@@ -326,8 +326,11 @@ def replace_folder(directory: str | os.PathLike[str], files: Mapping[str, bytes 
     writers never interleave: the last one's set wins, whole; the lock file goes when the write ends. A killed run
     leaves at most a hidden ``.NAME.hf_bpe-*`` sibling, which the next write removes. A symbolic link to a folder is
     written through (the folder it leads to is swapped, the link stays). Where the exchange is not available (not
-    Linux, or a file system without it) the swap is two renames, and a kill between them leaves the new folder under
-    its hidden name.
+    Linux, or a file system without it: macOS, NFS, vfat, some FUSE) the swap is two renames (the old folder to
+    ``.NAME.hf_bpe-XXXX-old``, the new one into place); a kill between them leaves no ``NAME``, and the next write
+    first renames that ``-old`` folder back to ``NAME`` (it holds the only copy of the user's folder). An ``-old``
+    folder beside a ``NAME`` that does not hold all its entries is never deleted: it is kept and named in a
+    warning.
 
     Args, returns and errors as :func:`write_files`.
 
@@ -418,13 +421,36 @@ def _folder_lock(target: Path) -> Iterator[None]:
         os.close(fd)
 
 
+_ASIDE = "-old"  # the suffix of the old folder moved aside by the two-rename swap (_exchange)
+
+
 def _remove_leftovers(target: Path) -> None:
-    # Under the lock, no live writer owns a staging folder: every one left is from a killed run.
-    # The staging folders of both swap_in and write_new_directory (named by _hidden_name) for this target.
+    """Remove what killed runs left beside ``target``; first put back a folder a killed two-rename swap moved aside.
+
+    Under the lock, no live writer owns a staging folder: every one left is from a killed run (the staging folders
+    of both swap_in and write_new_directory, named by _hidden_name, for this target). A ``-old`` folder is the
+    user's previous folder: with no ``target`` it is the only copy, and goes back to its name; beside a ``target``
+    that holds every one of its entries (the swap finished: the new folder has links to them or their new files) it
+    goes as the swap would have removed it; otherwise it is kept, and a warning names it."""
     prefixes = (_prefix(target), f".{target.name}.tmp-")
-    for entry in target.parent.iterdir():
-        if entry.name.startswith(prefixes) and entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
+    leftovers = [entry for entry in target.parent.iterdir()
+                 if entry.name.startswith(prefixes) and entry.is_dir() and not entry.is_symlink()]
+    for aside in sorted((e for e in leftovers if e.name.endswith(_ASIDE)), key=lambda e: e.stat().st_mtime_ns,
+                        reverse=True):
+        if not target.exists() and not target.is_symlink():
+            os.rename(aside, target)  # the swap was killed between its two renames: the old folder comes back
+            _fsync_directory(target.parent)
+            leftovers.remove(aside)
+        elif not all((target / entry.name).exists() or (target / entry.name).is_symlink()
+                     for entry in aside.iterdir()):
+            import warnings
+
+            warnings.warn(f"{os.fspath(aside)!r} holds a previous version of {os.fspath(target)!r} with entries "
+                          f"that {os.fspath(target)!r} lacks (a write of it was killed midway); it is kept: move "
+                          "what you need out of it, then delete it", RuntimeWarning, stacklevel=4)
+            leftovers.remove(aside)
+    for entry in leftovers:
+        shutil.rmtree(entry, ignore_errors=True)
 
 
 def _link_tree(source: Path, destination: Path) -> None:
@@ -476,18 +502,28 @@ def _swap_in(target: Path, payload: dict[str, bytes], *, force: bool) -> Path:
     return target.resolve()
 
 
-def _exchange(new: Path, target: Path) -> None:
-    """Swap two folders atomically (Linux renameat2); else move ``target`` aside and ``new`` into its place."""
+def _renameat2() -> Callable[..., int] | None:
+    """The C library's ``renameat2`` (Linux), or None where there is none (the swap is then two renames)."""
+    if os.name != "posix":  # pragma: no cover
+        return None
     import ctypes  # here: only replacing a folder needs it, and it costs every write ~5 ms to import
 
-    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) if os.name == "posix" else None
+    return getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+
+
+def _exchange(new: Path, target: Path) -> None:
+    """Swap two folders atomically (Linux renameat2); else move ``target`` aside and ``new`` into its place."""
+    renameat2 = _renameat2()
     if renameat2 is not None:
+        import ctypes
+
         if renameat2(_AT_FDCWD, os.fsencode(new), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE) == 0:
             return
         code = ctypes.get_errno()
         if code not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
             raise OSError(code, os.strerror(code), os.fspath(new), None, os.fspath(target))
-    aside = new.with_name(new.name + "-old")
+    # Two renames; a kill between them leaves `aside` and no `target`: the next write renames it back.
+    aside = new.with_name(new.name + _ASIDE)
     os.rename(target, aside)
     try:
         os.rename(new, target)

@@ -35,7 +35,8 @@ from ..core.patterns import PATTERNS
 from ..errors import excerpt
 from . import gpt2, hf_config, tokenizer_json
 
-__all__ = ["check_merges_present", "FolderContents", "locate_tokenizer_files", "GPT2_PAIRS", "TOKENIZER_JSON", "pattern_name", "read_folder"]
+__all__ = ["check_merges_present", "config_roles", "FolderContents", "locate_tokenizer_files", "GPT2_PAIRS",
+           "TOKENIZER_JSON", "pattern_name", "read_folder"]
 
 GPT2_PAIRS = (("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe"))
 TOKENIZER_JSON = "tokenizer.json"
@@ -152,7 +153,7 @@ def read_folder(directory: str | os.PathLike[str]) -> FolderContents:
         specials = {**{entry["content"]: entry["id"] for entry in info["added_tokens"]}, **specials}
     # Entries of the vocabulary not spelled in the byte-level alphabet can only be added tokens.
     specials = {**others, **specials}
-    roles = _roles(config, specials)
+    roles = config_roles(config, specials)
     if form == "gpt2" and not {"bos_token", "eos_token", "unk_token"} & config.keys():
         # GPT2TokenizerFast's defaults: <|endoftext|> is bos, eos and unk when no config says otherwise.
         idx = specials.get(_GPT2_END, tokens.get(_GPT2_END.encode()))
@@ -164,7 +165,7 @@ def read_folder(directory: str | os.PathLike[str]) -> FolderContents:
                           roles=roles, config=config, files=files)
 
 
-def _roles(config: dict[str, Any], specials: dict[str, int]) -> dict[str, str]:
+def config_roles(config: dict[str, Any], specials: dict[str, int]) -> dict[str, str]:
     """The roles a config gives to special tokens (an entry may be a str or an AddedToken dict)."""
     roles = {}
     for role in hf_config.ROLES:

@@ -3,9 +3,11 @@
 A folder written by hf_bpe holds ``vocab.json``, ``merges.txt`` and ``tokenizer.json`` beside the two files made
 here: ``tokenizer_config.json`` (read by ``from_pretrained``: the tokenizer class, the pre-tokenizer options, the
 special tokens with their roles) and ``special_tokens_map.json`` (the roles again, for older loaders). The same
-folder then loads as ``HFBPETokenizer`` (once hf_bpe is imported), as ``PreTrainedTokenizerFast`` and, for the GPT-2
-pattern, as ``GPT2TokenizerFast``; without hf_bpe installed, ``AutoTokenizer`` falls back to the fast tokenizer of
-``tokenizer.json``.
+folder then loads as ``HFBPETokenizer``, as ``PreTrainedTokenizerFast`` and, for the GPT-2 pattern, as
+``GPT2TokenizerFast``. By default the config names ``PreTrainedTokenizerFast``, so that ``AutoTokenizer`` loads the
+folder with the same ids for everyone, under transformers 4.x and 5.x, with or without hf_bpe; naming
+``HFBPETokenizer`` is the explicit choice (``AutoTokenizer`` then builds hf_bpe's class, and transformers 4.x
+refuses the folder where hf_bpe is not imported).
 
 This module never imports `transformers` (importing it costs over a second).
 
@@ -16,7 +18,7 @@ This module never imports `transformers` (importing it costs over a second).
 >>> import json
 >>> config = json.loads(files["tokenizer_config.json"])
 >>> config["tokenizer_class"], config["eos_token"], config["added_tokens_decoder"]["256"]["special"]
-('HFBPETokenizer', '<|endoftext|>', True)
+('PreTrainedTokenizerFast', '<|endoftext|>', True)
 """
 
 from __future__ import annotations
@@ -47,11 +49,13 @@ __all__ = [
     "render_config_files",
     "special_tokens_map",
     "dumps",
+    "folder_tokenizer_class",
     "read_tokenizer_config",
 ]
 
+# hf_bpe's own class: named only when asked for (save(tokenizer_class=...), --tokenizer-class HFBPETokenizer).
 TOKENIZER_CLASS = "HFBPETokenizer"
-# The class a folder for sharing names: transformers 4.x and 5.x both load it from tokenizer.json without hf_bpe
+# The class a folder names by default: transformers 4.x and 5.x both load it from tokenizer.json without hf_bpe
 # (4.x's AutoTokenizer refuses a tokenizer_class it does not know; 5.x falls back to the fast tokenizer).
 SHARING_TOKENIZER_CLASS = "PreTrainedTokenizerFast"
 TOKENIZER_CLASSES = (TOKENIZER_CLASS, SHARING_TOKENIZER_CLASS)
@@ -86,7 +90,7 @@ def tokenizer_config(
     add_prefix_space: bool,
     ignore_merges: bool,
     roles: Mapping[str, str] = MappingProxyType({}),
-    tokenizer_class: str = TOKENIZER_CLASS,
+    tokenizer_class: str = SHARING_TOKENIZER_CLASS,
 ) -> dict[str, Any]:
     """Build the ``tokenizer_config.json`` content of an hf_bpe folder (``added_tokens_decoder`` keyed by int).
 
@@ -98,9 +102,9 @@ def tokenizer_config(
         roles: transformers roles to special tokens, e.g. ``{"eos_token": "<|endoftext|>"}``; every role value must
             be one of ``special_tokens``. Specials without a role are listed as ``additional_special_tokens``
             (transformers 5 reads it as ``extra_special_tokens``; transformers 4 wants a dict under that name).
-        tokenizer_class: the class ``AutoTokenizer`` builds: ``"HFBPETokenizer"`` (hf_bpe's class, once hf_bpe is
-            imported) or ``"PreTrainedTokenizerFast"`` for a folder shared with people without hf_bpe (the fast
-            tokenizer of ``tokenizer.json``, same ids, under transformers 4.x and 5.x).
+        tokenizer_class: the class ``AutoTokenizer`` builds: ``"PreTrainedTokenizerFast"`` (the default: the fast
+            tokenizer of ``tokenizer.json``, same ids, under transformers 4.x and 5.x, with or without hf_bpe) or
+            ``"HFBPETokenizer"`` (hf_bpe's class; the folder then loads only where hf_bpe is imported).
 
     Returns:
         The config, with every one of the seven roles present (``None`` when unset) so that loaders with role
@@ -214,7 +218,7 @@ def tokenizer_config_files(
     add_prefix_space: bool,
     ignore_merges: bool,
     roles: Mapping[str, str] = MappingProxyType({}),
-    tokenizer_class: str = TOKENIZER_CLASS,
+    tokenizer_class: str = SHARING_TOKENIZER_CLASS,
 ) -> dict[str, str]:
     """Return the texts of ``tokenizer_config.json`` and ``special_tokens_map.json`` for an hf_bpe folder.
 
@@ -311,3 +315,19 @@ def load_tokenizer_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{name!r} must hold a JSON object ({{...}}), got {type(config).__name__} {config!r:.60}; "
                          "fix or delete the file")
     return config
+
+
+def folder_tokenizer_class(folder: str | os.PathLike[str] | None) -> str:
+    """Return the ``tokenizer_class`` to write again for a tokenizer read from ``folder``: the one its config names
+    when hf_bpe writes that class, the default (:data:`SHARING_TOKENIZER_CLASS`) otherwise.
+
+    >>> folder_tokenizer_class(None)
+    'PreTrainedTokenizerFast'
+    """
+    if folder is None:
+        return SHARING_TOKENIZER_CLASS
+    try:
+        named = load_tokenizer_config(os.path.join(folder, TOKENIZER_CONFIG_FILE)).get("tokenizer_class")
+    except (OSError, ValueError):
+        named = None  # no config, or a broken one (what reads the folder reports it)
+    return named if named in TOKENIZER_CLASSES else SHARING_TOKENIZER_CLASS

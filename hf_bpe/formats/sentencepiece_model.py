@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from ..core.sentencepiece_normalize import parse_charsmap
 from ..errors import EXCERPT
 
-__all__ = ["MODEL_TYPES", "PIECE_TYPES", "Piece", "SentencePieceModel", "check_with_sentencepiece"]
+__all__ = ["MODEL_TYPES", "PIECE_TYPES", "TRAINER_DEFAULTS", "Piece", "SentencePieceModel", "check_with_sentencepiece"]
 
 # sentencepiece_model.proto's enums.
 MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
@@ -42,6 +45,14 @@ _TRAINER_FIELDS = {
     22: ("split_by_whitespace", "bool"), 23: ("split_by_number", "bool"), 25: ("split_digits", "bool"),
     26: ("allow_whitespace_only_pieces", "bool"), 30: ("control_symbols", "strs"),
     31: ("user_defined_symbols", "strs"), 33: ("hard_vocab_limit", "bool"), 36: ("required_chars", "str"),
+    # The other options hf_bpe's trainers accept, recorded as spm_train records them (issue 33.6): what was used.
+    # (spm_train records none of accept_language, self_test_sample_size, mining_/training_sentence_size,
+    # train_extremely_large_corpus, differential_privacy_noise_level/_clipping_threshold: they are skipped fields.)
+    7: ("input_format", "str"), 11: ("input_sentence_size", "varint"), 14: ("seed_sentencepiece_size", "int32"),
+    15: ("shrinking_factor", "float"), 16: ("num_threads", "int32"), 17: ("num_sub_iterations", "int32"),
+    19: ("shuffle_input_sentence", "bool"), 32: ("vocabulary_output_piece_score", "bool"),
+    34: ("use_all_vocab", "bool"), 50: ("enable_differential_privacy", "bool"),
+    55: ("auto_character_coverage", "bool"),
 }
 _TRAINER_DEFAULTS: dict[str, Any] = {
     "model_type": 1, "vocab_size": 8000, "treat_whitespace_as_suffix": False, "byte_fallback": False,
@@ -51,7 +62,12 @@ _TRAINER_DEFAULTS: dict[str, Any] = {
     "split_by_unicode_script": True, "split_by_whitespace": True, "split_by_number": True, "split_digits": False,
     "allow_whitespace_only_pieces": False, "control_symbols": (), "user_defined_symbols": (),
     "hard_vocab_limit": True, "required_chars": "",
+    "input_format": "", "input_sentence_size": 0, "seed_sentencepiece_size": 1000000, "shrinking_factor": 0.75,
+    "num_threads": 16, "num_sub_iterations": 2, "shuffle_input_sentence": True, "vocabulary_output_piece_score": True,
+    "use_all_vocab": False, "enable_differential_privacy": False, "auto_character_coverage": False,
 }
+# TrainerSpec's fields as decoded here, with the proto's defaults (what sentencepiece reads where a file has none).
+TRAINER_DEFAULTS: Mapping[str, Any] = MappingProxyType(_TRAINER_DEFAULTS)
 _NORMALIZER_FIELDS = {
     1: ("name", "str"), 2: ("precompiled_charsmap", "bytes"), 3: ("add_dummy_prefix", "bool"),
     4: ("remove_extra_whitespaces", "bool"), 5: ("escape_whitespaces", "bool"),
@@ -149,7 +165,12 @@ class SentencePieceModel:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> SentencePieceModel:
-        """Decode a serialized ``ModelProto``."""
+        """Decode a serialized ``ModelProto``.
+
+        Raises:
+            ValueError: the bytes are not a ``ModelProto`` this reader decodes, hold no pieces, or carry a damaged
+                ``precompiled_charsmap`` (the message names the field).
+        """
         pieces: list[Piece] = []
         trainer = dict(_TRAINER_DEFAULTS)
         normalizer = dict(_NORMALIZER_DEFAULTS)
@@ -166,6 +187,8 @@ class SentencePieceModel:
                 other.append((number, wire, value))
         if not pieces:
             raise ValueError("it holds no pieces")
+        if normalizer["precompiled_charsmap"]:  # refused here, not first by an encoder built from it
+            parse_charsmap(normalizer["precompiled_charsmap"])
         return cls(tuple(pieces), trainer, normalizer, _Source(trainer_source, normalizer_source, tuple(other)))
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core._core import token_file_chunk
+from ..errors import excerpt
 from .gpt2 import read_json
 
 if TYPE_CHECKING:
@@ -242,7 +243,9 @@ def read_token_file(folder: str | os.PathLike[str]) -> tuple[np.memmap, dict[str
 
     Raises:
         FileNotFoundError: the folder lacks ``tokens.bin`` or ``tokens.json`` (or, version 2, ``offsets.bin``).
-        ValueError: the files disagree with each other (not written by :func:`write_token_file`, or cut short).
+        ValueError: naming the file and what is wrong: the files disagree with each other (not written by
+            :func:`write_token_file`, or cut short), a count in the index is not an int >= 0, or the offsets do not
+            run from 0 to the token count without decreasing (every one is checked, vectorised).
     """
     import numpy as np
 
@@ -258,31 +261,80 @@ def read_token_file(folder: str | os.PathLike[str]) -> tuple[np.memmap, dict[str
         raise ValueError(f"{os.fspath(folder / INDEX_NAME)!r} is version {index.get('version')!r} of the token "
                          f"format; this hf_bpe reads versions 1 and {_VERSION}: upgrade hf_bpe")
     dtype = np.dtype(_DTYPES[index["dtype"]][0])
+    tokens, documents = (_count(folder / INDEX_NAME, index, key) for key in ("tokens", "documents"))
     size = (folder / TOKENS_NAME).stat().st_size
-    if size != index["tokens"] * dtype.itemsize:
+    if size != tokens * dtype.itemsize:
         raise ValueError(f"{os.fspath(folder / TOKENS_NAME)!r} has {size} bytes but its index says "
-                         f"{index['tokens']} {index['dtype']} ids; the folder is damaged, write it again")
+                         f"{tokens} {index['dtype']} ids; the folder is damaged, write it again")
     if index["version"] == _VERSION:
-        index["document_offsets"] = _read_offsets(folder, index)
+        index["document_offsets"] = _read_offsets(folder, tokens, documents)
+    else:
+        _check_offsets(folder / INDEX_NAME, "its document_offsets", _json_offsets(folder, index), tokens, documents)
     if size == 0:
         return np.zeros(0, dtype=dtype), index  # type: ignore[return-value]  # numpy cannot map an empty file
     return np.memmap(folder / TOKENS_NAME, dtype=dtype, mode="r"), index
 
 
-def _read_offsets(folder: Path, index: dict[str, Any]) -> np.ndarray:
-    """Memory-map a version 2 folder's ``offsets.bin`` (checked against the index)."""
+def _count(path: Path, index: dict[str, Any], key: str) -> int:
+    """The index's ``tokens`` or ``documents``: an int >= 0, else a ValueError naming the file and the field."""
+    value = index.get(key)
+    if type(value) is not int or value < 0:
+        raise ValueError(f"{os.fspath(path)!r}: {key!r} is {excerpt(value)}, not a count (an int >= 0); the folder "
+                         "is damaged, write it again")
+    return value
+
+
+def _json_offsets(folder: Path, index: dict[str, Any]) -> np.ndarray:
+    """A version 1 index's ``document_offsets``: a JSON list of ints, as int64."""
+    import numpy as np
+
+    offsets = index.get("document_offsets")
+    if not isinstance(offsets, list) or not all(type(x) is int for x in offsets):
+        raise ValueError(f"{os.fspath(folder / INDEX_NAME)!r}: 'document_offsets' is {excerpt(offsets)}, not a "
+                         "list of ints; the folder is damaged, write it again")
+    try:
+        return np.asarray(offsets, dtype=np.int64)
+    except OverflowError:
+        raise ValueError(f"{os.fspath(folder / INDEX_NAME)!r}: 'document_offsets' holds an int beyond int64; the "
+                         "folder is damaged, write it again") from None
+
+
+# Offsets checked a block at a time: the differences of a whole offsets.bin would cost its size again in memory.
+_CHECK_BLOCK = 1 << 20
+
+
+def _check_offsets(path: Path, what: str, offsets: np.ndarray, tokens: int, documents: int) -> None:
+    """Raise unless ``offsets`` holds ``documents + 1`` entries from 0 to ``tokens``, none less than the one before
+    (so every one lies in ``[0, tokens]``): one vectorised pass, a block at a time."""
+    import numpy as np
+
+    def damaged(problem: str) -> ValueError:
+        return ValueError(f"{os.fspath(path)!r}: {what} {problem}; the folder is damaged, write it again")
+
+    if len(offsets) != documents + 1:
+        raise damaged(f"hold {len(offsets)} offsets but the index says {documents} documents (one more offset)")
+    if int(offsets[0]) != 0 or int(offsets[-1]) != tokens:
+        raise damaged(f"run from {int(offsets[0])} to {int(offsets[-1])}, not from 0 to the index's {tokens} tokens")
+    for start in range(0, len(offsets) - 1, _CHECK_BLOCK):  # advances by a block
+        block = np.asarray(offsets[start:start + _CHECK_BLOCK + 1])
+        falling = np.flatnonzero(np.diff(block) < 0)
+        if len(falling):
+            at = start + int(falling[0]) + 1
+            raise damaged(f"decrease at entry {at} ({int(offsets[at - 1])} then {int(offsets[at])}): a document's "
+                          "start must not precede the one before")
+
+
+def _read_offsets(folder: Path, tokens: int, documents: int) -> np.ndarray:
+    """Memory-map a version 2 folder's ``offsets.bin`` (checked against the index, every entry)."""
     import numpy as np
 
     path = folder / OFFSETS_NAME
     if not path.is_file():
         raise FileNotFoundError(f"{os.fspath(path)!r} does not exist; a version {_VERSION} token folder holds "
                                 f"{TOKENS_NAME}, {OFFSETS_NAME} and {INDEX_NAME}")
-    documents = index["documents"]
-    if not isinstance(documents, int) or path.stat().st_size != (documents + 1) * 8:
+    if path.stat().st_size != (documents + 1) * 8:
         raise ValueError(f"{os.fspath(path)!r} has {path.stat().st_size} bytes but its index says {documents!r} "
                          "documents (8 bytes per document, plus 8); the folder is damaged, write it again")
     offsets = np.memmap(path, dtype="<i8", mode="r")
-    if int(offsets[0]) != 0 or int(offsets[-1]) != index["tokens"]:
-        raise ValueError(f"{os.fspath(path)!r} does not run from 0 to the index's {index['tokens']} tokens; the "
-                         "folder is damaged, write it again")
+    _check_offsets(path, "its offsets", offsets, tokens, documents)
     return offsets

@@ -45,6 +45,7 @@ from typing import Any
 from ..errors import excerpt
 from ..formats.sentencepiece_model import SentencePieceModel
 from ..model.bpe import BPEModel
+from .fast_model import fast_tokenizer_model
 
 __all__ = ["as_tokenizer_model", "base_splits", "check_extension", "new_token_embeddings", "token_text"]
 
@@ -54,8 +55,9 @@ TokenizerModel = BPEModel | SentencePieceModel
 # whatever the vocabulary and the width (a 4096-wide model extended by 100,000 tokens would need gigabytes at once).
 _GATHER_ELEMENTS = 1 << 24
 
-_ACCEPTED = ("an hf_bpe.BPEModel, a SentencePieceModel, an HFBPETokenizer, an HFSentencePieceTokenizer, or the path "
-             "of a tokenizer folder (or of a SentencePiece .model file)")
+_ACCEPTED = ("an hf_bpe.BPEModel, a SentencePieceModel, an HFBPETokenizer, an HFSentencePieceTokenizer, a "
+             "transformers fast tokenizer of a byte-level BPE, or the path of a tokenizer folder (or of a "
+             "SentencePiece .model file)")
 
 
 def as_tokenizer_model(tokenizer: Any, what: str) -> TokenizerModel:
@@ -63,7 +65,9 @@ def as_tokenizer_model(tokenizer: Any, what: str) -> TokenizerModel:
 
     Args:
         tokenizer: a ``BPEModel``, a ``SentencePieceModel``, an ``HFBPETokenizer`` / ``HFSentencePieceTokenizer``
-            (their model; tokens added with ``add_tokens`` are not part of it), or a path: a SentencePiece
+            (their model; tokens added with ``add_tokens`` are not part of it), a transformers fast tokenizer of a
+            byte-level BPE (what ``AutoTokenizer`` gives for an hf_bpe folder: its ``tokenizer.json``, added
+            tokens included), or a path: a SentencePiece
             ``.model`` file, a folder holding a SentencePiece ``tokenizer.model``, or a byte-level folder
             (:meth:`BPEModel.load`: hf_bpe's, GPT-2 files, a ``tokenizer.json``).
         what: the argument's name, for messages.
@@ -82,6 +86,9 @@ def as_tokenizer_model(tokenizer: Any, what: str) -> TokenizerModel:
     sp = sys.modules.get("hf_bpe.integrations.sentencepiece_tokenizer")
     if sp is not None and isinstance(tokenizer, sp.HFSentencePieceTokenizer):
         return tokenizer.sentencepiece_model
+    fast = fast_tokenizer_model(tokenizer)  # PreTrainedTokenizerFast and its subclasses
+    if fast is not None:
+        return fast
     if isinstance(tokenizer, str | os.PathLike):
         path = Path(tokenizer)
         if path.is_file():

@@ -3,18 +3,18 @@
 :func:`tokenize_files` writes the folder :mod:`hf_bpe.formats.token_file` describes, equal id for id and offset for
 offset to :func:`hf_bpe.integrations.preprocess.save_tokenized` on the same documents, made as follows:
 
-- **Text files** are memory-mapped and read in windows of about 4 MB that end at a document's end. A window's
-  documents, found by ``memchr``/``memmem`` in compiled code, are encoded on every core where they lie (an ASCII
-  document straight from the mapped bytes, any other decoded alone: strict UTF-8, an invalid byte is a
-  ``ValueError`` naming the file, its line and byte offset; ``WordEncoder.encode_documents``); the window's pages
-  are then released, so memory stays about two windows of ids whatever the file's size. A document is the text
-  between two separators (``"\\n"`` by default: each line, its ``"\\n"`` left out and a ``"\\r"`` before it kept,
-  as ``load_text_files`` reads lines), the separator left out; a separator at the start makes an empty first
-  document and two in a row an empty one between; a file ending in its separator has no empty last document; every
-  file ends a document. A document longer than a window is encoded in parts, cut before a space that follows an
-  ASCII letter or digit (where every named pattern ends a piece: :mod:`hf_bpe.core.fragment`; the ids are the
-  whole document's), so memory stays flat; where there is no such place, or for a custom regex or a prefix space,
-  the window grows (doubling: linear work) and the document is encoded whole.
+- **Text files** are read (not memory-mapped: a file that shrinks under a mapping is a SIGBUS; one that changes while
+  it is read is a ``ValueError`` naming it) in windows of about 4 MB that end at a document's end, into one reused
+  buffer. A window's documents, found by ``memchr``/``memmem`` in compiled code, are encoded on every core where they
+  lie (an ASCII document straight from the buffer, any other decoded alone: strict UTF-8, an invalid byte is a
+  ``ValueError`` naming the file, its line and byte offset; ``WordEncoder.encode_documents``), so memory stays about
+  two windows of ids whatever the file's size. A document is the text between two separators (``"\\n"`` by default:
+  each line, its ``"\\n"`` left out and a ``"\\r"`` before it kept, as ``load_text_files`` reads lines), the separator
+  left out; a separator at the start makes an empty first document and two in a row an empty one between; a file
+  ending in its separator has no empty last document; every file ends a document. A document longer than a window is
+  encoded in parts, cut before a space that follows an ASCII letter or digit (where every named pattern ends a piece:
+  :mod:`hf_bpe.core.fragment`; the ids are the whole document's), so memory stays flat; where there is no such place,
+  or for a custom regex or a prefix space, the window grows (doubling: linear work) and the document is encoded whole.
 - **JSON Lines** (``.jsonl``, ``.ndjson``) and **Parquet** (``.parquet``) files give one document per row: the
   string in the column ``text_column`` (blank JSON lines are skipped; Parquet row groups are streamed by pyarrow).
 
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import mmap
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -185,54 +184,59 @@ class _Reader:
     # -- text files -------------------------------------------------------------------------------------------
 
     def _text(self, path: Path) -> Iterator[tuple[Any, Any]]:
-        """Windows of a memory-mapped text file, each ending at a document's end, encoded in turn."""
+        """Windows of a text file, each ending at a document's end, read into one buffer and encoded in turn.
+
+        The file is read (``readinto``), not memory-mapped: a file that shrinks under a mapping kills the process
+        with SIGBUS when a page past its new end is touched. Here a file that changes while it is read (shorter,
+        longer or rewritten: its size or modification time differ at the end) is a ``ValueError`` naming it.
+        """
         from ..core._core import last_document_end, last_safe_cut
 
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size == 0:  # no document (and mmap cannot map an empty file)
+        with open(path, "rb", buffering=0) as handle:
+            before = os.fstat(handle.fileno())
+            size = before.st_size
+            if size == 0:  # no document
                 return
             self.documents += 1  # a file that is not empty holds at least one document
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped, memoryview(mapped) as view:
-                start = 0
-                while start < size:
-                    # 1. The window's end: after its last separator. In a document longer than the window, the last
-                    #    safe cut (in place only: then the part is encoded alone and the document goes on in the
-                    #    next window); with none, the window grows (doubled each time: the searches add up to a few
-                    #    times the document's size).
-                    span, whole = self.window, True
-                    while True:
-                        stop = min(size, start + span)
-                        if stop == size:
-                            end = size
+            buffer = _Window(handle, path, size)
+            start = 0  # the file offset of the buffer's first byte
+            while start < size:
+                # 1. The window's end: after its last separator. In a document longer than the window, the last
+                #    safe cut (in place only: then the part is encoded alone and the document goes on in the
+                #    next window); with none, the window grows (doubled each time: the searches add up to a few
+                #    times the document's size).
+                span, whole = self.window, True
+                while True:
+                    stop = min(size, start + span)
+                    buffer.fill(stop - start)
+                    if stop == size:
+                        end = size
+                        break
+                    with buffer.view(0, stop - start) as part:
+                        last = last_document_end(part, self.separator)
+                    if last > 0:
+                        end = start + last
+                        break
+                    # A cut before any separator that may start in the window and end past it: not inside one.
+                    if self.in_place:
+                        with buffer.view(0, max(0, stop - start - len(self.separator) + 1)) as part:
+                            cut = last_safe_cut(part)
+                        if cut > 0:
+                            end, whole = start + cut, False
                             break
-                        with view[start:stop] as part:
-                            last = last_document_end(part, self.separator)
-                        if last > 0:
-                            end = start + last
-                            break
-                        # A cut before any separator that may start in the window and end past it: not inside one.
-                        if self.in_place:
-                            with view[start:max(start, stop - len(self.separator) + 1)] as part:
-                                cut = last_safe_cut(part)
-                            if cut > 0:
-                                end, whole = start + cut, False
-                                break
-                        span *= 2
-                    # 2. Encode the window's documents (end > start: the loop advances).
-                    with view[start:end] as raw:
-                        try:
-                            ids, offsets = self._encode_window(raw, whole)
-                        except UnicodeDecodeError as exc:
-                            raise _not_utf8(path, mapped, start + exc.start, exc.reason) from None
-                    # A part of a document adds its ids but ends no document (the next window's first one goes on).
-                    yield ids, offsets if whole else memoryview(offsets)[:1]
-                    del ids, offsets
-                    # 3. Give the window's pages back (a mapping's pages count in the resident set until then).
-                    if hasattr(mapped, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-                        page = start - start % mmap.PAGESIZE
-                        mapped.madvise(mmap.MADV_DONTNEED, page, end - page)
-                    start = end
+                    span *= 2
+                # 2. Encode the window's documents (end > start: the loop advances).
+                with buffer.view(0, end - start) as raw:
+                    try:
+                        ids, offsets = self._encode_window(raw, whole)
+                    except UnicodeDecodeError as exc:
+                        raise _not_utf8(path, start + exc.start, exc.reason) from None
+                # A part of a document adds its ids but ends no document (the next window's first one goes on).
+                yield ids, offsets if whole else memoryview(offsets)[:1]
+                del ids, offsets
+                buffer.consume(end - start)
+                start = end
+            buffer.check_unchanged(before)
 
     def _encode_window(self, raw: Any, whole: bool) -> tuple[Any, Any]:
         """A window's documents as ``(ids, offsets)``: encoded where they lie (an ASCII document needs no str; the
@@ -265,6 +269,10 @@ class _Reader:
                 except ValueError as exc:  # UnicodeDecodeError included
                     raise ValueError(f"{os.fspath(path)!r} line {number} is not a JSON value in UTF-8 ({exc}); "
                                      "each line of a .jsonl file must hold one JSON object") from None
+                except RecursionError:
+                    raise ValueError(f"{os.fspath(path)!r} line {number} nests arrays or objects deeper than "
+                                     f"Python's JSON parser allows (about {sys.getrecursionlimit()} levels); each "
+                                     "line of a .jsonl file must hold one JSON object with a string field") from None
                 if not isinstance(row, dict) or self.column not in row:
                     raise ValueError(f"{os.fspath(path)!r} line {number} has no field {self.column!r} (it holds "
                                      f"{excerpt(row)}); pass --text-column (text_column=) naming the field that "
@@ -309,13 +317,67 @@ class _Reader:
             yield values.to_pylist()
 
 
-def _not_utf8(path: Path, mapped: mmap.mmap, offset: int, reason: str) -> ValueError:
+class _Window:
+    """The bytes of a file from the reader's position, read into one reusable buffer (never past ``size``)."""
+
+    def __init__(self, handle: Any, path: Path, size: int) -> None:
+        self.handle, self.path, self.size = handle, path, size
+        self.buffer = bytearray(0)
+        self.filled = 0  # bytes of the buffer that hold the file's next bytes
+        self.offset = 0  # the file offset of buffer[0]
+
+    def fill(self, count: int) -> None:
+        """Hold at least ``count`` bytes (``offset + count <= size``): read what is missing, or raise if the file
+        ends before (it shrank while being read)."""
+        if count > len(self.buffer):  # grows to the longest window (a long document doubles it)
+            grown = bytearray(max(count, 2 * len(self.buffer)))
+            grown[:self.filled] = memoryview(self.buffer)[:self.filled]
+            self.buffer = grown
+        with memoryview(self.buffer) as view:
+            while self.filled < count:  # advances: each read adds > 0 bytes or raises
+                got = self.handle.readinto(view[self.filled:count])
+                if not got:
+                    raise _changed(self.path, f"it ended at byte {self.offset + self.filled} of the {self.size} it "
+                                              "had when reading began")
+                self.filled += got
+
+    def view(self, start: int, stop: int) -> memoryview:
+        """The held bytes ``[start, stop)`` (release it, e.g. ``with``, before the next :meth:`fill`)."""
+        return memoryview(self.buffer)[start:stop]
+
+    def consume(self, count: int) -> None:
+        """Drop the first ``count`` held bytes (the rest, part of the next window, moves to the front)."""
+        rest = self.filled - count
+        self.buffer[:rest] = self.buffer[count:self.filled]
+        self.filled = rest
+        self.offset += count
+
+    def check_unchanged(self, before: os.stat_result) -> None:
+        """Raise unless the file still ends where it did and was not rewritten while it was read."""
+        after = os.fstat(self.handle.fileno())
+        if self.handle.read(1):
+            raise _changed(self.path, f"it grew past the {self.size} bytes it had when reading began")
+        if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+            raise _changed(self.path, f"its size or modification time changed ({before.st_size} -> "
+                                      f"{after.st_size} bytes)")
+
+
+def _changed(path: Path, what: str) -> ValueError:
+    return ValueError(f"{os.fspath(path)!r} changed while it was being read ({what}); tokenize a file that no "
+                      "process is writing (copy it first, or wait until its writer is done)")
+
+
+def _not_utf8(path: Path, offset: int, reason: str) -> ValueError:
     """The error for a byte that is not UTF-8: file, byte offset and line, as reading its lines would say."""
     line = 1
-    at = mapped.find(b"\n", 0, offset)
-    while at >= 0:  # advances: each search starts after the last "\n" found
-        line += 1
-        at = mapped.find(b"\n", at + 1, offset)
+    with open(path, "rb") as handle:
+        done = 0
+        while done < offset:  # advances: each block is > 0 bytes (or the file ended)
+            block = handle.read(min(1 << 20, offset - done))
+            if not block:
+                break
+            line += block.count(b"\n")
+            done += len(block)
     return ValueError(f"{os.fspath(path)!r} line {line} is not UTF-8 ({reason} at byte {offset} of the file); "
                       "convert the file to UTF-8 (e.g. iconv -t utf-8)")
 

@@ -143,6 +143,11 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
         # What the source folder's manifest says about training, for the manifest that save_pretrained writes; a
         # few small, constant entries (datasets hashes __dict__, so it must not change when the tokenizer is used).
         self._training_record: dict[str, Any] | None = None
+        # The class save_pretrained names: the source folder's (HFBPETokenizer where it was asked for), else the
+        # default PreTrainedTokenizerFast, which loads everywhere (transformers 4.x and 5.x, without hf_bpe).
+        source = vocab_file if vocab_file is not None else kwargs.get("tokenizer_file")
+        self._tokenizer_class = hf_config.folder_tokenizer_class(
+            None if source is None or bpe_model is not None else os.path.dirname(os.fspath(source)))
         if bpe_model is None:
             bpe_model, self._training_record = load_model(vocab_file, merges_file, kwargs, pattern=pattern,
                                                           add_prefix_space=add_prefix_space,
@@ -580,7 +585,9 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
 
         Every file is written atomically. The folder reloads with ``HFBPETokenizer.from_pretrained``,
         ``AutoTokenizer`` (hf_bpe imported), ``PreTrainedTokenizerFast`` and, for the GPT-2 pattern,
-        ``GPT2TokenizerFast``. Returns the written paths.
+        ``GPT2TokenizerFast``. Returns the written paths. ``tokenizer_config.json`` names the class the source
+        folder named (``HFBPETokenizer`` where that was asked for), else ``PreTrainedTokenizerFast``: the folder
+        then loads with the same ids wherever transformers 4.x or 5.x runs, with or without hf_bpe.
 
         hf_bpe's manifest (``hf_bpe_manifest.json``) is written with the other files, in the same atomic step, so
         that ``hf-bpe verify`` passes on the folder. For a trained tokenizer (loaded from a folder whose manifest
@@ -616,6 +623,7 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
             config.pop(key, None)
         if config.get("model_max_length") == VERY_LARGE_INTEGER:
             config.pop("model_max_length")
+        config["tokenizer_class"] = self._tokenizer_class
         for key in ("clean_up_tokenization_spaces", "add_bos_token", "add_eos_token"):
             if config.get(key) is False:  # defaults: transformers 4 saves them, 5 does not (the flags live in
                 config.pop(key)           # tokenizer.json's post-processor)

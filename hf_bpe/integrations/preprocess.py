@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.bpe import BPEModel
+from .fast_model import fast_tokenizer_model
 
 __all__ = ["resolve_tokenizer", "save_tokenized", "tokenize_dataset", "tokenizer_identity", "with_eos_token"]
 
@@ -150,13 +151,16 @@ def resolve_tokenizer(tokenizer: Any, *, eos_token: str | None = None) -> tuple[
         model, specials = tokenizer, tokenizer.special_tokens
         roles = tokenizer.roles
         eos_id, pad_id = (specials.get(roles[role]) if role in roles else None for role in ("eos_token", "pad_token"))
-    elif isinstance(getattr(tokenizer, "bpe_model", None), BPEModel):
-        # HFBPETokenizer: its roles as set now (tok.eos_token = ... included), and its added tokens.
-        model, specials = tokenizer.bpe_model, tokenizer.get_added_vocab()
+    elif isinstance(getattr(tokenizer, "bpe_model", None), BPEModel) or fast_tokenizer_model(tokenizer) is not None:
+        # HFBPETokenizer, or the fast tokenizer AutoTokenizer gives for a default folder: its roles as set now
+        # (tok.eos_token = ... included), and its added tokens.
+        model = tokenizer.bpe_model if hasattr(tokenizer, "bpe_model") else fast_tokenizer_model(tokenizer)
+        specials = tokenizer.get_added_vocab()
         eos_id, pad_id = tokenizer.eos_token_id, tokenizer.pad_token_id
     else:
-        raise TypeError(f"tokenizer must be an hf_bpe BPEModel, an HFBPETokenizer or a tokenizer folder, got "
-                        f"{type(tokenizer).__name__}; load one with hf_bpe.BPEModel.load(folder)")
+        raise TypeError(f"tokenizer must be an hf_bpe BPEModel, an HFBPETokenizer, a transformers fast tokenizer "
+                        f"or a tokenizer folder, got {type(tokenizer).__name__}; load one with "
+                        "hf_bpe.BPEModel.load(folder)")
     if eos_token is not None:
         if eos_token not in specials:
             raise ValueError(f"eos_token {eos_token!r:.80} is not a special token of the tokenizer; its special "

@@ -32,7 +32,7 @@ class ModelFiles:
     _pretokenizer: Any
     add_prefix_space: bool
 
-    def files(self, *, tokenizer_class: str = "HFBPETokenizer") -> dict[str, str]:
+    def files(self, *, tokenizer_class: str = "PreTrainedTokenizerFast") -> dict[str, str]:
         """Render every file :meth:`save` writes, as texts, without writing anything.
 
         ``vocab.json``, ``merges.txt`` and ``tokenizer.json`` (byte-identical to what `tokenizers` writes), the
@@ -72,15 +72,20 @@ class ModelFiles:
         return files
 
     def save(self, directory: str | os.PathLike[str], *, force: bool = False,
-             tokenizer_class: str = "HFBPETokenizer") -> Path:
+             tokenizer_class: str = "PreTrainedTokenizerFast") -> Path:
         """Write ``vocab.json``, ``merges.txt``, ``tokenizer.json`` and the transformers config files, atomically.
+
+        The default folder loads everywhere with the same ids: ``AutoTokenizer`` and ``PreTrainedTokenizerFast``
+        under transformers 4.x and 5.x, with or without hf_bpe imported (the fast tokenizer of ``tokenizer.json``),
+        ``HFBPETokenizer.from_pretrained`` and ``BPEModel.load``.
 
         Args:
             directory: the output folder; created if absent.
             force: replace hf_bpe's files if they already exist there (other files are never touched).
-            tokenizer_class: what ``tokenizer_config.json`` names for ``AutoTokenizer``: ``"HFBPETokenizer"``, or
-                ``"PreTrainedTokenizerFast"`` for a folder shared with people who do not have hf_bpe (under
-                transformers 4.x, ``AutoTokenizer`` refuses a class it does not know).
+            tokenizer_class: what ``tokenizer_config.json`` names for ``AutoTokenizer``: ``"PreTrainedTokenizerFast"``
+                (the default), or ``"HFBPETokenizer"`` to have ``AutoTokenizer`` build hf_bpe's class; such a folder
+                needs hf_bpe imported wherever it loads (under transformers 4.x, ``AutoTokenizer`` refuses a class
+                it does not know: "Tokenizer class HFBPETokenizer does not exist").
 
         Returns:
             The folder's path.

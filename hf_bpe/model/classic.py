@@ -231,7 +231,9 @@ class ClassicModel:
     def files(self) -> dict[str, str | bytes]:
         """Return the files :meth:`save` writes: ``hf_bpe_classic.json`` and the scheme's native files.
 
-        Byte-level schemes get the whole :class:`BPEModel` folder (GPT-2 ``vocab.json`` and ``merges.txt``,
+        WordPiece schemes get ``vocab.txt`` with the ``tokenizer.json`` and configs that make transformers load
+        it with the recipe's ids (:mod:`hf_bpe.model.wordpiece_files`). Byte-level schemes get the whole
+        :class:`BPEModel` folder (GPT-2 ``vocab.json`` and ``merges.txt``,
         ``tokenizer.json``, transformers configs), so that ``hf-bpe encode``, ``AutoTokenizer`` and
         ``BPEModel.load`` read it; when two minbpe merges spell the same bytes (no BPEModel can hold that), only
         ``merges.txt`` is written beside the json.
@@ -263,6 +265,11 @@ class ClassicModel:
             files["vocab.json"] = gpt2.to_json({t: i for i, t in enumerate(self.tokens)})
         elif self.scheme in ("wordpiece", "wordpiece-score"):  # BERT's vocab.txt: one token per line, by id
             files["vocab.txt"] = "".join(f"{token}\n" for token in self.tokens)
+            if "[UNK]" in self.special_tokens:  # and the files transformers loads it with (its encode needs [UNK])
+                from .wordpiece_files import wordpiece_files
+
+                files.update(wordpiece_files(self.tokens, list(self.special_tokens), scheme=self.scheme,
+                                             lowercase=bool(self.provenance.get("lowercase", False))))
         else:  # rasbt's save_vocab_and_merges
             files["vocab.json"] = json.dumps({str(i): t for i, t in enumerate(self.tokens)}, ensure_ascii=False,
                                              indent=2)

@@ -45,7 +45,7 @@ from typing import Any, Literal
 from ..formats import atomic
 from ..formats import tokenizer_json
 from ..formats import tiktoken as tiktoken_format
-from ..formats import folder, gpt2
+from ..formats import folder, gpt2, hf_config
 from ..model.bpe import BPEModel
 from ..model.vocab_checks import regular_tokens
 from ..core.specials import check_special_ids
@@ -238,10 +238,12 @@ def _load_gpt2(vocab_file: Path, pattern: str | None, extra: Mapping[str, int]) 
         if not isinstance(options.get(key, False), bool):
             raise ValueError(f"{where}: {key} is {options[key]!r}; expected true or false")
     try:
+        # The roles as the folder loads in transformers (GPT2TokenizerFast's defaults for GPT-2 files without a
+        # config: <|endoftext|> is bos, eos and unk); an extension or conversion keeps them (issue 33.7).
         if contents.files.get("vocab") == vocab_file:
             return BPEModel(regular_tokens(contents.tokens, contents.merges, specials), contents.merges,
-                            special_tokens=specials, **options)
-        return BPEModel.from_files(vocab_file, merges_file, special_tokens=specials, **options)
+                            special_tokens=specials, roles=contents.roles, **options)
+        return BPEModel.from_files(vocab_file, merges_file, special_tokens=specials, roles=contents.roles, **options)
     except ValueError as exc:
         if os.fspath(vocab_file.parent) in str(exc):  # the readers' messages already name the file and line
             raise
@@ -257,8 +259,13 @@ def _load_tokenizer_json(path: Path, pattern: str | None, extra: Mapping[str, in
     specials.update(extra)
     tokens = regular_tokens(info["tokens"], info["merges"], specials)
     chosen = _resolve_pattern(folder.pattern_name(info["pattern_regex"]), pattern, repr(os.fspath(path)), None)
+    # A folder's tokenizer.json: the roles its tokenizer_config.json gives (a bare tokenizer.json has none).
+    config_file = path.parent / hf_config.TOKENIZER_CONFIG_FILE
+    roles = {}
+    if path.name == _TOKENIZER_JSON and config_file.is_file():
+        roles = folder.config_roles(hf_config.load_tokenizer_config(config_file), specials)
     try:
-        return BPEModel(tokens, info["merges"], special_tokens=specials, pattern=chosen,
+        return BPEModel(tokens, info["merges"], special_tokens=specials, pattern=chosen, roles=roles,
                         add_prefix_space=info["add_prefix_space"], ignore_merges=info["ignore_merges"])
     except ValueError as exc:
         raise ValueError(f"{os.fspath(path)!r}: {exc}") from None

@@ -95,9 +95,17 @@ def extend(
     """Extend a byte-level BPE tokenizer with merges learned on a new corpus, every existing id kept.
 
     Each base token keeps its id and bytes, the base merges stay in order as the prefix, special tokens keep ids
-    and roles, new ids start after the largest id in use; the corpus is pre-tokenized with the base's pattern,
-    each pre-token segmented exactly as the base encodes it, and ``tokenizers``' ``BpeTrainer`` loop continues
-    from there (:mod:`hf_bpe.training.extend` states the contract).
+    and roles (those the base has as transformers loads it: GPT-2 files without a config get GPT2TokenizerFast's
+    ``<|endoftext|>`` as bos, eos and unk), new ids start after the largest id in use; the corpus is pre-tokenized
+    with the base's pattern, each pre-token segmented exactly as the base encodes it, and ``tokenizers``'
+    ``BpeTrainer`` loop continues from there (:mod:`hf_bpe.training.extend` states the contract).
+
+    Which text keeps its ids, exactly: a text encodes to the same ids as with the base if and only if none of its
+    pre-tokens, as the base encodes them, holds two neighbouring tokens that a new merge joins (and, with
+    ``ignore_merges``, none is itself a new token). Every text is made of the base's tokens (bytes at least), so
+    "text the base already covers encodes as before" is not the rule: a text changes exactly where a new merge
+    applies to its base encoding (new merges rank after every base merge, so the base's merges all happen first).
+    ``docs/guides/extending.md`` shows it, and the SentencePiece case (``extend_sentencepiece``).
 
     Args:
         base: a :class:`BPEModel`, or the path of what :func:`hf_bpe.tools.convert.load_any` reads: a folder

@@ -34,6 +34,7 @@ __all__ = [
     "tokenizers_tokenizer",
     "tokenizers_trainer",
     "train_tokenizers",
+    "train_tokenizers_parity",
     "train_tokenizers_unigram",
     "unigram_tokenizers_description",
 ]
@@ -122,6 +123,43 @@ def train_tokenizers(
         tokenizer.train([os.fspath(f) for f in files], trainer)
     else:
         tokenizer.train_from_iterator(texts, trainer)
+    return tokenizer
+
+
+def train_tokenizers_parity(
+    languages: Sequence[Iterable[str]],
+    *,
+    dev: Sequence[Iterable[str]] | None = None,
+    ratio: Sequence[float] | None = None,
+    special_tokens: Sequence[str] = (),
+    all_bytes: bool = True,
+    pattern: str = "gpt2",
+    add_prefix_space: bool = False,
+    **options: Any,
+) -> Any:
+    """Train `tokenizers`' ``ParityBpeTrainer`` as :func:`hf_bpe.train_parity` reproduces it; return the ``Tokenizer``.
+
+    ``BPE()``, :func:`tokenizers_pre_tokenizer` (``ByteLevel(add_prefix_space=False)`` for GPT-2's pattern), and
+    the ByteLevel post-processor (``trim_offsets=False``) and decoder that hf_bpe's ``tokenizer.json`` declares.
+
+    Args:
+        languages: one iterable of texts per language, in order.
+        dev: one iterable of dev texts per language, or None.
+        ratio: target compression rates in language order, or None.
+        special_tokens, all_bytes, pattern, add_prefix_space: as :func:`hf_bpe.train_parity` (``all_bytes``:
+            ``initial_alphabet=ByteLevel.alphabet()``).
+        **options: ``ParityBpeTrainer``'s (``num_merges``, ``variant``, ``window_size``, ``alpha``, ...).
+    """
+    from tokenizers import pre_tokenizers, processors, trainers
+
+    tokenizer = tokenizers_tokenizer(pattern=pattern, add_prefix_space=add_prefix_space)
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    if all_bytes:
+        options["initial_alphabet"] = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.ParityBpeTrainer(special_tokens=list(special_tokens), show_progress=False, **options)
+    trainer.train_from_iterator(tokenizer, [iter(texts) for texts in languages],
+                                dev_iterators=None if dev is None else [iter(texts) for texts in dev],
+                                ratio=None if ratio is None else list(ratio))
     return tokenizer
 
 

@@ -231,6 +231,11 @@ def verify(
                 warnings.simplefilter("always")
                 if "base" in replay:  # an extended tokenizer: extend its base again
                     model = _re_extend(replay, corpus, text_column, workers, show_progress, checked)
+                elif replay.get("algorithm") == "superbpe":  # both stages again
+                    from ..training.superbpe import replay_superbpe
+
+                    model = replay_superbpe(corpus, replay, text_column=text_column, workers=workers,
+                                            show_progress=show_progress)
                 else:
                     model = train(corpus, **replay, text_column=text_column, workers=workers,
                                   show_progress=show_progress)
@@ -243,7 +248,7 @@ def verify(
             return VerifyReport(False, tuple(problems), tuple(checked), tuple(notes))
         notes.extend(f"retraining warned: {w.message}" for w in caught)
         # A folder saved for sharing names PreTrainedTokenizerFast: retrain into the same kind of folder.
-        out = model.save(Path(tmp) / "retrained", tokenizer_class=_saved_tokenizer_class(folder))
+        out = model.save(Path(tmp) / "retrained", tokenizer_class=hf_config.folder_tokenizer_class(folder))
         for name in sorted(manifest["files"]):
             ours, theirs = out / name, folder / name
             if not is_plain_name(name) or not theirs.is_file():
@@ -298,10 +303,3 @@ def _re_extend(options: dict[str, Any], corpus: Any, text_column: str, workers: 
                         show_progress=show_progress, base_record=record)
 
 
-def _saved_tokenizer_class(folder: Path) -> str:
-    """Return the ``tokenizer_class`` hf_bpe can write that the folder's config names (hf_bpe's own otherwise)."""
-    try:
-        named = hf_config.load_tokenizer_config(folder / hf_config.TOKENIZER_CONFIG_FILE).get("tokenizer_class")
-    except (OSError, ValueError):
-        named = None  # compared (and reported) with the other files
-    return named if named in hf_config.TOKENIZER_CLASSES else hf_config.TOKENIZER_CLASS

@@ -36,7 +36,7 @@ from .progress import progress_bar
 if TYPE_CHECKING:
     from ..model.classic import ClassicModel  # annotations only: the recipes' trainers import it
 
-__all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "train", "train_from_counts"]
+__all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "check_special_tokens", "train", "train_from_counts"]
 
 # tokenizers' BpeTrainer default.
 DEFAULT_VOCAB_SIZE = 30000
@@ -325,6 +325,26 @@ def with_roles(special_tokens: object, roles: dict[str, object]) -> tuple[list[s
     return specials, chosen
 
 
+def check_special_tokens(special_tokens: object) -> list[str]:
+    """Check the special tokens (a list of non-empty str); return them with repeats dropped.
+
+    >>> check_special_tokens(["<s>", "<s>", "</s>"])
+    ['<s>', '</s>']
+    """
+    if isinstance(special_tokens, str) or not isinstance(special_tokens, Sequence):
+        raise TypeError(
+            f"special_tokens must be a list of str, got {special_tokens!r}"
+            + (f"; for one token write [{special_tokens!r}]" if isinstance(special_tokens, str) else "")
+        )
+    specials: list[str] = []
+    for token in special_tokens:
+        if not isinstance(token, str) or not token:
+            raise TypeError(f"each special token must be a non-empty str, got {token!r}")
+        if token not in specials:
+            specials.append(token)
+    return specials
+
+
 def check_options(
     vocab_size: object,
     min_frequency: object,
@@ -341,17 +361,7 @@ def check_options(
     def is_int(value: object) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
 
-    if isinstance(special_tokens, str) or not isinstance(special_tokens, Sequence):
-        raise TypeError(
-            f"special_tokens must be a list of str, got {special_tokens!r}"
-            + (f"; for one token write [{special_tokens!r}]" if isinstance(special_tokens, str) else "")
-        )
-    specials: list[str] = []
-    for token in special_tokens:
-        if not isinstance(token, str) or not token:
-            raise TypeError(f"each special token must be a non-empty str, got {token!r}")
-        if token not in specials:
-            specials.append(token)
+    specials = check_special_tokens(special_tokens)
     if not is_int(vocab_size):
         raise TypeError(f"vocab_size must be an int, got {vocab_size!r}")
     minimum = len(specials) + 256

@@ -36,7 +36,7 @@ from .._version import __version__
 from ..core.fragment import CUTTABLE_PATTERNS, Fragment
 from ..core._tally import release_free_memory
 from ..core.pretokenize import Pretokenizer, usable_cpus
-from ..errors import InputError
+from ..errors import InputError, excerpt
 from ..formats.manifest import ORDERS, CorpusFingerprint, combine_fingerprints
 from .corpus import LineBlock, is_paths, iter_batches, iter_texts
 from .progress import progress_bar
@@ -357,10 +357,18 @@ class WordCounts(Mapping[bytes, int]):
         counts = dict(zip(tokens, values))
         if len(counts) != len(tokens):
             raise InputError(f"{name!r} lists a pre-token twice; counts files hold each pre-token once")
+        _check_utf8_tokens(name, tokens)
         try:
-            return cls(counts, documents=documents, total_bytes=size, fingerprint=fingerprint, **options)
+            loaded = cls(counts, documents=documents, total_bytes=size, fingerprint=fingerprint, **options)
         except (TypeError, ValueError) as exc:
             raise InputError(f"{name!r}: {exc}") from None
+        recorded = meta.get("pattern_regex")
+        if recorded is not None and recorded != loaded._pretokenizer.regex:
+            raise InputError(f"{name!r}: its metadata names the pattern {excerpt(options['pattern'])} (regex "
+                             f"{excerpt(loaded._pretokenizer.regex)}) but records the regex {excerpt(recorded)}; "
+                             "the two disagree, so which pre-tokenizer made the counts is unknown: count again with "
+                             "`hf-bpe count`")
+        return loaded
 
     @classmethod
     def load_all(cls, paths: list[str | os.PathLike[str]]) -> WordCounts:
@@ -383,6 +391,23 @@ class WordCounts(Mapping[bytes, int]):
             except ValueError as exc:
                 raise InputError(f"adding {os.fspath(path)!r}: {exc}") from None
         return total
+
+
+def _check_utf8_tokens(name: str, tokens: list[bytes]) -> None:
+    """Raise InputError naming the first pre-token that is not UTF-8 (a piece of text always is): one decode of
+    them all, joined by ``"\\n"`` (which no invalid sequence can borrow from), and a search only on failure."""
+    try:
+        b"\n".join(tokens).decode("utf-8")
+        return
+    except UnicodeDecodeError:
+        pass
+    for token in tokens:  # ends: a token that does not decode is among them
+        try:
+            token.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{name!r} holds the pre-token {excerpt(token)}, which is not UTF-8 ({exc.reason}): no "
+                             "text gives it, as pre-tokens are pieces of UTF-8 text; the file is damaged or not "
+                             "made by `hf-bpe count`: count again") from None
 
 
 def _ignore_interrupts() -> None:

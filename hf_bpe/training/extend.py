@@ -13,8 +13,9 @@ The contract (tests/test_extend.py holds each point):
    ``core._reference_continue.continue_merges``): highest count, ties to the smallest ``(left id, right id)``,
    ``min_frequency`` inclusive, ``max_token_length`` as ``BpeTrainer`` applies it to pairs a merge forms.
 4. Consequences: extending by 0 tokens saves the base's files byte for byte (the manifest apart, which records the
-   extension); text none of whose pre-tokens, as the base encodes them, holds a pair a new merge names (nor, with
-   ``ignore_merges``, is a new token) encodes to the same ids as before (new merges rank after every base merge);
+   extension); a text encodes to the same ids as before if and only if none of its pre-tokens, as the base encodes
+   them, holds a pair a new merge names (nor, with ``ignore_merges``, is a new token): new merges rank after every
+   base merge, and one that applies leaves fewer tokens;
    for a base that hf_bpe trained on a corpus C at size V, extending it on C to V' gives the files of training on
    C at V' (the manifest apart). Why the last holds: in training from bytes, a pair first appears in the step that
    creates the later of its two tokens, so its one heap entry lists every word holding it and every occurrence is
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ..core import _core
@@ -205,7 +207,12 @@ def _extend_counts(
     show_progress: bool,
     recorded: dict[str, Any],
     base_record: Mapping[str, object] | None,
+    *,
+    rules: Mapping[str, Any] = MappingProxyType({}),
+    options: Mapping[str, Any] | None = None,
 ) -> BPEModel:
+    # rules: the merge loop's SuperBPE rules (max_words, forbidden); options: what the manifest records instead of
+    # an extension's options (training/superbpe.py: stage 2 is this loop, its manifest replays both stages).
     if counts.documents == 0 or not counts:
         raise InputError("the corpus is empty: it yielded no text to learn from")
     # 1-2. Each distinct pre-token as the base encodes it (a word of one token has no pair, so it is left out), then
@@ -215,7 +222,7 @@ def _extend_counts(
     with progress_bar(show_progress, desc="merges", total=size - first) as bar:
         vocab, merges = _core.continue_merges_from_words(
             base.word_encoder, list(counts.keys()), list(counts.values()), keys=keys, vocab_size=size,
-            min_frequency=min_frequency, max_token_length=max_token_length, progress=bar.update)
+            min_frequency=min_frequency, max_token_length=max_token_length, progress=bar.update, **rules)
 
     # 3. The extended model: new tokens after the base's ids, new merges after the base's (each pair once, at its
     # last rank, as tokenizers saves them). A merge that rebuilt a special's bytes makes them a regular token too.
@@ -227,7 +234,7 @@ def _extend_counts(
             tokens[vocab[index]] = index  # type: ignore[index]
     new_merges = saved_merges(vocab, merges)  # type: ignore[arg-type]  # merges only name ids with bytes
     provenance = {
-        "options": {
+        "options": dict(options) if options is not None else {
             "base": dict(base_record) if base_record is not None else {"path": None, "files": None},
             "base_digest": base.digest(),
             "vocab_size": size,

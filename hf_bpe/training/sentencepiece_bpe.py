@@ -39,7 +39,8 @@ from typing import Any
 
 import regex
 
-from ..formats.sentencepiece_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, Piece, SentencePieceModel
+from ..formats.sentencepiece_model import (BYTE, CONTROL, NORMAL, TRAINER_DEFAULTS, UNKNOWN, USER_DEFINED, Piece,
+                                           SentencePieceModel)
 from ..core.sentencepiece_normalize import SentencePieceNormalizer
 from .sentencepiece_normalizer import SPACE
 from .sentencepiece_scripts import script_of
@@ -112,11 +113,14 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
         if name in options and typed(name, values[0], options[name]) not in values:
             accepted = " or ".join(f"{name}={v!r}" for v in values)
             raise ValueError(f"{name}={options[name]!r} is not supported ({accepted} only): {why}")
-    for name in set(options) & set(SPM_NO_EFFECT):  # checked like spm_train, then not used: no effect on BPE
-        typed(name, SPM_NO_EFFECT[name][0], options[name])
     merged = dict(SPM_DEFAULTS, **{k: v for k, v in options.items() if k in SPM_DEFAULTS})
     for name, default in SPM_DEFAULTS.items():
         merged[name] = typed(name, default, merged[name])
+    # Checked like spm_train, then not used (no effect on BPE) but recorded in the trainer_spec, as spm_train does.
+    for name in set(options) & set(SPM_NO_EFFECT):
+        merged[name] = typed(name, SPM_NO_EFFECT[name][0], options[name])
+    for name in set(options) & set(SPM_ONLY) - {"model_type"}:  # model_type: the trainer's own
+        merged[name] = typed(name, SPM_ONLY[name][0][0], options[name])
     if not (merged["input_sentence_size"] == 0 or merged["input_sentence_size"] > 100):  # spm_train's VerifySpec
         raise ValueError(f"input_sentence_size must be 0 (every sentence) or more than 100 (as spm_train checks), got "
                          f"{merged['input_sentence_size']!r}")
@@ -493,13 +497,6 @@ def char_info(char: str) -> tuple[int, bool, bool]:
             char in (UNK_CHAR, "\x00", BOUNDARY, " "))
 
 
-# The options that shape the pieces, recorded in the model's trainer_spec as spm_train records them (what
-# extend_sentencepiece reads back from a .model file).
-_RECORDED = ("character_coverage", "max_sentence_length", "max_sentencepiece_length", "split_by_unicode_script",
-             "split_by_whitespace", "split_by_number", "split_digits", "allow_whitespace_only_pieces",
-             "control_symbols", "user_defined_symbols", "hard_vocab_limit", "required_chars")
-
-
 def assemble_model(merged: list[str], required: Mapping[str, int], meta: Mapping[int, tuple[str, int]],
                    vocab_size: int, opts: Mapping[str, Any], spec: dict[str, Any]) -> SentencePieceModel:
     """Serialize as the trainer does: meta pieces at their ids, then the merged pieces and the required characters
@@ -540,9 +537,9 @@ def serialize_pieces(final: list[tuple[str, float]], meta: Mapping[int, tuple[st
     if len(pieces) != vocab_size and opts["hard_vocab_limit"]:
         raise ValueError(f"vocab_size {vocab_size} is too high for this corpus: it makes at most {len(pieces)} "
                          "pieces; set vocab_size to at most that, or hard_vocab_limit=False")
-    trainer = {"model_type": model_type, "vocab_size": len(pieces), **{k: opts[k] for k in (
-        "treat_whitespace_as_suffix", "byte_fallback", "unk_id", "bos_id", "eos_id", "pad_id", "unk_piece",
-        "bos_piece", "eos_piece", "pad_piece", "unk_surface", *_RECORDED)}}
+    # Every option of the trainer_spec as used, spm_train's defaults for the others (spm_train records them all).
+    trainer = {**TRAINER_DEFAULTS, **{k: opts[k] for k in TRAINER_DEFAULTS if k in opts},
+               "model_type": model_type, "vocab_size": len(pieces)}
     return SentencePieceModel(tuple(pieces), trainer, spec)
 
 

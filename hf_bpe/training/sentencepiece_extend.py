@@ -81,6 +81,13 @@ def extend_sentencepiece(base: str | os.PathLike[str] | SentencePieceModel, corp
                          progress: Callable[[int], object] | None = None, **options: Any) -> SentencePieceModel:
     """Extend a SentencePiece BPE model with pieces learned on ``corpus``, keeping every base piece and id.
 
+    Which text keeps its ids, exactly: where every NORMAL base piece scores above every new piece (every model
+    ``train_sentencepiece`` writes; Llama 2's runs of ``▁`` pinned at -1e9 are the exception), a text encodes to
+    the same ids as with the base if and only if no character of it is a new piece (a character the base spelled
+    as ``<0xXX>`` bytes or ``<unk>``: Llama 2's tab, once the corpus holds tabs) and no two neighbouring pieces of
+    its base encoding join into a new piece. So text made only of the base's pieces may still change (two of them
+    joining into a new piece); ``docs/guides/extending.md`` shows both cases.
+
     Args:
         base: a SentencePiece BPE ``.model`` file, or a :class:`SentencePieceModel` (``train_sentencepiece``'s).
         corpus: text files (paths), a ``datasets`` Dataset (``text_column``) or an iterable of str, one sentence

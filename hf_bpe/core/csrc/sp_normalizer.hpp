@@ -22,12 +22,19 @@ class Normalizer {
         : dummy_(add_dummy_prefix), suffix_(dummy_as_suffix), remove_(remove_extra_whitespaces),
           space_(escape_whitespaces ? "\xe2\x96\x81" : " "), user_(std::move(user_symbols)) {
         if (!charsmap.empty()) {
+            // The same checks, in the same order and words, as parse_charsmap in sentencepiece_normalize.py.
+            if (charsmap.size() <= 4)
+                throw std::invalid_argument("precompiled_charsmap: " + std::to_string(charsmap.size()) +
+                                            " bytes; a precompiled charsmap holds a 4-byte trie size, the trie "
+                                            "and the normalized forms");
             uint32_t size = 0;
-            if (charsmap.size() <= 4) throw std::invalid_argument("precompiled charsmap too short");
             std::memcpy(&size, charsmap.data(), 4);
-            if (size >= charsmap.size() || size % 4) throw std::invalid_argument("precompiled charsmap: bad trie size");
+            if (size > charsmap.size() - 4 || size % 4)
+                throw std::invalid_argument("precompiled_charsmap: its header declares a " + std::to_string(size) +
+                                            "-byte trie; " + std::to_string(charsmap.size() - 4) +
+                                            " bytes follow the 4-byte header and a trie is a multiple of 4 bytes");
             units_.resize(size / 4);
-            std::memcpy(units_.data(), charsmap.data() + 4, size);
+            if (size) std::memcpy(units_.data(), charsmap.data() + 4, size);  // memcpy needs a valid pointer
             forms_.assign(charsmap.data() + 4 + size, charsmap.size() - 4 - size);
         }
         for (size_t i = 0; i < user_.size(); ++i)  // longest first: the first that matches is the longest
@@ -92,7 +99,7 @@ class Normalizer {
         if (!units_.empty()) longest(data, n, &length, &value);
         if (length) {
             *piece = forms_.data() + value;
-            *piece_size = std::strlen(*piece);
+            *piece_size = std::strlen(*piece);  // forms_ is a std::string: NUL-terminated past its last form
             *consumed = length;
             return;
         }
@@ -117,7 +124,10 @@ class Normalizer {
             if ((unit >> 8) & 1) {
                 *length = i + 1;
                 *value = units_[node] & 0x7FFFFFFFu;
-                if (*value >= forms_.size()) throw std::out_of_range("precompiled charsmap: bad form offset");
+                if (*value >= forms_.size())
+                    throw std::invalid_argument("precompiled_charsmap: the trie points at form " +
+                                                std::to_string(*value) + ", past its " +
+                                                std::to_string(forms_.size()) + "-byte forms");
             }
         }
     }

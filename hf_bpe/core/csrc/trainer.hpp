@@ -120,11 +120,29 @@ public:
     int64_t vocab_size = 0;
     uint64_t min_frequency = 0;
     uint64_t max_len = ~0ULL;                           // usize::MAX when there is no max_token_length
+    // SuperBPE's stage-2 rules (the authors' fork of BpeTrainer): a popped pair whose token would span more
+    // than max_words space-separated words (0: no limit) or contain `forbidden` (empty: none) is dropped.
+    uint64_t max_words = 0;
+    std::string forbidden;
     bool bits32 = false;
     // Output.
     std::vector<int32_t> merges;                        // flat (left, right, new) triples
     bool finished = false;
 
+    // Whether the stage-2 rules let a merge build `key`: its words (maximal runs without a space, the fork's
+    // split on "Ġ" with empty parts left out) number at most max_words, and it does not contain `forbidden`.
+    bool superword_allowed(const std::string& key) const {
+        if (!forbidden.empty() && key.find(forbidden) != std::string::npos) return false;
+        if (max_words == 0) return true;
+        uint64_t words_seen = 0;
+        bool in_word = false;
+        for (const char c : key) {
+            const bool space = c == ' ';
+            if (!space && !in_word) ++words_seen;
+            in_word = !space;
+        }
+        return words_seen <= max_words;
+    }
     void add_id(const char* key, size_t size, bool spellable) {
         keys.emplace_back(key, size);
         token_len.push_back((int32_t)size);
@@ -363,6 +381,10 @@ public:
             }
             int32_t left = (int32_t)(top.pair >> 32), right = (int32_t)(top.pair & 0xffffffffULL);
             std::string new_key = keys[left] + keys[right];
+            if (!superword_allowed(new_key)) {  // dropped; a later step's new entry is dropped again
+                pool.release(top.list);
+                continue;
+            }
             int32_t new_id = key_to_id.find(keys, new_key.data(), new_key.size());
             if (new_id == KeyIndex::NONE) {  // a new token; else the existing id is reused
                 new_id = (int32_t)keys.size();

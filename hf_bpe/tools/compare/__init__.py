@@ -35,7 +35,7 @@ before training).
 The report's schema is in :mod:`hf_bpe.tools.compare.schema`. The modules: ``split`` (training and held-out
 splits), ``child`` (one trainer in one process), ``evaluated`` (each tokenizer seen by the metrics), ``merges``
 (merge comparison and the 32-bit overflow explanation), ``metrics``, ``run`` (:func:`compare`), ``markdown`` and
-``chart`` (the report files). The peers' configuration is :mod:`hf_bpe.tools.peers`.
+``chart`` (the report files; the chart needs matplotlib, the optional extra ``plot``). The peers' configuration is :mod:`hf_bpe.tools.peers`.
 
 >>> [i for i in range(20) if is_heldout(i, fraction=0.25, seed=0)]
 [1, 4, 5, 18]

@@ -59,7 +59,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     else:
         add(f"Options: vocab_size **{opts['vocab_size']:,}**, min_frequency {opts['min_frequency']}, pattern "
             f"`{opts['pattern']}`, special tokens {opts['special_tokens'] or 'none'}.\n")
-    add("![tokens per byte, training time and memory](report.png)\n")
+    chart = (report.get("files") or {}).get("chart")
+    if chart:
+        add(f"![tokens per byte, training time and memory]({chart})\n")
 
     add("## Training\n")
     add("| tokenizer | version | status | vocab | time (s) | peak memory | baseline memory |")

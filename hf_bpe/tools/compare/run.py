@@ -398,17 +398,24 @@ def compare(
                 entries, load_documents(os.fspath(split.train_path)),
                 [doc for subset in split.subsets for doc in subset.heldout],
                 {**spec["options"]["sentencepiece"], "vocab_size": vocab_size})
-    report["files"] = {"json": "report.json", "markdown": "report.md", "chart": "report.png",
+    from .. import plotting
+
+    drawn = plotting.available()
+    if not drawn:
+        notes.append(f"report.png was not drawn: matplotlib is not installed ({plotting.INSTALL_HINT})")
+    report["files"] = {"json": "report.json", "markdown": "report.md", "chart": "report.png" if drawn else None,
                        "models": {n: e["path"] for n, e in entries.items() if e["path"]}}
 
-    # 8. Write the three report files together.
+    # 8. Write the report files together.
     from ...formats import atomic
 
-    atomic.write_files(folder, {
+    files: dict[str, str | bytes] = {
         "report.json": json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
         "report.md": render_markdown(report),
-        "report.png": render_chart(report),
-    }, force=True)
+    }
+    if drawn:
+        files["report.png"] = render_chart(report)
+    atomic.write_files(folder, files, force=True)
     return report
 
 

@@ -39,7 +39,7 @@ The report's layout (``schema_version`` 1)::
                             hf_bpe_share, tokenizers_share}, segmentation: {equal, total, rate, boundary_f1},
                             newline_byte_fallback: None}
     notes: [str]
-    files: {json, markdown, chart, models: {NAME: path}}
+    files: {json, markdown, chart (None when matplotlib is not installed), models: {NAME: path}}
 
 Rates are ``None`` when their total is 0. Pairs are written in the byte-level alphabet, as in ``merges.txt``.
 """
