@@ -122,7 +122,7 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
                        metavar="{bpe,unigram,sentencepiece-bpe,superbpe,parity}",
                        help="bpe: byte-level BPE equal to tokenizers (default); unigram: equal to spm_train "
                             "--model_type=unigram; sentencepiece-bpe: equal to spm_train --model_type=bpe (both write "
-                            "tokenizer.model + exact tokenizer.json; the names compare --algorithm takes; the older "
+                            "tokenizer.model + exact tokenizer.json; bpe and unigram as compare --algorithm names them; the older "
                             "spelling sentencepiece, with --spm model_type=unigram for unigram, still works); "
                             "superbpe: BPE up to --transition, then superwords across spaces "
                             "(docs/guides/superbpe.md); parity: parity-aware BPE over --language corpora, equal to tokenizers' ParityBpeTrainer")
