@@ -122,10 +122,11 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
                        metavar="{bpe,unigram,sentencepiece-bpe,superbpe,parity}",
                        help="bpe: byte-level BPE equal to tokenizers (default); unigram: equal to spm_train "
                             "--model_type=unigram; sentencepiece-bpe: equal to spm_train --model_type=bpe (both write "
-                            "tokenizer.model + exact tokenizer.json; bpe and unigram as compare --algorithm names them; the older "
-                            "spelling sentencepiece, with --spm model_type=unigram for unigram, still works); "
-                            "superbpe: BPE up to --transition, then superwords across spaces "
-                            "(docs/guides/superbpe.md); parity: parity-aware BPE over --language corpora, equal to tokenizers' ParityBpeTrainer")
+                            "tokenizer.model + exact tokenizer.json; bpe and unigram as compare --algorithm names "
+                            "them; the older spelling sentencepiece, with --spm model_type=unigram for unigram, still "
+                            "works); superbpe: BPE up to --transition, then superwords across spaces "
+                            "(docs/guides/superbpe.md); parity: parity-aware BPE over --language corpora, equal to "
+                            "tokenizers' ParityBpeTrainer")
     add_superbpe_arguments(train)
     train.add_argument("--spm", action="append", default=[], metavar="KEY=VALUE",
                        help="with --algorithm unigram or sentencepiece-bpe: an spm_train option by its own name, e.g. "
