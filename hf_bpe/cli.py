@@ -26,7 +26,12 @@ from .cli_tools import (add_compare_parser, add_convert_parser, add_verify_parse
 from .cli_support import add_corpus_arguments, check_out, check_out_folder, corpus_of, default_corpus, log
 from .errors import USER_ERRORS, InputError
 
-__all__ = ["main"]
+__all__ = ["ALGORITHMS", "main"]
+
+# train --algorithm's names -> the spm_train model_type they train (None: not SentencePiece; "": the older spelling
+# "sentencepiece", whose model_type comes from --spm, BPE by default). compare --algorithm takes bpe and unigram too.
+ALGORITHMS = {"bpe": None, "unigram": "unigram", "sentencepiece-bpe": "bpe", "superbpe": None, "parity": None,
+              "sentencepiece": ""}
 
 _EXAMPLES = """\
 examples:
@@ -37,8 +42,8 @@ examples:
   hf-bpe count shard1.txt --out shard1.parquet      # count shards anywhere, then train from their sum:
   hf-bpe train --counts shard*.parquet --vocab-size 32000 --out my-tok
   hf-bpe train part-*.txt --spark local[2] --vocab-size 32000 --out my-tok    # count with Apache Spark
-  hf-bpe train corpus.txt --algorithm sentencepiece --vocab-size 8000 --out spm-tok --spm byte_fallback=true
-  hf-bpe train corpus.txt --algorithm sentencepiece --spm model_type=unigram --vocab-size 8000 --out uni-tok
+  hf-bpe train corpus.txt --algorithm sentencepiece-bpe --vocab-size 8000 --out spm-tok --spm byte_fallback=true
+  hf-bpe train corpus.txt --algorithm unigram --vocab-size 8000 --out uni-tok    # as spm_train (and compare)
   hf-bpe train corpus.txt --algorithm superbpe --vocab-size 32000 --transition 25000 --out super-tok
   hf-bpe train --algorithm parity --language en=en.txt --language hi=hi.txt --ratio en=1 --ratio hi=2.57 \\
       --num-merges 32000 --out parity-tok   # parity-aware BPE, as tokenizers' ParityBpeTrainer (or --dev NAME=FILE)
@@ -113,15 +118,18 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     train.add_argument("--for-sharing", action="store_true",
                        help="the default now (tokenizer_class PreTrainedTokenizerFast); kept for old scripts")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
-    train.add_argument("--algorithm", choices=("bpe", "sentencepiece", "superbpe", "parity"), default="bpe",
-                       help="bpe: byte-level BPE equal to tokenizers (default); sentencepiece: BPE equal to "
-                            "spm_train --model_type=bpe (tokenizer.model + exact tokenizer.json), or unigram "
-                            "equal to spm_train --model_type=unigram with --spm model_type=unigram; superbpe: BPE "
-                            "up to --transition, then superwords across spaces (docs/guides/superbpe.md); parity: "
-                            "parity-aware BPE over --language corpora, equal to tokenizers' ParityBpeTrainer")
+    train.add_argument("--algorithm", choices=tuple(ALGORITHMS), default="bpe",
+                       metavar="{bpe,unigram,sentencepiece-bpe,superbpe,parity}",
+                       help="bpe: byte-level BPE equal to tokenizers (default); unigram: equal to spm_train "
+                            "--model_type=unigram; sentencepiece-bpe: equal to spm_train --model_type=bpe (both write "
+                            "tokenizer.model + exact tokenizer.json; bpe and unigram as compare --algorithm names "
+                            "them; the older spelling sentencepiece, with --spm model_type=unigram for unigram, still "
+                            "works); superbpe: BPE up to --transition, then superwords across spaces "
+                            "(docs/guides/superbpe.md); parity: parity-aware BPE over --language corpora, equal to "
+                            "tokenizers' ParityBpeTrainer")
     add_superbpe_arguments(train)
     train.add_argument("--spm", action="append", default=[], metavar="KEY=VALUE",
-                       help="with --algorithm sentencepiece: an spm_train option by its own name, e.g. "
+                       help="with --algorithm unigram or sentencepiece-bpe: an spm_train option by its own name, e.g. "
                             "character_coverage=1.0, byte_fallback=true, user_defined_symbols=<a>,<b>")
     _add_recipe_arguments(train)
     add_parity_arguments(train)
@@ -234,7 +242,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         *((f"--{role}-token", getattr(args, f"{role}_token") is not None) for role in ("bos", "eos", "unk", "pad")),
     ) if given]
     if unsupported:
-        raise InputError(f"{', '.join(unsupported)} cannot be used with --algorithm sentencepiece; give "
+        raise InputError(f"{', '.join(unsupported)} cannot be used with --algorithm {args.algorithm}; give "
                          "SentencePiece's own options with --spm KEY=VALUE (e.g. --spm control_symbols=<sep>)")
     out = check_out(args.out)
     if out.exists() and any((out / name).exists() for name in ("tokenizer.model", "tokenizer.json")) \
@@ -244,15 +252,23 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         options = parse_spm_options(args.spm)
     except ValueError as exc:
         raise InputError(f"--spm {exc}") from None
+    wanted = ALGORITHMS[args.algorithm]
+    if wanted:
+        given = options.get("model_type", wanted)
+        if given != wanted:
+            raise InputError(f"--algorithm {args.algorithm} trains model_type={wanted}, but --spm model_type={given} "
+                             f"was given: leave out --spm model_type, or use --algorithm "
+                             f"{'unigram' if given == 'unigram' else 'sentencepiece-bpe'}")
+        options["model_type"] = wanted
     corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
-        raise InputError("--algorithm sentencepiece needs a corpus: FILE arguments or --dataset")
+        raise InputError(f"--algorithm {args.algorithm} needs a corpus: FILE arguments or --dataset")
     if isinstance(corpus, list):
         corpus = [Path(p) for p in corpus]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
-                                    **options)
+                                    show_progress=not args.quiet, **options)
     for warning in caught:  # e.g. sentences skipped for max_sentence_length
         log(f"warning: {warning.message}")
     folder = save_sentencepiece(model, out, force=args.force)
@@ -353,10 +369,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
         return cmd_train_parity(args, finish=_finish_training)
     if parity_flags := parity_flags_given(args):
         raise InputError(f"{', '.join(parity_flags)} apply to --algorithm parity")
-    if args.algorithm == "sentencepiece":
+    if ALGORITHMS[args.algorithm] is not None:
         return _cmd_train_sentencepiece(args)
     if args.spm:
-        raise InputError("--spm options apply to --algorithm sentencepiece")
+        raise InputError("--spm options apply to --algorithm unigram or sentencepiece-bpe (SentencePiece's options)")
     if args.recipe is not None or args.num_merges is not None or args.lowercase:
         for flag, given in (("--for-sharing", args.for_sharing), ("--tokenizer-class", args.tokenizer_class)):
             if given:

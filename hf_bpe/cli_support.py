@@ -63,11 +63,12 @@ def check_out_folder(value: str, force: bool) -> Path:
 
 def corpus_of(args: argparse.Namespace, files: Sequence[str] | None, *, what: str) -> Any:
     """Return the corpus named by FILE arguments or --dataset, or None when neither is given."""
-    from .training.corpus import load_dataset
+    from .training.corpus import check_corpus_files, load_dataset
 
     if files and args.dataset:
         raise InputError(f"give either {what} or --dataset, not both")
     if files:
+        check_corpus_files(files)  # a missing, empty or binary file is one error line, before any progress bar
         return [Path(f) for f in files]
     if args.dataset:
         return load_dataset(args.dataset, args.split)

@@ -481,3 +481,78 @@ def test_cli_decode_reads_the_ids_encode_printed(trained, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(ids))
     assert main(["decode", "--model", str(trained)]) == 0
     assert capsys.readouterr().out == "Hello world\n"
+
+
+# --- One spelling per algorithm (issue 34.7): train takes compare's names; the older spelling keeps working. ---
+
+
+@pytest.mark.parametrize(("new", "old"), [
+    (["--algorithm", "unigram"], ["--algorithm", "sentencepiece", "--spm", "model_type=unigram"]),
+    (["--algorithm", "sentencepiece-bpe"], ["--algorithm", "sentencepiece"]),
+])
+def test_cli_train_algorithm_names_equal_the_older_spelling(corpus, tmp_path, capsys, new, old):
+    from hf_bpe.formats.sentencepiece_model import SentencePieceModel
+
+    assert main(["train", str(corpus), *new, "--vocab-size", "40", "--out", str(tmp_path / "new"), "--quiet"]) == 0
+    assert main(["train", str(corpus), *old, "--vocab-size", "40", "--out", str(tmp_path / "old"), "--quiet"]) == 0
+    made = SentencePieceModel.load(tmp_path / "new" / "tokenizer.model")
+    assert made.model_type == ("unigram" if "unigram" in new else "bpe")
+    assert (tmp_path / "new" / "tokenizer.model").read_bytes() == (tmp_path / "old" / "tokenizer.model").read_bytes()
+
+
+def test_cli_train_takes_every_name_compare_takes():
+    from hf_bpe.cli import _build_parser
+
+    def choices(command):
+        sub = next(a for a in _build_parser()._actions if a.dest == "command").choices[command]
+        return set(next(a for a in sub._actions if a.dest == "algorithm").choices)
+
+    assert choices("compare") <= choices("train")
+    assert {"bpe", "unigram", "sentencepiece-bpe", "sentencepiece"} <= choices("train")
+
+
+def test_cli_train_algorithm_and_spm_model_type_disagree(corpus, tmp_path, capsys):
+    assert main(["train", str(corpus), "--algorithm", "unigram", "--spm", "model_type=bpe", "--out",
+                 str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--algorithm unigram trains model_type=unigram" in err
+    assert "--algorithm sentencepiece-bpe" in err
+
+
+# --- Issue 33.12: a bad corpus is one error line, with no progress bar drawn before it. ---
+
+
+@pytest.mark.parametrize("algorithm", ["bpe", "unigram", "sentencepiece-bpe"])
+@pytest.mark.parametrize("kind", ["missing", "empty", "binary", "latin1"])
+def test_cli_bad_corpus_is_one_error_line_before_any_progress_bar(tmp_path, capsys, kind, algorithm):
+    path = tmp_path / f"{kind}.txt"
+    # (A bad byte past the first 64 KiB of a file is found by the reader, after the bar started.)
+    content = {"missing": None, "empty": b"", "binary": bytes(range(256)) * 8, "latin1": b"ok\ncaf\xe9 au lait\n"}[kind]
+    if content is not None:
+        path.write_bytes(content)
+    argv = ["train", str(path), "--algorithm", algorithm, "--out", str(tmp_path / "o")]  # progress bars on
+    assert main(argv if algorithm == "bpe" else argv + ["--vocab-size", "30"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hf-bpe: error: ") and err.count("\n") == 1 and "\r" not in err, err
+    said = {"missing": "does not exist", "empty": "corpus is empty",
+            "binary": "line 2 is not UTF-8 (invalid start byte at byte 117)",
+            "latin1": "line 2 is not UTF-8 (invalid continuation byte at byte 3)"}[kind]
+    assert said in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("algorithm", "phases"), [
+    ("unigram", ("load sentences", "seed pieces", "EM and pruning")),
+    ("sentencepiece-bpe", ("load sentences", "merges")),
+])
+def test_cli_sentencepiece_training_shows_its_phases(corpus, tmp_path, capsys, algorithm, phases):
+    # Issue 33.12: unigram and SentencePiece-BPE training printed nothing for tens of seconds; now a bar per phase,
+    # as the byte-level BPE trainer's (none with --quiet).
+    argv = ["train", str(corpus), "--algorithm", algorithm, "--vocab-size", "40", "--out", str(tmp_path / "o")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    for phase in phases:
+        assert f"{phase}:" in err, err
+    assert "601/601" not in err or "load sentences: 601 sentences" in err.replace("\r", "\n")
+    assert main([*argv, "--quiet", "--force"]) == 0
+    assert not any(phase in capsys.readouterr().err for phase in phases)

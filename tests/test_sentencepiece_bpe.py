@@ -150,10 +150,11 @@ def test_sentencepiece_bpe_cli_folder_equals_spm_train_on_files(english, tmp_pat
 
 def test_sentencepiece_bpe_bad_input_is_refused_clearly(tmp_path, capsys):
     lines = ["hello world"] * 5
-    with pytest.raises(ValueError, match=r"unknown SentencePiece option\(s\) \['colour'\]"):
+    with pytest.raises(ValueError, match=r"unknown SentencePiece option 'colour'"):
         hf_bpe.train_sentencepiece(lines, vocab_size=30, colour=1)
-    with pytest.raises(ValueError, match="input_sentence_size > 0"):
-        hf_bpe.train_sentencepiece(lines, vocab_size=30, input_sentence_size=10)
+    for size in (-1, 1, 100):
+        with pytest.raises(ValueError, match="input_sentence_size must be 0 .every sentence. or more than 100"):
+            hf_bpe.train_sentencepiece(lines, vocab_size=30, input_sentence_size=size)
     with pytest.raises(TypeError, match="byte_fallback must be bool"):
         hf_bpe.train_sentencepiece(lines, vocab_size=30, byte_fallback="yes")
     with pytest.raises(ValueError, match="no text to train on"):
@@ -168,7 +169,8 @@ def test_sentencepiece_bpe_bad_input_is_refused_clearly(tmp_path, capsys):
         hf_bpe.train_sentencepiece(lines, vocab_size=30, normalization_rule_name="nfd")
     corpus = tmp_path / "c.txt"
     corpus.write_text("hello world\n" * 5, encoding="utf-8")
-    for argv, message in ((["--spm", "vocab=3"], "expected KEY=VALUE"), (["--spm", "split_digits=maybe"], "bool"),
+    for argv, message in ((["--spm", "vocab=3"], "'vocab'; did you mean vocab_size?"),
+                          (["--spm", "x"], "expected KEY=VALUE"), (["--spm", "split_digits=maybe"], "bool"),
                           (["--pattern", "gpt4"], "--pattern cannot be used with --algorithm sentencepiece"),
                           (["--vocab-size", "9"], "required characters")):
         assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--out", str(tmp_path / "o"), *argv]) == 2
@@ -268,7 +270,7 @@ def test_sentencepiece_bpe_every_spm_train_option_is_classified_and_no_effect_on
         assert field in internal or any(field in table for table in tables), field
     lines = [f"the cat {w} sat on {n} mats, 中文 über" for w in ("red", "blue", "old") for n in range(40)]
     expected = _triples(_spm(lines, 60))
-    changed = {"shuffle_input_sentence": False, "num_threads": 3, "seed_sentencepiece_size": 10,
+    changed = {"num_threads": 3, "seed_sentencepiece_size": 10,
                "shrinking_factor": 0.5, "num_sub_iterations": 1, "train_extremely_large_corpus": True,
                "mining_sentence_size": 5, "training_sentence_size": 5, "self_test_sample_size": 3,
                "vocabulary_output_piece_score": False, "accept_language": ["en", "ja"],
@@ -315,3 +317,139 @@ def test_sentencepiece_bpe_convert_refuses_a_char_model_without_talking_of_unigr
         err = capsys.readouterr().err
         assert f"SentencePiece {model_type} model" in err and err.count("\n") == 1
         assert "unigram" not in err, err
+
+
+def test_sentencepiece_unknown_option_suggests_the_closest_names(tmp_path, capsys):
+    # Issue 33.12: `--spm bogus=1` printed a 1,500-character list of every option; now the closest names, or where
+    # the list is.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world\n" * 5, encoding="utf-8")
+    for argv, said in ((["--spm", "charcter_coverage=1.0"], "did you mean character_coverage or"),
+                       (["--spm", "bogus=1"], "SPM_DEFAULTS lists the options")):
+        assert main(["train", str(corpus), "--algorithm", "unigram", "--out", str(tmp_path / "o"), *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("hf-bpe: error: ") and err.count("\n") == 1 and said in err and len(err) < 250, err
+    with pytest.raises(ValueError, match="unknown SentencePiece option 'byte_fallbak'; did you mean byte_fallback"):
+        hf_bpe.train_sentencepiece(["hello world"], vocab_size=30, byte_fallbak=True)
+
+
+# --- Issue 33.10: input_sentence_size, taken as spm_train takes it (SentenceSelector in trainer_interface.cc). ---
+
+
+def _selection_corpus(english: list[str]) -> list[str]:
+    """Real English with what spm_train's reader skips before counting (empty lines, lines over max_sentence_length,
+    lines with ▅) and what it counts although it normalizes to nothing (spaces only), spread over the first lines."""
+    lines = list(english[:3000])
+    for at in range(0, 1200, 97):
+        lines[at:at] = ["", "x" * 5000, "a ▅ b", "   "]
+    return lines
+
+
+@pytest.mark.shared_data
+@pytest.mark.filterwarnings("ignore:.*longer than max_sentence_length")
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+def test_sentencepiece_input_sentence_size_equals_spm_train(english, model_type):
+    lines = _selection_corpus(english)
+    cases = [{"input_sentence_size": 700, "shuffle_input_sentence": False},  # the first 700 sentences
+             {"input_sentence_size": 100_000},  # shuffled (spm_train's default) but more than the corpus: all
+             {"input_sentence_size": 100_000, "shuffle_input_sentence": False}]
+    for options in cases:
+        with pytest.warns(UserWarning, match="max_sentence_length"):  # the 5000-byte lines, said
+            ours = hf_bpe.train_sentencepiece(lines, vocab_size=400, model_type=model_type, **options)
+        written = io.BytesIO()
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=written, model_type=model_type,
+                                       vocab_size=400, minloglevel=2, **options)
+        assert _triples(ours) == _triples(SentencePieceModel.from_bytes(written.getvalue())), options
+    # Not the same as training on everything: the first 700 sentences alone make other pieces.
+    first = hf_bpe.train_sentencepiece(lines, vocab_size=400, model_type=model_type, input_sentence_size=700,
+                                       shuffle_input_sentence=False)
+    assert _triples(first) != _triples(hf_bpe.train_sentencepiece(lines, vocab_size=400, model_type=model_type))
+
+
+def test_sentencepiece_input_sentence_size_reference_and_cli(tmp_path, capsys):
+    lines = [f"the cat {w} sat on {n} mats" for w in ("red", "blue", "old", "fat") for n in range(60)] + ["", "   "]
+    options = {"input_sentence_size": 150, "shuffle_input_sentence": False}
+    assert _triples(train_sentencepiece_reference(lines, vocab_size=40, **options)) == _triples(
+        _spm(lines, 40, **options))
+    _assert_same(lines, 40, **options)
+    # Shuffled, over a corpus larger than the sample: spm_train's generator is not reproduced; said, with the fixes.
+    with pytest.raises(ValueError, match="shuffle_input_sentence=false to take the first 150.*sample_seed=S"):
+        hf_bpe.train_sentencepiece(lines, vocab_size=40, input_sentence_size=150)
+    # A seeded sample (hf_bpe's generator): the same model for the same seed, whatever the trainer.
+    seeded = [_triples(train(lines, vocab_size=40, input_sentence_size=150, sample_seed=seed))
+              for seed in (1, 1, 2) for train in (hf_bpe.train_sentencepiece, train_sentencepiece_reference)]
+    assert seeded[0] == seeded[1] == seeded[2] == seeded[3] and seeded[4] == seeded[5]
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for algorithm in ("sentencepiece-bpe", "unigram"):
+        assert main(["train", str(corpus), "--algorithm", algorithm, "--vocab-size", "30", "--out",
+                     str(tmp_path / algorithm), "--quiet", "--spm", "input_sentence_size=150", "--spm",
+                     "shuffle_input_sentence=false"]) == 0
+        written = SentencePieceModel.load(tmp_path / algorithm / "tokenizer.model")
+        model_type = "unigram" if algorithm == "unigram" else "bpe"
+        assert _triples(written) == _triples(hf_bpe.train_sentencepiece(
+            lines, vocab_size=30, model_type=model_type, **options))
+
+
+# --- Issue 33.10: treat_whitespace_as_suffix, as spm_train trains it (the dummy "▁" at the end, words ending after
+# a "▁", "▁" only as a piece's suffix), for tokenizer.model and HFSentencePieceTokenizer. ---
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+def test_sentencepiece_treat_whitespace_as_suffix_equals_spm_train(english, tmp_path, model_type):
+    from transformers import AutoTokenizer
+
+    from hf_bpe.training.unigram_reference import train_unigram_reference
+
+    lines = english[:4000]
+    cases = [{}, {"allow_whitespace_only_pieces": True}, {"split_by_whitespace": False},
+             {"remove_extra_whitespaces": False}, {"add_dummy_prefix": False}]
+    for extra in cases:
+        options = {"treat_whitespace_as_suffix": True, "model_type": model_type, **extra}
+        written = io.BytesIO()
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=written, vocab_size=600,
+                                       minloglevel=2, **options)
+        theirs = SentencePieceModel.from_bytes(written.getvalue())
+        ours = hf_bpe.train_sentencepiece(lines, vocab_size=600, **options)
+        assert _triples(ours) == _triples(theirs), extra
+        assert ours.trainer["treat_whitespace_as_suffix"] is True
+    # The pure-Python references (the executable spec) on a smaller corpus.
+    small = english[:300]
+    reference = train_unigram_reference if model_type == "unigram" else train_sentencepiece_reference
+    options = {"treat_whitespace_as_suffix": True, "model_type": model_type}
+    written = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(small), model_writer=written, vocab_size=300, minloglevel=2,
+                                   **options)
+    assert _triples(reference(small, vocab_size=300, **options)) == _triples(
+        SentencePieceModel.from_bytes(written.getvalue()))
+    # The folder: tokenizer.model (sentencepiece encodes with it as with its own), no tokenizer.json (said), and
+    # HFSentencePieceTokenizer (through AutoTokenizer) encoding id for id as sentencepiece.
+    model = hf_bpe.train_sentencepiece(lines, vocab_size=600, **options)
+    folder = hf_bpe.save_sentencepiece(model, tmp_path / "suffix")
+    assert (folder / "tokenizer.model").exists() and not (folder / "tokenizer.json").exists()
+    processor = spm.SentencePieceProcessor(model_file=str(folder / "tokenizer.model"))
+    texts = english[4000:5000] + ["  two  spaces ", "end space ", "", "   ", "\u200b", "a\u200b b"]
+    expected = processor.encode(texts)
+    assert any(piece.endswith("▁") and len(piece) > 1 for text in texts[:50]
+               for piece in processor.encode(text, out_type=str))  # suffix pieces ("the▁") are used
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert type(tokenizer).__name__ == "HFSentencePieceTokenizer"
+    assert tokenizer(texts, add_special_tokens=False)["input_ids"] == expected
+    known = [ids for ids in expected[:100] if processor.unk_id() not in ids]  # (<unk> is rendered differently)
+    assert [tokenizer.decode(ids) for ids in known] == [processor.decode(ids) for ids in known]
+
+
+def test_sentencepiece_treat_whitespace_as_suffix_has_no_tokenizer_json_and_says_why(tmp_path, capsys):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(f"the cat {w} sat on {n} mats" for w in ("red", "blue") for n in range(30)) + "\n",
+                      encoding="utf-8")
+    assert main(["train", str(corpus), "--algorithm", "sentencepiece-bpe", "--vocab-size", "40", "--out",
+                 str(tmp_path / "o"), "--quiet", "--spm", "treat_whitespace_as_suffix=true"]) == 0
+    err = capsys.readouterr().err
+    assert "treat_whitespace_as_suffix=true" in err and "tokenizer.json" in err, err
+    assert not (tmp_path / "o" / "tokenizer.json").exists()
+    from hf_bpe.integrations.sentencepiece_hf import tokenizer_json_blocker
+
+    model = SentencePieceModel.load(tmp_path / "o" / "tokenizer.model")
+    assert "Metaspace cannot express" in tokenizer_json_blocker(model)

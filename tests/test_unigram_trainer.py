@@ -419,7 +419,7 @@ def test_unigram_refuses_a_corpus_of_user_defined_symbols_only(tmp_path, capsys,
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert main(["train", str(corpus), "--algorithm", "sentencepiece", "--vocab-size", "10", "--out",
                  str(tmp_path / "out"), "--spm", "model_type=unigram", "--spm", "user_defined_symbols=中",
-                 "--spm", "add_dummy_prefix=false"]) == 2
+                 "--spm", "add_dummy_prefix=false", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("hf-bpe: error:") and "user_defined_symbols" in err
 
@@ -546,13 +546,14 @@ _NON_DEFAULT = {
     "differential_privacy_clipping_threshold": 7, "random_seed": 7, "minloglevel": 1,
     "input_format": "text", "escape_whitespaces": True, "auto_character_coverage": False,
     "enable_differential_privacy": False, "model_type": "unigram",
+    "sample_seed": 7,  # hf_bpe's own (not an spm_train option): no effect unless a shuffled sample is drawn
 }
 
 
 def test_non_default_table_names_every_accepted_option():
-    from hf_bpe.training.sentencepiece_bpe import _known_options
+    from hf_bpe.training.sentencepiece_options import known_options
 
-    assert set(_NON_DEFAULT) == set(_known_options())
+    assert set(_NON_DEFAULT) == set(known_options())
 
 
 def _proto(data: bytes):
@@ -580,6 +581,7 @@ def test_trainer_spec_records_each_option_as_spm_train(shared_data, option, mode
         return
     written = io.BytesIO()
     options.pop("random_seed", None)  # spm_train's own flag, not a spec field (its Python API refuses it)
+    options.pop("sample_seed", None)  # hf_bpe's own option, unknown to spm_train
     spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=written, vocab_size=400,
                                    **{"minloglevel": 2, **{k: list(v) if isinstance(v, tuple) else v
                                                            for k, v in options.items()}})

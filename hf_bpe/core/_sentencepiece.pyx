@@ -32,7 +32,7 @@ cdef extern from "Python.h":
 
 cdef extern from "csrc/sp_normalizer.hpp" namespace "hfbpe_sp":
     cdef cppclass Normalizer:
-        Normalizer(const string&, cbool, cbool, cbool, vector[string]) except +
+        Normalizer(const string&, cbool, cbool, cbool, vector[string], cbool) except +
         void normalize(const char*, size_t, string&) except +
 
 cdef extern from "csrc/sp_trainer.hpp" namespace "hfbpe_sp":
@@ -42,7 +42,7 @@ cdef extern from "csrc/sp_trainer.hpp" namespace "hfbpe_sp":
         vector[int64_t] counts
 
     cdef cppclass Corpus:
-        Corpus(const string&, cbool, cbool, cbool, const vector[vector[uint32_t]]&) except +
+        Corpus(const string&, cbool, cbool, cbool, const vector[vector[uint32_t]]&, cbool) except +
         void add(const char*, size_t) except +
         size_t finish()
         vector[pair[uint32_t, int64_t]] char_counts() except +
@@ -64,6 +64,7 @@ cdef extern from "csrc/sp_trainer.hpp" namespace "hfbpe_sp":
     cdef struct Options:
         int64_t max_piece_length
         cbool split_by_whitespace, split_by_number, split_by_unicode_script, split_digits, allow_ws_only
+        cbool ws_as_suffix
 
     cdef cppclass Trainer:
         int64_t run(int64_t) except + nogil
@@ -94,7 +95,7 @@ cdef class SentencePieceNormalizer:
                 symbols.push_back(symbol.encode("utf-8"))
         self.normalizer = new Normalizer(bytes(spec["precompiled_charsmap"]), bool(spec["add_dummy_prefix"]),
                                          bool(spec["remove_extra_whitespaces"]), bool(spec["escape_whitespaces"]),
-                                         symbols)
+                                         symbols, bool(spec.get("treat_whitespace_as_suffix", False)))
 
     def __dealloc__(self):
         del self.normalizer
@@ -120,15 +121,18 @@ cdef class SentencePieceCorpus:
     cdef Py_ssize_t seen
     cdef Py_ssize_t sentences
     cdef bint trained
+    cdef bint ws_as_suffix
 
     def __cinit__(self, *, bytes charsmap not None, bint remove_extra_whitespaces, bint add_dummy_prefix,
-                  bint allow_whitespace_only_pieces, meta_pieces, Py_ssize_t max_sentence_length):
+                  bint allow_whitespace_only_pieces, meta_pieces, Py_ssize_t max_sentence_length,
+                  bint treat_whitespace_as_suffix=False):
         cdef vector[vector[uint32_t]] meta
         for piece in meta_pieces:
             meta.push_back(code_points(piece))
         self.max_bytes = max_sentence_length
+        self.ws_as_suffix = treat_whitespace_as_suffix
         self.corpus = new Corpus(charsmap, remove_extra_whitespaces, add_dummy_prefix, allow_whitespace_only_pieces,
-                                 meta)
+                                 meta, treat_whitespace_as_suffix)
 
     def __dealloc__(self):
         del self.corpus
@@ -199,6 +203,7 @@ cdef class SentencePieceCorpus:
             counts.push_back(count)
         cdef Options options = _options(max_sentencepiece_length, split_by_whitespace, split_by_number,
                                         split_by_unicode_script, split_digits, allow_whitespace_only_pieces)
+        options.ws_as_suffix = self.ws_as_suffix
         self._start_training()
         cdef Trainer* trainer
         with nogil:
@@ -224,6 +229,7 @@ cdef class SentencePieceCorpus:
         _char_table(dict.fromkeys(chars, 0), char_info, char_vec, info)
         cdef Options options = _options(max_sentencepiece_length, split_by_whitespace, split_by_number,
                                         split_by_unicode_script, split_digits, allow_whitespace_only_pieces)
+        options.ws_as_suffix = self.ws_as_suffix
         self._start_training()
         cdef Words words = self.corpus.words(char_vec, split_by_whitespace)
         cdef Seed seed
@@ -282,6 +288,7 @@ cdef Options _options(int64_t max_sentencepiece_length, bint split_by_whitespace
     options.split_by_unicode_script = split_by_unicode_script
     options.split_digits = split_digits
     options.allow_ws_only = allow_whitespace_only_pieces
+    options.ws_as_suffix = False
     return options
 
 

@@ -74,6 +74,7 @@ cdef extern from "csrc/sp_piece_check.hpp" namespace "hfbpe_sp":
     cdef struct Options:
         int64_t max_piece_length
         cbool split_by_whitespace, split_by_number, split_by_unicode_script, split_digits, allow_ws_only
+        cbool ws_as_suffix
 
 cdef extern from "csrc/unigram_seed.hpp" namespace "hfbpe_unigram":
     cdef cppclass SeedCounter:
@@ -196,6 +197,7 @@ cdef vector[pair[string, float]] _best_candidates(chunks, char_info, opts, Py_ss
     options.split_by_unicode_script = opts["split_by_unicode_script"]
     options.split_digits = opts["split_digits"]
     options.allow_ws_only = opts["allow_whitespace_only_pieces"]
+    options.ws_as_suffix = opts.get("treat_whitespace_as_suffix", False)
     cdef SeedCounter* counter = new SeedCounter(info, options, keep)
     cdef const uint8_t[:] chunk
     cdef vector[pair[string, float]] best

@@ -62,7 +62,8 @@ class SentencePieceNormalizer:
 
     Args:
         spec: ``precompiled_charsmap`` (bytes; empty: identity), ``add_dummy_prefix``, ``remove_extra_whitespaces``,
-            ``escape_whitespaces``.
+            ``escape_whitespaces``; optionally ``treat_whitespace_as_suffix`` (a trainer option in a model, which
+            sentencepiece's normalizer also reads: the dummy ``▁`` goes at the end).
         user_symbols: strings copied as they are wherever they start (longest first), as ``sentencepiece`` treats
             a model's user-defined symbols when encoding (training normalizes without them).
     """
@@ -73,6 +74,7 @@ class SentencePieceNormalizer:
         self.add_dummy_prefix = bool(spec["add_dummy_prefix"])
         self.remove_extra_whitespaces = bool(spec["remove_extra_whitespaces"])
         self.escape_whitespaces = bool(spec["escape_whitespaces"])
+        self.dummy_as_suffix = bool(spec.get("treat_whitespace_as_suffix", False))
         self.user_symbols = sorted({s.encode() for s in user_symbols if s}, key=len, reverse=True)
 
     def _longest(self, data: bytes, start: int) -> tuple[int, int]:
@@ -128,7 +130,7 @@ class SentencePieceNormalizer:
         if pos == len(data):
             return ""
         space = _SPACE if self.escape_whitespaces else b" "
-        if self.add_dummy_prefix:
+        if self.add_dummy_prefix and not self.dummy_as_suffix:
             out += space
         # 2. Piece by piece: leading spaces of a piece dropped after a space, spaces escaped.
         previous_space = self.remove_extra_whitespaces
@@ -146,6 +148,9 @@ class SentencePieceNormalizer:
         if self.remove_extra_whitespaces:
             while out.endswith(space):
                 del out[-len(space):]
+        # 4. treat_whitespace_as_suffix: the dummy space at the end, after the trailing ones were removed.
+        if self.add_dummy_prefix and self.dummy_as_suffix:
+            out += space
         try:
             return out.decode("utf-8")
         except UnicodeDecodeError as exc:

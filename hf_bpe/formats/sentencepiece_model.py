@@ -99,6 +99,12 @@ class SentencePieceModel:
     pieces: tuple[Piece, ...]
     trainer: dict[str, Any] = field(default_factory=lambda: dict(_TRAINER_DEFAULTS))
     normalizer: dict[str, Any] = field(default_factory=lambda: dict(_NORMALIZER_DEFAULTS))
+
+    @property
+    def encoding_normalizer(self) -> dict[str, Any]:
+        """The normalizer spec with what sentencepiece's normalizer also reads from the trainer spec
+        (``treat_whitespace_as_suffix``: the dummy ``▁`` at the end), for encoding."""
+        return {**self.normalizer, "treat_whitespace_as_suffix": bool(self.trainer.get("treat_whitespace_as_suffix"))}
     source: _Source | None = field(default=None, repr=False, compare=False)
 
     @property

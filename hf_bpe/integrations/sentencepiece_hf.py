@@ -76,9 +76,8 @@ def check_expressible(model: SentencePieceModel, *, user_symbols_ok: bool = Fals
                "word": "a word model keeps whole whitespace-separated words"}.get(model.model_type, "")
         raise ValueError(f"this is a SentencePiece {model.model_type} model; it does not convert exactly to a "
                          f"tokenizers pipeline ({why + ': ' if why else ''}not supported here)")
-    if model.trainer["treat_whitespace_as_suffix"] and model.normalizer["add_dummy_prefix"]:
-        raise ValueError("treat_whitespace_as_suffix=true appends the dummy '▁' at the end; tokenizers has no "
-                         "normalizer that appends")
+    if not user_symbols_ok and (blocker := _suffix_blocker(model)):
+        raise ValueError(blocker)
     if model.model_type == "unigram":
         if not user_symbols_ok and (blocker := _unigram_blocker(model)):
             raise ValueError(blocker)
@@ -115,9 +114,19 @@ def _unigram_blocker(model: SentencePieceModel) -> str | None:
     return None
 
 
+def _suffix_blocker(model: SentencePieceModel) -> str | None:
+    """treat_whitespace_as_suffix with the dummy space: what no ``tokenizers`` pipeline expresses, or None."""
+    if model.trainer.get("treat_whitespace_as_suffix") and model.normalizer["add_dummy_prefix"]:
+        return ("the model has treat_whitespace_as_suffix=true, which appends the dummy '▁' at the end; tokenizers "
+                "has no normalizer that appends (its Metaspace cannot express it)")
+    return None
+
+
 def tokenizer_json_blocker(model: SentencePieceModel) -> str | None:
     """Why the converted folder of ``model`` gets no ``tokenizer.json`` (HFSentencePieceTokenizer encodes it
     exactly), or None."""
+    if blocker := _suffix_blocker(model):
+        return blocker
     if model.model_type == "unigram":
         return _unigram_blocker(model)
     return "the model has user-defined symbols" if user_symbols(model) else None
@@ -220,9 +229,10 @@ def _json(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-NO_TOKENIZER_JSON = ("tokenizer.json left out: the model has user-defined symbols (or, unigram, UNUSED pieces), which "
-                     "no tokenizers pipeline encodes as sentencepiece does; the folder loads with "
-                     "hf_bpe.HFSentencePieceTokenizer (and AutoTokenizer with hf_bpe imported), which encodes exactly")
+NO_TOKENIZER_JSON = ("tokenizer.json left out: the model has user-defined symbols (or, unigram, UNUSED pieces; or "
+                     "treat_whitespace_as_suffix=true), which no tokenizers pipeline encodes as sentencepiece does; "
+                     "the folder loads with hf_bpe.HFSentencePieceTokenizer (and AutoTokenizer with hf_bpe imported), "
+                     "which encodes exactly")
 
 
 def missing_tokenizer_json(folder: str | os.PathLike[str]) -> str | None:

@@ -98,7 +98,7 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         # SentencePiece's own normalizer (tokenizers' Precompiled differs on some combining sequences) and its
         # user-defined symbols: copied unnormalized, then never split.
         self._user_symbols = user_symbols(sentencepiece_model)
-        self._normalizer = CompiledNormalizer(sentencepiece_model.normalizer, self._user_symbols)
+        self._normalizer = CompiledNormalizer(sentencepiece_model.encoding_normalizer, self._user_symbols)
         self._frozen = regex.compile("|".join(regex.escape(u) for u in sorted(
             self._user_symbols, key=len, reverse=True))) if self._user_symbols else None
         self._pieces = [p.piece for p in sentencepiece_model.pieces]

@@ -152,7 +152,8 @@ class UnigramModel:
         if model.model_type != "unigram":
             raise ValueError(f"this is a SentencePiece {model.model_type} model; UnigramModel encodes unigram "
                              "models (model_type=unigram)")
-        return cls(model.pieces, byte_fallback=bool(model.trainer["byte_fallback"]), normalizer=model.normalizer)
+        return cls(model.pieces, byte_fallback=bool(model.trainer["byte_fallback"]),
+                   normalizer=model.encoding_normalizer)
 
     # -- the piece scores as sentencepiece computes them ------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from ..core._tally import Sha256, Utf8Block, line_stats
 from ..core.fragment import Fragment, SafeCutter
 from ..errors import InputError, excerpt
 
-__all__ = ["iter_texts", "iter_batches", "LineBlock", "is_paths", "default_corpus_files", "default_corpus", "describe_default_corpus", "load_dataset", "load_text_files"]
+__all__ = ["iter_texts", "iter_batches", "LineBlock", "is_paths", "check_corpus_files", "default_corpus_files", "default_corpus", "describe_default_corpus", "load_dataset", "load_text_files"]
 
 # Rows read from a datasets.Dataset per Arrow batch: large enough to amortise the per-batch cost, small enough
 # to keep memory flat.
@@ -187,8 +187,8 @@ def _line_block_size(total: int) -> int:
     return min(_LINE_BLOCK, max(_MIN_LINE_BLOCK, total // 16))
 
 
-def _iter_files(paths: list[Path], max_line_bytes: int | None = None, blocks: bool = False) -> Iterator[Any]:
-    # Check every path before reading any, so a typo in the last one fails at once, not after a long read.
+def _check_paths(paths: Iterable[Path]) -> None:
+    # Every path before reading any, so a typo in the last one fails at once, not after a long read.
     for path in paths:
         if not path.exists():
             raise FileNotFoundError(f"corpus file {os.fspath(path)!r} does not exist")
@@ -196,6 +196,40 @@ def _iter_files(paths: list[Path], max_line_bytes: int | None = None, blocks: bo
             raise ValueError(f"corpus path {os.fspath(path)!r} is not a regular file")
         if not os.access(path, os.R_OK):
             raise PermissionError(f"corpus file {os.fspath(path)!r} is not readable")
+
+
+_HEAD_BYTES = 1 << 16  # what check_corpus_files reads of each file
+
+
+def check_corpus_files(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Refuse corpus files that cannot be trained on before anything reads them (or draws a progress bar): a path
+    that does not exist or is no readable file, files that are all empty, a file whose first 64 KiB are not UTF-8
+    (a binary file, another encoding). A bad byte further on is found by the reader itself, naming its line.
+
+    Raises:
+        FileNotFoundError, PermissionError, ValueError: naming the file (and line) and how to fix it.
+
+    >>> check_corpus_files(["no-such-file.txt"])
+    Traceback (most recent call last):
+    FileNotFoundError: corpus file 'no-such-file.txt' does not exist
+    """
+    paths = [Path(p) for p in paths]
+    _check_paths(paths)
+    if paths and not any(path.stat().st_size for path in paths):
+        names = ", ".join(repr(os.fspath(p)) for p in paths[:3]) + (", ..." if len(paths) > 3 else "")
+        raise ValueError(f"the corpus is empty: {names} hold(s) no text; give files with one text per line")
+    for path in paths:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+        try:  # a character cut by the 64 KiB limit is not an error
+            codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < _HEAD_BYTES)
+        except UnicodeDecodeError as exc:
+            line_start = head.rfind(b"\n", 0, exc.start) + 1
+            raise _not_utf8(path, head.count(b"\n", 0, exc.start) + 1, exc, -line_start) from None
+
+
+def _iter_files(paths: list[Path], max_line_bytes: int | None = None, blocks: bool = False) -> Iterator[Any]:
+    _check_paths(paths)
     limit = -1 if max_line_bytes is None else max_line_bytes
     size = _line_block_size(sum(path.stat().st_size for path in paths)) if blocks else _READ_BLOCK
     for path in paths:

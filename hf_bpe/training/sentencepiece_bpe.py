@@ -17,8 +17,11 @@ SentencePiece's BPE differ from ``tokenizers``':
   ``-index``; pieces stop at ``vocab_size`` minus the meta pieces and the required characters.
 
 Where sentencepiece leaves an order to its containers (two paths to one piece with the same count), this
-reference takes the order in which the pairs were queued. Sampling (``input_sentence_size > 0``), differential privacy,
-TSV input and ``treat_whitespace_as_suffix`` are refused.
+reference takes the order in which the pairs were queued. ``input_sentence_size`` takes the sentences spm_train takes
+(:func:`~hf_bpe.training.sentencepiece_options.select_sentences`); differential privacy and TSV input are
+refused. ``treat_whitespace_as_suffix`` puts the dummy ``▁`` at the end, ends words after a ``▁`` and allows it only
+as a piece's suffix, as spm_train does (such a model gets no ``tokenizer.json``: ``HFSentencePieceTokenizer`` encodes
+it).
 
 >>> model = train_sentencepiece_reference(["ab ab ab", "abc"], vocab_size=9)
 >>> [p.piece for p in model.pieces]
@@ -32,7 +35,6 @@ import heapq
 import struct
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 import regex
@@ -42,23 +44,13 @@ from ..formats.sentencepiece_model import (BYTE, CONTROL, NORMAL, TRAINER_DEFAUL
 from ..core.sentencepiece_normalize import SentencePieceNormalizer
 from .sentencepiece_normalizer import SPACE
 from .sentencepiece_scripts import script_of
-from .sentencepiece_options import EMPTY_CORPUS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences, typed
+from .sentencepiece_options import (EMPTY_CORPUS, SPM_DEFAULTS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences,
+                                   closest_option, known_options, parse_spm_options, select_sentences, typed)
 
 __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
            "check_spm_options", "load_sentences", "load_store", "parse_spm_options", "prepare_training", "select_required",
            "serialize_pieces", "split_words", "train_sentencepiece_reference", "valid_piece"]
 
-# spm_train's options this trainer reproduces, with spm_train's defaults.
-SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
-    "character_coverage": 0.9995, "max_sentencepiece_length": 16, "max_sentence_length": 4192,
-    "split_by_unicode_script": True, "split_by_number": True, "split_by_whitespace": True, "split_digits": False,
-    "treat_whitespace_as_suffix": False, "allow_whitespace_only_pieces": False, "byte_fallback": False,
-    "add_dummy_prefix": True, "remove_extra_whitespaces": True, "normalization_rule_name": "nmt_nfkc",
-    "control_symbols": (), "user_defined_symbols": (), "required_chars": "", "use_all_vocab": False,
-    "hard_vocab_limit": True, "unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1, "unk_piece": "<unk>",
-    "bos_piece": "<s>", "eos_piece": "</s>", "pad_piece": "<pad>", "unk_surface": " \u2047 ",
-    "input_sentence_size": 0,
-})
 _RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 WS, UNK_CHAR, BOUNDARY = SPACE, "\u2585", "\x1f"  # sentencepiece 0.2.3's kPretokenizationBoundaryChar
 
@@ -114,9 +106,9 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
     refused = sorted(set(options) & set(SPM_REFUSED))
     if refused:
         raise ValueError(f"SentencePiece option {refused[0]} is not accepted here: {SPM_REFUSED[refused[0]]}")
-    unknown = sorted(set(options) - set(_known_options()))
+    unknown = sorted(set(options) - set(known_options()))
     if unknown:
-        raise ValueError(f"unknown SentencePiece option(s) {unknown!r}; known: {sorted(_known_options())}")
+        raise ValueError(f"unknown SentencePiece option {unknown[0]!r}{closest_option(unknown[0])}")
     for name, (values, why) in SPM_ONLY.items():
         if name in options and typed(name, values[0], options[name]) not in values:
             accepted = " or ".join(f"{name}={v!r}" for v in values)
@@ -129,12 +121,9 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
         merged[name] = typed(name, SPM_NO_EFFECT[name][0], options[name])
     for name in set(options) & set(SPM_ONLY) - {"model_type"}:  # model_type: the trainer's own
         merged[name] = typed(name, SPM_ONLY[name][0][0], options[name])
-    if merged["input_sentence_size"]:
-        raise ValueError("input_sentence_size > 0 samples sentences with SentencePiece's random generator, which "
-                         "this trainer does not reproduce; pass the sentences to train on (input_sentence_size=0)")
-    if merged["treat_whitespace_as_suffix"]:
-        raise ValueError("treat_whitespace_as_suffix=true is not supported (its dummy '▁' goes at the end, which "
-                         "the converted tokenizer.json cannot express)")
+    if not (merged["input_sentence_size"] == 0 or merged["input_sentence_size"] > 100):  # spm_train's VerifySpec
+        raise ValueError(f"input_sentence_size must be 0 (every sentence) or more than 100 (as spm_train checks), got "
+                         f"{merged['input_sentence_size']!r}")
     # spm_train's own range checks (VerifySpec), with its limits.
     if merged["use_all_vocab"]:
         raise ValueError("use_all_vocab=true is valid for WORD/CHAR models only (spm_train refuses it for BPE)")
@@ -159,46 +148,6 @@ def check_spm_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _known_options() -> dict[str, Any]:
-    """Every accepted option, with a value of its type (spm_train's default)."""
-    return {**{k: default for k, (default, _) in SPM_NO_EFFECT.items()},
-            **{k: values[0] for k, (values, _) in SPM_ONLY.items()}, **SPM_DEFAULTS}
-
-
-def parse_spm_options(pairs: Iterable[str]) -> dict[str, Any]:
-    """Parse ``KEY=VALUE`` strings (spm_train's command-line spelling) into options typed as :data:`SPM_DEFAULTS`:
-    ``true``/``false``, numbers, comma-separated lists.
-
-    >>> parse_spm_options(["byte_fallback=true", "character_coverage=1.0", "control_symbols=<a>,<b>"])
-    {'byte_fallback': True, 'character_coverage': 1.0, 'control_symbols': ('<a>', '<b>')}
-    """
-    options: dict[str, Any] = {}
-    known = _known_options()
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip().lstrip("-")
-        if sep and key in SPM_REFUSED:
-            raise ValueError(f"{pair!r}: {key} is not accepted here: {SPM_REFUSED[key]}")
-        if not sep or key not in known:
-            raise ValueError(f"{pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}")
-        default = known[key]
-        try:
-            if isinstance(default, bool):
-                if value.lower() not in ("true", "false", "1", "0"):
-                    raise ValueError(value)
-                options[key] = value.lower() in ("true", "1")
-            elif isinstance(default, int | float):
-                options[key] = type(default)(value)
-            elif isinstance(default, tuple):
-                options[key] = tuple(v for v in value.split(",") if v)
-            else:
-                options[key] = value
-        except ValueError:
-            raise ValueError(f"{pair!r}: {key} takes a {type(default).__name__} value (spm_train's default: "
-                             f"{default!r})") from None
-    return options
-
-
 def _f32(value: float) -> float:
     return struct.unpack("<f", struct.pack("<f", value))[0]
 
@@ -216,8 +165,13 @@ def valid_piece(piece: str, options: Mapping[str, Any]) -> bool:
             return False
         if c == WS:
             if not options["allow_whitespace_only_pieces"] or not all_ws:
-                if (options["split_by_whitespace"] and pos > 0) or (
-                        not options["split_by_whitespace"] and pos > 0 and pos == len(piece) - 1):
+                last = len(piece) - 1
+                if options.get("treat_whitespace_as_suffix"):
+                    if (options["split_by_whitespace"] and pos < last) or (
+                            not options["split_by_whitespace"] and pos < last and pos == 0):
+                        return False
+                elif (options["split_by_whitespace"] and pos > 0) or (
+                        not options["split_by_whitespace"] and pos > 0 and pos == last):
                     return False
             continue
         script: str | None = _script(c)
@@ -464,11 +418,20 @@ def _meta_matcher(pieces: Iterable[str]) -> regex.Pattern[str] | None:
 
 _WORDS = regex.compile(f"{WS}[^{WS}]*|[^{WS}]+")
 _WORDS_WS_RUNS = regex.compile(f"{WS}+[^{WS}]*|[^{WS}]+")
+_WORDS_SUFFIX = regex.compile(f"[^{WS}]*{WS}|[^{WS}]+")
+_WORDS_SUFFIX_WS_RUNS = regex.compile(f"[^{WS}]+{WS}*|{WS}+")
 
 
-def split_words(text: str, allow_ws_only: bool) -> list[str]:
-    """SplitIntoWords (whitespace as prefix): a word starts at the text's start and at each '▁' (at each run of
-    '▁' with ``allow_whitespace_only_pieces``)."""
+def split_words(text: str, allow_ws_only: bool, suffix: bool = False) -> list[str]:
+    """SplitIntoWords: a word starts at the text's start and at each '▁' (at each run of '▁' with
+    ``allow_whitespace_only_pieces``); with ``suffix`` (``treat_whitespace_as_suffix``) a word ends after each '▁'
+    (after each run).
+
+    >>> split_words("▁ab▁▁c", False), split_words("ab▁▁c▁", False, True), split_words("ab▁▁c▁", True, True)
+    (['▁ab', '▁', '▁c'], ['ab▁', '▁', 'c▁'], ['ab▁▁', 'c▁'])
+    """
+    if suffix:
+        return (_WORDS_SUFFIX_WS_RUNS if allow_ws_only else _WORDS_SUFFIX).findall(text)
     return (_WORDS_WS_RUNS if allow_ws_only else _WORDS).findall(text)
 
 
@@ -592,13 +555,13 @@ def load_sentences(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping
         TypeError: a corpus item is not str.
         ValueError: an empty corpus, or required characters and meta pieces over ``vocab_size``.
     """
-    normalizer = normalizer_class(spec)
+    normalizer = normalizer_class({**spec, "treat_whitespace_as_suffix": opts["treat_whitespace_as_suffix"]})
     meta_matcher = _meta_matcher(piece for piece, _ in meta.values())
     # 2. Sentences (LoadSentences): raw filters, then normalization; an empty result is swapped with the last
     #    sentence (the order matters without split_by_whitespace).
     sentences: list[list[Any]] = []
     long = LongSentences(opts["max_sentence_length"])
-    for index, text in enumerate(long.watch(corpus)):
+    for index, text in enumerate(select_sentences(long.watch(corpus), opts)):
         if not isinstance(text, str):
             raise TypeError(f"corpus item {index} is {type(text).__name__} {text!r:.60}; expected str")
         try:
@@ -647,11 +610,12 @@ def load_store(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int
                                 add_dummy_prefix=opts["add_dummy_prefix"],
                                 allow_whitespace_only_pieces=opts["allow_whitespace_only_pieces"],
                                 meta_pieces=[piece for piece, _ in meta.values()],
-                                max_sentence_length=opts["max_sentence_length"])
+                                max_sentence_length=opts["max_sentence_length"],
+                                treat_whitespace_as_suffix=opts["treat_whitespace_as_suffix"])
     # Sentences over max_sentence_length are skipped by the store, as spm_train skips them; counted to be said.
     long = LongSentences(opts["max_sentence_length"])
     try:
-        store.add(long.watch(corpus))
+        store.add(select_sentences(long.watch(corpus), opts))
     except UnicodeEncodeError as error:  # the str the store read last holds a lone surrogate
         raise long.not_unicode(error) from None
     long.check(store.finish())
@@ -684,7 +648,8 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
     if opts["split_by_whitespace"]:
         tokens: Counter[str] = Counter()
         for text, _ in sentences:
-            tokens.update(split_words(text, opts["allow_whitespace_only_pieces"]))
+            tokens.update(split_words(text, opts["allow_whitespace_only_pieces"],
+                                      opts["treat_whitespace_as_suffix"]))
         words = sorted(tokens.items(), key=lambda kv: (-kv[1], kv[0]))
     else:
         words = [(text, freq) for text, freq in sentences]

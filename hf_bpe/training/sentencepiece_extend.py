@@ -59,6 +59,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..formats.sentencepiece_model import NORMAL, UNUSED, USER_DEFINED, Piece, SentencePieceModel
+from .sentencepiece_options import select_sentences
 from .sentencepiece_bpe import SPM_DEFAULTS, UNK_CHAR, LongSentences, _Trainer, char_info, check_spm_options, select_required
 from .sentencepiece_trainer import sentences_of
 
@@ -133,7 +134,7 @@ def _extend(base: Any, corpus: Any, *, vocab_size: int | None, new_tokens: int |
                                 meta_pieces=[p.piece for p in model.pieces if p.type != NORMAL],
                                 max_sentence_length=opts["max_sentence_length"])
     long = LongSentences(opts["max_sentence_length"])
-    store.add(long.watch(sentences_of(corpus, text_column=text_column)))
+    store.add(select_sentences(long.watch(sentences_of(corpus, text_column=text_column)), opts))
     long.check(store.finish())
     # 3. Characters kept by the coverage; the ones the base has no piece for are new pieces.
     kept = select_required(store.char_counts(), opts, 0, sys.maxsize)

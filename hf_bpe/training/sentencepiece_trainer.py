@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..formats.sentencepiece_model import SentencePieceModel
+from .progress import counted, progress_bar
 from .sentencepiece_bpe import assemble_model, char_info, load_store, prepare_training
 
 __all__ = ["sentences_of", "train_sentencepiece"]
@@ -64,8 +65,17 @@ def _file_lines(paths: list[str]) -> Iterable[str]:
                     raise ValueError(f"{path!r} line {number} is not UTF-8 ({exc.reason}); decode it first") from None
 
 
+def _both(first: Callable[[int], object], second: Callable[[int], object]) -> Callable[[int], None]:
+    def both(added: int) -> None:
+        first(added)
+        second(added)
+
+    return both
+
+
 def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str = "text",
-                        progress: Callable[[int], object] | None = None, **options: Any) -> SentencePieceModel:
+                        progress: Callable[[int], object] | None = None, show_progress: bool = False,
+                        **options: Any) -> SentencePieceModel:
     """Train a SentencePiece model equal to ``spm_train`` with the same options: BPE (``model_type="bpe"``, the
     default here) or unigram (``model_type="unigram"``, spm_train's default, sentencepiece 0.2.3's algorithm).
 
@@ -75,6 +85,8 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
         vocab_size: the number of pieces, meta pieces included (spm_train's default 8000).
         text_column: the column of a Dataset.
         progress: called with the number of pieces added, after each chunk of merges (unigram: once, at the end).
+        show_progress: a progress bar per phase on stderr (loading the sentences; BPE: the merges; unigram: the
+            seed pieces, the EM and pruning rounds).
         options: spm_train's options under their own names (``model_type``, ``character_coverage``,
             ``byte_fallback``, ``split_digits``, ``normalization_rule_name``, ``user_defined_symbols``, ...; see
             ``SPM_DEFAULTS``; for unigram also ``num_threads`` (default 16: it changes the float sums, hence the
@@ -98,9 +110,10 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
     'unigram'
     """
     if options.get("model_type", "bpe") == "unigram":
-        from .unigram_trainer import train_unigram
+        from .unigram_trainer import run_compiled
 
-        model = train_unigram(sentences_of(corpus, text_column=text_column), vocab_size=vocab_size, **options)
+        model = run_compiled(sentences_of(corpus, text_column=text_column), vocab_size, options,
+                             show_progress=show_progress)
         if progress is not None:
             progress(len(model.pieces))
         return model
@@ -109,14 +122,18 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
     opts, meta, spec = prepare_training(vocab_size, options)
     # 2-3. Sentences, normalized (SentencePiece's own rules) into the compiled store; the characters kept by the
     #      coverage.
-    store, required = load_store(sentences_of(corpus, text_column=text_column), opts, meta, spec, vocab_size)
+    with progress_bar(show_progress, desc="load sentences", unit=" sentences") as bar:
+        store, required = load_store(counted(sentences_of(corpus, text_column=text_column), bar), opts, meta, spec,
+                                     vocab_size)
     # 4. Words and the merge loop.
-    merged = store.train(required, {c: char_info(c) for c in required},
-                         merges=vocab_size - len(meta) - len(required),
-                         max_sentencepiece_length=opts["max_sentencepiece_length"],
-                         split_by_whitespace=opts["split_by_whitespace"], split_by_number=opts["split_by_number"],
-                         split_by_unicode_script=opts["split_by_unicode_script"],
-                         split_digits=opts["split_digits"],
-                         allow_whitespace_only_pieces=opts["allow_whitespace_only_pieces"], progress=progress)
+    merges = vocab_size - len(meta) - len(required)
+    with progress_bar(show_progress, desc="merges", total=max(0, merges)) as bar:
+        merged = store.train(required, {c: char_info(c) for c in required}, merges=merges,
+                             max_sentencepiece_length=opts["max_sentencepiece_length"],
+                             split_by_whitespace=opts["split_by_whitespace"], split_by_number=opts["split_by_number"],
+                             split_by_unicode_script=opts["split_by_unicode_script"],
+                             split_digits=opts["split_digits"],
+                             allow_whitespace_only_pieces=opts["allow_whitespace_only_pieces"],
+                             progress=bar.update if progress is None else _both(bar.update, progress))
     # 5. The model.
     return assemble_model(merged, required, meta, vocab_size, opts, spec)

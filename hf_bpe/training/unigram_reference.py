@@ -91,7 +91,8 @@ class ReferenceLoops:
         """LoadSentences: the sentences (``[text, count]``), the required characters, and a function giving the
         sentences' words (``[word, count]``, by count, then string) for ``split_by_whitespace``."""
         sentences, required = load_sentences(corpus, opts, meta, spec, vocab_size, cls.normalizer)
-        return sentences, required, lambda: count_words(sentences, opts["allow_whitespace_only_pieces"])
+        suffix = opts["treat_whitespace_as_suffix"]
+        return sentences, required, lambda: count_words(sentences, opts["allow_whitespace_only_pieces"], suffix)
 
     @staticmethod
     def model(pieces: Sequence[tuple[str, float]]) -> TrainerModel:
@@ -163,11 +164,11 @@ class ReferenceLoops:
         return out
 
 
-def count_words(sentences: Iterable[Sequence[Any]], allow_ws_only: bool) -> list[list[Any]]:
+def count_words(sentences: Iterable[Sequence[Any]], allow_ws_only: bool, suffix: bool = False) -> list[list[Any]]:
     """SplitSentencesByWhitespace: the sentences' words with their counts, by count, then string."""
     words: dict[str, int] = {}
     for text, count in sentences:
-        for word in split_words(text, allow_ws_only):
+        for word in split_words(text, allow_ws_only, suffix):
             words[word] = words.get(word, 0) + count
     return [[w, n] for w, n in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))]
 

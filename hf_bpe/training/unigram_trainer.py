@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..formats.sentencepiece_model import SentencePieceModel
+from .progress import counted, progress_bar
 from .sentencepiece_bpe import BOUNDARY, UNK_CHAR, char_info, load_store, serialize_pieces
 from .unigram_reference import check_unigram_options, finalize_pieces
 from .unigram_seed import chunks, compiled_candidates, compiled_count_characters, seed_characters
@@ -91,18 +92,32 @@ def train_unigram(corpus: Iterable[str], *, vocab_size: int, **options: Any) -> 
     return run_compiled(corpus, vocab_size, options)
 
 
+def _rounds(size: int, desired: int, factor: float) -> int:
+    """The pruning rounds that take ``size`` pieces to ``desired`` (each keeps ``factor`` of them, at least desired).
+
+    >>> _rounds(10000, 2200, 0.75)
+    6
+    """
+    rounds = 1
+    while (size := max(desired, int(size * factor))) > desired:
+        rounds += 1
+    return rounds
+
+
 def run_compiled(corpus: Iterable[str], vocab_size: int, options: Mapping[str, Any],
-                 workers: int | None = None) -> SentencePieceModel:
+                 workers: int | None = None, *, show_progress: bool = False) -> SentencePieceModel:
     """:func:`~hf_bpe.training.unigram_reference.run_unigram`'s phases with the pieces kept in C++ from the seeds
     to the last pruning (``core._unigram.UnigramTrainer``: seeds' scores, E- and M-steps, pruning, unreachable
     pieces), on ``workers`` real threads (default: ``min(num_threads, cores)``); only the final pieces become Python
     objects. The same model as ``run_unigram(..., CompiledLoops)`` and the reference, at a fraction of the memory:
-    the seed model's pieces as Python tuples were the trainer's peak."""
+    the seed model's pieces as Python tuples were the trainer's peak. ``show_progress``: a bar per phase on stderr
+    (loading, seeding, EM and pruning rounds)."""
     from ..core._unigram import UnigramTrainer
 
     # 1. Options, meta pieces, normalizer; the sentences (the compiled store).
     opts, meta, spec = check_unigram_options(vocab_size, options)
-    store, required = load_store(corpus, opts, meta, spec, vocab_size)
+    with progress_bar(show_progress, desc="load sentences", unit=" sentences") as bar:
+        store, required = load_store(counted(corpus, bar), opts, meta, spec, vocab_size)
     threads = opts["num_threads"]
     trainer = UnigramTrainer(threads, workers or min(threads, os.cpu_count() or 1))
     # 2. The texts EM runs on (the words, or the sentences themselves) into C++, and the store freed, before the
@@ -117,16 +132,25 @@ def run_compiled(corpus: Iterable[str], vocab_size: int, options: Mapping[str, A
     trainer.add_texts(sentences)
     del sentences
     info = {c: char_info(c) for c in {*(c for c, _ in chars), UNK_CHAR, BOUNDARY}}
-    trainer.seed(chars, data, info, opts, opts["seed_sentencepiece_size"] or max(100000, vocab_size * 8))
+    with progress_bar(show_progress, desc="seed pieces", total=1) as bar:  # the suffix array: one long step
+        trainer.seed(chars, data, info, opts, opts["seed_sentencepiece_size"] or max(100000, vocab_size * 8))
+        bar.set_postfix_str(f"{len(trainer)} pieces", refresh=False)
+        bar.update(1)
     del data
-    # 3. EM and pruning rounds.
+    # 3. EM and pruning rounds (how many are left is estimated after each, from the pruning alone).
     desired = int(vocab_size * 1.1)
-    while True:
-        for _ in range(opts["num_sub_iterations"]):
-            trainer.em_step()
-        trainer.prune(desired, opts["shrinking_factor"])
-        if len(trainer) <= desired:
-            break
+    factor = opts["shrinking_factor"]
+    with progress_bar(show_progress, desc="EM and pruning", total=_rounds(len(trainer), desired, factor),
+                      unit=" rounds") as bar:
+        while True:
+            for _ in range(opts["num_sub_iterations"]):
+                trainer.em_step()
+            trainer.prune(desired, factor)
+            bar.total = bar.n + 1 + (_rounds(len(trainer), desired, factor) if len(trainer) > desired else 0)
+            bar.set_postfix_str(f"{len(trainer)} pieces, to {desired}", refresh=False)
+            bar.update(1)
+            if len(trainer) <= desired:
+                break
     # 4. Unreachable pieces; 5. the final pieces, serialized.
     trainer.drop_unreachable()
     final = finalize_pieces(trainer.pieces(), required, vocab_size - len(meta))

@@ -42,8 +42,9 @@ struct Words {
 class Corpus {
    public:
     Corpus(const std::string& charsmap, bool remove_extra_whitespaces, bool add_dummy_prefix, bool allow_ws_only,
-           const std::vector<std::vector<uint32_t>>& meta)
-        : normalizer_(charsmap, add_dummy_prefix, remove_extra_whitespaces, true, {}), allow_ws_only_(allow_ws_only) {
+           const std::vector<std::vector<uint32_t>>& meta, bool ws_as_suffix = false)
+        : normalizer_(charsmap, add_dummy_prefix, remove_extra_whitespaces, true, {}, ws_as_suffix),
+          allow_ws_only_(allow_ws_only), suffix_(ws_as_suffix) {
         for (const auto& piece : meta)
             if (!piece.empty()) meta_.emplace_back(piece.begin(), piece.end());
         // Longest first, then the smaller string: at each position the first match is the longest.
@@ -71,7 +72,7 @@ class Corpus {
         }
         if (!meta_.empty()) replace_meta();
         size_t first = sentence_words_.size();
-        split(buffer_.data(), buffer_.size(), allow_ws_only_, [&](const uint32_t* q, size_t len) {
+        split(buffer_.data(), buffer_.size(), allow_ws_only_, suffix_, [&](const uint32_t* q, size_t len) {
             sentence_words_.push_back(intern(q, len));
         });
         sentences_.emplace_back(first, (uint32_t)(sentence_words_.size() - first));
@@ -123,7 +124,7 @@ class Corpus {
             std::unordered_map<Text, int64_t> table;
             for (size_t s = 0; s < sentences.size(); ++s)
                 split(sentences.chars.data() + sentences.start[s], sentences.start[s + 1] - sentences.start[s],
-                      allow_ws_only_, [&](const uint32_t* p, size_t len) { ++table[Text(p, p + len)]; });
+                      allow_ws_only_, suffix_, [&](const uint32_t* p, size_t len) { ++table[Text(p, p + len)]; });
             return sorted(table);
         }
         // Words that hold the unknown character may now be equal: merged. The others are distinct already.
@@ -169,9 +170,24 @@ class Corpus {
     }
 
    private:
-    // A word starts at the text's start and at each "▁" (at each run of "▁" with allow_ws_only).
+    // A word starts at the text's start and at each "▁" (at each run of "▁" with allow_ws_only); with
+    // treat_whitespace_as_suffix (ws_as_suffix) a word ends after each "▁" (after each run with allow_ws_only).
     template <typename F>
-    static void split(const uint32_t* p, size_t n, bool allow_ws_only, F&& emit) {
+    static void split(const uint32_t* p, size_t n, bool allow_ws_only, bool ws_as_suffix, F&& emit) {
+        if (ws_as_suffix) {
+            for (size_t i = 0; i < n;) {  // each step takes at least one character
+                size_t j = i;
+                while (j < n && p[j] != kWs) ++j;
+                if (j < n) {
+                    ++j;
+                    if (allow_ws_only)
+                        while (j < n && p[j] == kWs) ++j;
+                }
+                emit(p + i, j - i);
+                i = j;
+            }
+            return;
+        }
         for (size_t i = 0; i < n;) {
             size_t j = i;
             if (p[j] == kWs) {
@@ -261,7 +277,7 @@ class Corpus {
     }
 
     Normalizer normalizer_;
-    bool allow_ws_only_;
+    bool allow_ws_only_, suffix_;
     std::vector<Text> meta_;
     std::string normalized_;
     std::vector<uint32_t> buffer_, scratch_;

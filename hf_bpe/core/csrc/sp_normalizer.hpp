@@ -18,8 +18,8 @@ namespace hfbpe_sp {
 class Normalizer {
    public:
     Normalizer(const std::string& charsmap, bool add_dummy_prefix, bool remove_extra_whitespaces,
-               bool escape_whitespaces, std::vector<std::string> user_symbols)
-        : dummy_(add_dummy_prefix), remove_(remove_extra_whitespaces),
+               bool escape_whitespaces, std::vector<std::string> user_symbols, bool dummy_as_suffix = false)
+        : dummy_(add_dummy_prefix), suffix_(dummy_as_suffix), remove_(remove_extra_whitespaces),
           space_(escape_whitespaces ? "\xe2\x96\x81" : " "), user_(std::move(user_symbols)) {
         if (!charsmap.empty()) {
             // The same checks, in the same order and words, as parse_charsmap in sentencepiece_normalize.py.
@@ -57,7 +57,7 @@ class Normalizer {
             }
         }
         if (pos == n) return;
-        if (dummy_) out += space_;
+        if (dummy_ && !suffix_) out += space_;
         // 2. Piece by piece: leading spaces of a piece dropped after a space, spaces escaped.
         bool previous_space = remove_;
         while (pos < n) {
@@ -80,6 +80,8 @@ class Normalizer {
         if (remove_)
             while (out.size() >= space_.size() && out.compare(out.size() - space_.size(), space_.size(), space_) == 0)
                 out.resize(out.size() - space_.size());
+        // 4. treat_whitespace_as_suffix: the dummy space goes at the end (after the trailing ones were removed).
+        if (dummy_ && suffix_) out += space_;
     }
 
    private:
@@ -130,7 +132,7 @@ class Normalizer {
         }
     }
 
-    bool dummy_, remove_;
+    bool dummy_, suffix_, remove_;
     std::string space_;
     std::vector<std::string> user_;
     std::vector<uint32_t> units_;

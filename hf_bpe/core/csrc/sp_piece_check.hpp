@@ -19,6 +19,7 @@ struct CharInfo {
 struct Options {
     int64_t max_piece_length;
     bool split_by_whitespace, split_by_number, split_by_unicode_script, split_digits, allow_ws_only;
+    bool ws_as_suffix = false;  // treat_whitespace_as_suffix: "▁" only as a suffix
 };
 
 // Whether the n characters at(0), ..., at(n - 1) make a valid piece (the length is checked by the callers);
@@ -34,7 +35,9 @@ bool is_valid_piece(size_t n, At&& at, Info&& info, const Options& opt) {
         if (ci == nullptr || ci->forbidden) return false;
         if (c == kPieceWs) {
             if (!opt.allow_ws_only || !all_ws) {
-                if ((opt.split_by_whitespace && pos > 0) || (!opt.split_by_whitespace && pos > 0 && pos == n - 1))
+                const bool first = pos == 0, last = pos + 1 == n;
+                if (opt.ws_as_suffix ? (opt.split_by_whitespace && !last) || (!opt.split_by_whitespace && !last && first)
+                                     : (opt.split_by_whitespace && !first) || (!opt.split_by_whitespace && !first && last))
                     return false;
             }
             continue;
