@@ -152,6 +152,7 @@ def test_counts_cli_bad_input_writes_nothing(tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.shared_data
 def test_counts_four_shards_of_english_combined_train_identical_files(shared_data, tmp_path):

@@ -97,6 +97,7 @@ def test_recipes_subword_nmt_vocab_size_is_total_symbols(shared_data: Path) -> N
     assert model.files()["bpe.codes"] == expected.getvalue()
 
 
+@pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.crossval
 @pytest.mark.shared_data
