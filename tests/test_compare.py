@@ -486,6 +486,7 @@ def test_compare_unigram_loads_trained_models(unigram_run, corpus_files, tmp_pat
 # -- real corpora ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.crossval
 @pytest.mark.shared_data

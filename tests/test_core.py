@@ -521,6 +521,7 @@ def check_real_corpus(paths, vocab_size, tmp_path) -> tuple[list[bytes], list, o
     return vocab, merges, tokenizer
 
 
+@pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.shared_data
 @pytest.mark.crossval

@@ -191,6 +191,7 @@ def test_counts_load_refuses_pre_tokens_no_text_gives_and_a_pattern_its_regex_de
     assert err.startswith(f"hf-bpe: error: {str(bad)!r}") and err.count("\n") == 1 and not (tmp_path / "out").exists()
 
 
+@pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.shared_data
 def test_counts_four_shards_of_english_combined_train_identical_files(shared_data, tmp_path):

@@ -3,6 +3,7 @@ segmentation; the compiled seeded loop equal to its spec; the consistency checks
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import shutil
@@ -23,6 +24,7 @@ from hf_bpe.formats.manifest import MANIFEST_NAME
 from hf_bpe.tools.extend import load_base
 from hf_bpe.training.extend import extend_from_counts, extend_model, seed_keys
 from hf_bpe.training.counts import WordCounts
+from helpers import first_lines
 
 _ALPHABETS = ["ab ", "abc  ", "aab c\n", "éa b", "aaaa", "aaab", "ababa", "中文中 a", "xyz x'", "1 22 333"]
 
@@ -152,7 +154,7 @@ def test_extending_a_trained_base_on_its_corpus_is_training_longer(texts: list[s
 @pytest.mark.shared_data
 @pytest.mark.slow
 def test_extending_a_trained_base_on_english_is_training_longer(shared_data: Path) -> None:
-    lines = (shared_data / "corpora" / "en" / "english_combined.txt").read_text(encoding="utf-8").splitlines()[:20000]
+    lines = first_lines(shared_data / "corpora" / "en" / "english_combined.txt", 20000)
     base = hf_bpe.train(lines, vocab_size=2000, show_progress=False)
     longer = hf_bpe.train(lines, vocab_size=4000, show_progress=False)
     extended = extend_model(base, lines, vocab_size=4000, show_progress=False)
@@ -419,14 +421,20 @@ def real_base(shared_data: Path, name: str, tmp_path: Path) -> tuple[BPEModel, P
     return load_base(path)[0], path
 
 
-def corpus_slice(shared_data: Path, kind: str, size: int) -> tuple[list[str], list[str]]:
-    """Training lines (about ``size`` bytes) and held-out lines of the Chinese or the multilingual corpus."""
-    folder = shared_data / "corpora" / kind
+@functools.cache
+def _shuffled_lines(folder: Path) -> tuple[str, ...]:
+    # The whole corpus read, split and shuffled once per process, not once per test (~2 s of CPU each for zh).
     lines = []
     for file in sorted(folder.rglob("*")):
         if file.is_file() and file.suffix in (".txt", ".tsv"):
             lines += [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
     random.Random(0).shuffle(lines)
+    return tuple(lines)
+
+
+def corpus_slice(shared_data: Path, kind: str, size: int) -> tuple[list[str], list[str]]:
+    """Training lines (about ``size`` bytes) and held-out lines of the Chinese or the multilingual corpus."""
+    lines = _shuffled_lines(shared_data / "corpora" / kind)
     train, held, total = [], [], 0
     for line in lines:
         if total < size:
@@ -454,7 +462,7 @@ def test_real_vocabularies_keep_the_contract(shared_data: Path, tmp_path: Path, 
         assert base.vocab_size == 151646  # after <|im_end|>
     if name == "llama3":
         assert base.vocab_size == 128256 and extended.ignore_merges  # after the reserved specials
-    english = (shared_data / "corpora" / "en" / "english_combined.txt").read_text(encoding="utf-8").splitlines()[:300]
+    english = first_lines(shared_data / "corpora" / "en" / "english_combined.txt", 300)
     assert assert_untouched_text_same(base, extended, english + held) > 0
     # Fewer tokens on held-out text of the new kind.
     assert sum(map(len, extended.encode_ordinary_batch(held))) < sum(map(len, base.encode_ordinary_batch(held)))
@@ -482,7 +490,7 @@ def test_extended_folder_loads_with_the_same_ids_everywhere(shared_data: Path, t
     train, held = corpus_slice(shared_data, "zh", 300_000)
     extended = hf_bpe.extend(path, train, new_tokens=500, show_progress=False)
     folder = extended.save(tmp_path / "out", tokenizer_class="PreTrainedTokenizerFast")
-    english = (shared_data / "corpora" / "en" / "english_combined.txt").read_text(encoding="utf-8").splitlines()[:100]
+    english = first_lines(shared_data / "corpora" / "en" / "english_combined.txt", 100)
     texts = held[:100] + english
     expected = [extended.encode_ordinary(t) for t in texts]
     loaders = [transformers.AutoTokenizer.from_pretrained(folder),

@@ -30,7 +30,7 @@ from transformers import AutoTokenizer, GPT2TokenizerFast, PreTrainedTokenizerFa
 from hf_bpe.integrations.transformers_compat import PreTrainedTokenizer
 from transformers.tokenization_utils_base import VERY_LARGE_INTEGER, AddedToken, BatchEncoding, TruncationStrategy
 
-from helpers import fast_fields, needs_transformers_5, transformers_major
+from helpers import fast_fields, first_lines, needs_transformers_5, transformers_major
 from hf_bpe.formats import hf_config
 from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer, register
 from hf_bpe.formats.manifest import MANIFEST_NAME
@@ -1134,7 +1134,7 @@ def test_hf_tokenizer_decode_refuses_non_integer_and_negative_ids():
 def test_hf_tokenizer_train_new_from_iterator_equals_the_fast_tokenizer(shared_data):
     # Issue 11: the course's way to train "a tokenizer like this one" raised AttributeError.
     folder = shared_data / "vocabs" / "gpt2"
-    lines = (shared_data / "corpora" / "en" / "english_combined.txt").read_text(encoding="utf-8").splitlines()[:5000]
+    lines = first_lines(shared_data / "corpora" / "en" / "english_combined.txt", 5000)
     batches = [lines[i:i + 500] for i in range(0, len(lines), 500)]
     fast = GPT2TokenizerFast.from_pretrained(folder).train_new_from_iterator(batches, 1500, new_special_tokens=["<pad>"])
     ours = HFBPETokenizer.from_pretrained(folder).train_new_from_iterator(iter(batches), 1500, show_progress=False,

@@ -45,6 +45,7 @@ REPLACED = {
 }
 SKIPPED = {
     "pip install -e '.[test]' && python -m pytest -n auto --maxprocesses 4 --dist loadfile": "this is the test suite itself: running it here would recurse",
+    "python -m pytest -n auto --maxprocesses 4 --dist loadfile -m corpus": "the second test step: it would recurse",
     "pip install -e .": "the hf_bpe under test is already installed; pip would reinstall it into the test interpreter",
     "pip install -e '.[docs]' && mkdocs build --strict": "tests/test_docs_site.py builds the site (marked docs)",
 }
@@ -115,11 +116,15 @@ def _spark_missing() -> str | None:
     return None
 
 
+def _uses_spark(block: Block) -> bool:
+    return "--spark" in block.text or "hf_bpe.spark" in block.text
+
+
 def skip_reason(block: Block) -> str | None:
     """Why a block cannot run on this machine (what it needs is absent), or None."""
     if "../shared/data" in block.text and shared_data_path() is None:
         return "the block reads ../shared/data, which is absent (set HF_BPE_SHARED_DATA to its path)"
-    if "--spark" in block.text or "hf_bpe.spark" in block.text:
+    if _uses_spark(block):
         return _spark_missing()
     if "import torch" in block.text and importlib.util.find_spec("torch") is None:
         return "the block uses PyTorch, which is not installed (pip install torch)"
@@ -142,8 +147,9 @@ class ReadmeRun:
     def run_up_to(self, block: Block) -> None:
         """Run the blocks before ``block`` that have not run yet; fail if one of them fails.
 
-        Blocks marked ``spark`` or ``shared_data`` are left out of this catching up: they are leaves (no later
-        block reads what they write), so ``-m "not spark"`` does not start Spark through a later block.
+        Blocks marked ``spark``, ``shared_data`` or ``corpus`` are left out of this catching up: they are leaves (no
+        later block reads what they write), so ``-m "not spark"`` does not start Spark through a later block, nor
+        the default run a whole-corpus block.
         """
         for earlier in RUNNABLE:
             if earlier.page != block.page:
@@ -246,12 +252,19 @@ def test_readme_replaced_and_skipped_lines_are_still_in_the_readme():
         assert command in lines, f"{command!r} is no longer a command of any page: update REPLACED/SKIPPED"
 
 
+# Blocks that read a whole corpus of ../shared/data (the 23.5 MB English, the 22 MB Chinese) or start Spark run in
+# the second test step (marker corpus, `-m corpus`): together they took ~350 s of the docs' ~465 s under load.
+WHOLE_CORPORA = ("corpora/en/english_combined.txt", "corpora/zh/")
+
+
 def _marks(block: Block) -> list[Any]:
     marks = []
     if "../shared/data" in block.text:
         marks.append(pytest.mark.shared_data)
-    if "--spark" in block.text or "hf_bpe.spark" in block.text:
+    if _uses_spark(block):
         marks.append(pytest.mark.spark)
+    if _uses_spark(block) or any(corpus in block.text for corpus in WHOLE_CORPORA):
+        marks.append(pytest.mark.corpus)
     return marks
 
 

@@ -123,6 +123,7 @@ def test_real_vocabs_qwen2_and_roberta_published_ids(shared_data):
     assert roberta.special_tokens["<s>"] == 0
 
 
+@pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.parametrize("corpus", ["en/english_combined.txt", "zh", "multi"])
 def test_real_vocabs_gpt2_equals_fast_tokenizer_and_tiktoken_on_every_line(shared_data, corpus):

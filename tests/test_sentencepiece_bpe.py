@@ -91,6 +91,7 @@ def test_sentencepiece_bpe_corpora_equal_spm_train(request, corpus, vocab_size):
     _assert_same(lines, vocab_size, hard_vocab_limit=False, **options)
 
 
+@pytest.mark.corpus
 @pytest.mark.shared_data
 @pytest.mark.slow
 @pytest.mark.parametrize(("corpus", "vocab_size"), [("en", 8000), ("en", 16000), ("en", 32000), ("zh", 16000)])

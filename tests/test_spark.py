@@ -62,6 +62,7 @@ def _same_as_one_machine(spark, paths, **options):
     return ours, expected
 
 
+@pytest.mark.corpus
 @pytest.mark.shared_data
 @pytest.mark.parametrize("relative, options", [("en/english_combined.txt", {}),
                                                ("zh/zh_songci_simplified.txt", {"add_prefix_space": True})])
@@ -83,6 +84,7 @@ def test_spark_many_small_files_and_reruns(spark, tmp_path):
     _same_as_one_machine(spark, paths, pattern="o200k", add_prefix_space=True)
 
 
+@pytest.mark.corpus
 def test_spark_dataframe_column_and_tokenize(spark, tmp_path):
     texts = ["hello world", "中文 😀", "", "l'été 2024, don't"] * 50
     frame = spark.createDataFrame([(t, i) for i, t in enumerate(texts)], ["text", "id"]).repartition(3)
@@ -94,6 +96,7 @@ def test_spark_dataframe_column_and_tokenize(spark, tmp_path):
     assert [row["text"] for row in rows] == texts
 
 
+@pytest.mark.corpus
 def test_spark_local_workers_run_this_interpreter(spark):
     # Not the first python3 on PATH: a venv used without activating it must still find hf_bpe in the workers.
     expected = os.environ.get("PYSPARK_PYTHON") or sys.executable
@@ -101,6 +104,7 @@ def test_spark_local_workers_run_this_interpreter(spark):
     assert os.environ.get("PYSPARK_PYTHON") in (None, expected)  # not left behind for a later session on a cluster
 
 
+@pytest.mark.corpus
 def test_spark_bad_input_names_the_column(spark, tmp_path):
     frame = spark.createDataFrame([("fine",), (None,)], "text string")
     with pytest.raises(InputError, match=r"column 'text' holds NoneType None \(partition \d+, row \d+\), not a string"):
@@ -118,6 +122,7 @@ def test_spark_bad_input_names_the_column(spark, tmp_path):
         count_words_spark([str(empty)], spark=spark)
 
 
+@pytest.mark.corpus
 def test_spark_cli_train_gives_the_same_folder(spark, tmp_path, capsys):
     paths = [str(p) for p in _small_files(tmp_path)]
     assert main(["train", *paths, "--vocab-size", "300", "--out", str(tmp_path / "one"), "--quiet"]) == 0
@@ -127,6 +132,7 @@ def test_spark_cli_train_gives_the_same_folder(spark, tmp_path, capsys):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "spark" / name).read_bytes(), name
 
 
+@pytest.mark.corpus
 def test_spark_cli_tokenize_writes_parquet_rows_equal_to_one_machine(spark, tmp_path, capsys):
     import pyarrow.parquet as pq
 

@@ -228,6 +228,7 @@ def test_trainer_rejects_missing_text_column_and_bad_files(tmp_path):
 # -- real corpora (../shared/data) ------------------------------------------------------------------------------------
 
 
+@pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.crossval
 @pytest.mark.shared_data
@@ -239,6 +240,7 @@ def test_trainer_equals_tokenizers_on_english_32k(shared_data, tmp_path):
     assert_same_files(ours, theirs, tmp_path)
 
 
+@pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.crossval
 @pytest.mark.shared_data

@@ -100,6 +100,7 @@ def test_convert_unigram_folder_encodes_like_sentencepiece(shared_data, tmp_path
     assert tok.decode(ids) == fast.decode(ids) == sp.decode(ids)
 
 
+@pytest.mark.corpus
 @pytest.mark.shared_data
 @pytest.mark.slow
 def test_convert_unigram_every_line_of_the_corpora(shared_data, tmp_path):

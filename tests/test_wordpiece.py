@@ -91,6 +91,7 @@ def test_wordpiece_vocab_txt_equals_tokenizers_and_bert_ids(shared_data: Path, t
             assert bert(text, add_special_tokens=False)["input_ids"] == model.encode(text)
 
 
+@pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.shared_data
 def test_wordpiece_english_combined_byte_identical(shared_data: Path, tmp_path: Path) -> None:
