@@ -84,7 +84,8 @@ def _say_compiling(count: int) -> None:
     a terminal (CI, a log) has it on stderr.
     """
     minutes = max(1, round(count * _SECONDS_PER_EXTENSION / _JOBS / 60))
-    line = (f"hf_bpe: compiling {count} C++ extension{'s' if count > 1 else ''} (Cython, -O3), about {minutes} "
+    flags = " ".join(_FLAGS)  # -O3, or the sanitizer build's flags (scripts/sanitize.py)
+    line = (f"hf_bpe: compiling {count} C++ extension{'s' if count > 1 else ''} (Cython, {flags}), about {minutes} "
             f"minute{'s' if minutes > 1 else ''} on {_JOBS} core{'s' if _JOBS > 1 else ''} (longer on a busy "
             "machine); nothing is downloaded\n")
     sys.stderr.write(line)
