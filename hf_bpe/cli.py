@@ -65,7 +65,7 @@ _RAW = argparse.RawDescriptionHelpFormatter
 def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Return the parser of every command, or (``only``) one with just that command's subparser among the ones
     that import modules to list their choices (compare, convert, ...): a run of one command need not pay them."""
-    from .training.bpe_trainer import DEFAULT_VOCAB_SIZE
+    from .training.bpe.trainer import DEFAULT_VOCAB_SIZE
 
     parser = argparse.ArgumentParser(
         prog="hf-bpe",
@@ -162,7 +162,7 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _add_recipe_arguments(train: argparse.ArgumentParser) -> None:
-    from .training.recipe_table import RECIPES
+    from .training.classic.recipe_table import RECIPES
 
     train.add_argument("--recipe", default=None, metavar="NAME",
                        help=f"reproduce a published trainer exactly: {', '.join(RECIPES)}")
@@ -222,8 +222,8 @@ def _add_apply_parser(commands: Any) -> None:
 
 def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
     from .integrations.sentencepiece_hf import missing_tokenizer_json, save_sentencepiece
-    from .training.sentencepiece_bpe import parse_spm_options
-    from .training.sentencepiece_trainer import train_sentencepiece
+    from .training.sentencepiece.bpe import parse_spm_options
+    from .training.sentencepiece.trainer import train_sentencepiece
 
     unsupported = [flag for flag, given in (
         ("--counts", args.counts), ("--spark", args.spark), ("--recipe", args.recipe is not None),
@@ -264,7 +264,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
 
 def _cmd_train_recipe(args: argparse.Namespace) -> int:
     from .model.classic import CLASSIC_NAME
-    from .training.bpe_trainer import train
+    from .training.bpe.trainer import train
 
     out = check_out(args.out)
     # Refuse before training what the atomic write would refuse after it.
@@ -346,7 +346,7 @@ def _roles(args: argparse.Namespace) -> dict[str, str | None]:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .training.bpe_trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
+    from .training.bpe.trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
 
     if args.algorithm == "parity":

@@ -208,7 +208,7 @@ def _train_sentencepiece_defaults(spec: dict[str, Any]) -> dict[str, Any]:
 def _train_hf_bpe_sentencepiece(spec: dict[str, Any]) -> dict[str, Any]:
     # hf_bpe's SentencePiece mode (the compiled trainer) with spm_train's defaults: the same pieces as
     # sentencepiece-defaults.
-    from hf_bpe.training.sentencepiece_trainer import train_sentencepiece
+    from hf_bpe.training.sentencepiece.trainer import train_sentencepiece
 
     start = time.perf_counter()
     model = train_sentencepiece([Path(f) for f in spec["files"]], vocab_size=spec["vocab_size"])
@@ -219,7 +219,7 @@ def _train_hf_bpe_sentencepiece(spec: dict[str, Any]) -> dict[str, Any]:
 def _train_hf_bpe_unigram(spec: dict[str, Any]) -> dict[str, Any]:
     # hf_bpe's unigram trainer (compiled) with spm_train's defaults, num_threads=16 included: the same model as
     # sentencepiece-unigram, checked piece for piece and id for id before its row is shown.
-    from hf_bpe.training.sentencepiece_trainer import train_sentencepiece
+    from hf_bpe.training.sentencepiece.trainer import train_sentencepiece
 
     start = time.perf_counter()
     model = train_sentencepiece([Path(f) for f in spec["files"]], vocab_size=spec["vocab_size"],

@@ -146,9 +146,9 @@ def cli_page() -> str:
 def sentencepiece_options_page() -> str:
     """Return the Markdown of the spm_train options hf_bpe's SentencePiece trainers accept, from their tables."""
     _import_checkout()
-    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
-    from hf_bpe.training.sentencepiece_options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED
-    from hf_bpe.training.unigram_reference import UNIGRAM_DEFAULTS
+    from hf_bpe.training.sentencepiece.bpe import SPM_DEFAULTS
+    from hf_bpe.training.sentencepiece.options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED
+    from hf_bpe.training.unigram.reference import UNIGRAM_DEFAULTS
 
     lines = [
         "# SentencePiece options",
@@ -157,7 +157,7 @@ def sentencepiece_options_page() -> str:
         "--spm KEY=VALUE` take spm_train's options by their own names, with sentencepiece 0.2.3's defaults. Every",
         "field of its `TrainerSpec` and `NormalizerSpec` (and spm_train's flags) is in exactly one table below;",
         "anything else is refused with the closest names. Generated from the tables the trainer checks options",
-        "with (`hf_bpe/training/sentencepiece_bpe.py`, `sentencepiece_options.py`, `unigram_reference.py`).",
+        "with (`hf_bpe/training/sentencepiece/bpe.py`, `sentencepiece/options.py`, `unigram/reference.py`).",
         "",
         "Defaults are shown as Python values (`train_sentencepiece(byte_fallback=True)`); on the command line",
         "booleans are `true`/`false` and lists are comma-separated (`--spm user_defined_symbols=<a>,<b>`).",

@@ -21,7 +21,7 @@ from hf_bpe.cli import main
 from hf_bpe.core import _core, _reference, _reference_continue
 from hf_bpe.formats.manifest import MANIFEST_NAME
 from hf_bpe.tools.extend import load_base
-from hf_bpe.training.extend import extend_from_counts, extend_model, seed_keys
+from hf_bpe.training.bpe.extend import extend_from_counts, extend_model, seed_keys
 from hf_bpe.training.counts import WordCounts
 
 _ALPHABETS = ["ab ", "abc  ", "aab c\n", "éa b", "aaaa", "aaab", "ababa", "中文中 a", "xyz x'", "1 22 333"]

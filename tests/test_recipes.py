@@ -16,7 +16,7 @@ from hf_bpe.formats.bpe_codes import dump_codes
 from hf_bpe.model.bpe import BPEModel
 from hf_bpe.model.classic import ClassicModel
 from hf_bpe.model.segment import tokenize_longest_first
-from hf_bpe.training.recipes import RECIPES, train_recipe
+from hf_bpe.training.classic.recipes import RECIPES, train_recipe
 
 PAPER_WORDS = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
 COURSE = [
@@ -391,8 +391,8 @@ def test_recipes_apply_file_keeps_crlf_and_lone_cr_as_apply_bpe(tmp_path, capsys
     "\xa0b \xa0b \t\xa0bb\n\t\xa0bb \xa0c\t\xa0 \xa0c\t\xa0\n\t\xa0bb \xa0b cbb \xa0c\t\xa0 cbb\n\t\xa0bb b\xa0 \xa0b \t\t\n",
 ])
 def test_recipes_subword_nmt_follows_learn_bpe_where_its_regex_merges_across_a_tab(tmp_path, text) -> None:
-    from hf_bpe.training.classic import learn, words_subword_nmt
-    from hf_bpe.training.subword_nmt_loop import merges_stay_exact
+    from hf_bpe.training.classic.classic import learn, words_subword_nmt
+    from hf_bpe.training.classic.subword_nmt_loop import merges_stay_exact
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(text, encoding="utf-8")

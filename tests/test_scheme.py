@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from hf_bpe.errors import InputError
-from hf_bpe.training.recipes import train_recipe
-from hf_bpe.training.scheme import train_scheme
+from hf_bpe.training.classic.recipes import train_recipe
+from hf_bpe.training.classic.scheme import train_scheme
 
 COURSE = [
     "This is the Hugging Face Course.",

@@ -15,10 +15,10 @@ import hf_bpe
 from hf_bpe.cli import main
 from hf_bpe.formats.sentencepiece_model import SentencePieceModel
 from hf_bpe.core.stl_heap import heap_pop, heap_push
-from hf_bpe.training.unigram_reference import train_unigram_reference
-from hf_bpe.training.unigram_trainer import train_unigram
-from hf_bpe.training import unigram_seed
-from hf_bpe.training.unigram_seed import lcp_array, suffix_array
+from hf_bpe.training.unigram.reference import train_unigram_reference
+from hf_bpe.training.unigram.trainer import train_unigram
+from hf_bpe.training.unigram import seed as unigram_seed
+from hf_bpe.training.unigram.seed import lcp_array, suffix_array
 from helpers import corpus_sample, first_difference, piece_triples, spm_unigram, whole_corpus
 
 pytestmark = pytest.mark.crossval
@@ -218,7 +218,7 @@ def test_unigram_options_are_checked_as_spm_train_checks_them():
     with pytest.raises(ValueError, match="model_type"):
         hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="char")
     with pytest.raises(ValueError, match="model_type"):
-        from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
+        from hf_bpe.training.sentencepiece.bpe import train_sentencepiece_reference
         train_sentencepiece_reference(["a b"], vocab_size=8, model_type="unigram")
 
 
@@ -253,8 +253,8 @@ def test_cli_trains_unigram_equal_to_spm_train(tmp_path, capsys):
 def test_unigram_compiled_loops_equal_the_reference(english, threads):
     """The compiled loops (under the reference's driver) and the compiled driver (pieces, M-step and pruning in
     C++) give the pure-Python model, whatever the real threads."""
-    from hf_bpe.training.unigram_reference import run_unigram
-    from hf_bpe.training.unigram_trainer import CompiledLoops, run_compiled
+    from hf_bpe.training.unigram.reference import run_unigram
+    from hf_bpe.training.unigram.trainer import CompiledLoops, run_compiled
 
     expected = _triples(train_unigram_reference(english, vocab_size=300, num_threads=threads))
     for workers in (1, 2, 3):
@@ -275,7 +275,7 @@ def test_unigram_compiled_loops_equal_the_reference(english, threads):
 def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
     """Small chunks and small tables: several chunks add into one table, which keeps its best entries; small
     max_sentencepiece_length: the compiled LCP values are capped; the characters counted in C++."""
-    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+    from hf_bpe.training.sentencepiece.bpe import SPM_DEFAULTS
 
     opts = {**SPM_DEFAULTS, **options, "seed_sentencepiece_size": keep}
     sentences = [[text.replace(" ", "\u2581"), 1 + len(text) % 2] for text in lines if text]
@@ -307,7 +307,7 @@ def test_num_threads_changes_the_model_as_in_spm_train(english):
 def test_compiled_seed_step_equals_the_reference_on_repeated_sentences(words, repeat, length):
     """Repeated sentences make suffixes that agree far beyond the deepest piece, ordered arbitrarily by the compiled
     walk: the LCP values after them must still be exact."""
-    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+    from hf_bpe.training.sentencepiece.bpe import SPM_DEFAULTS
 
     opts = {**SPM_DEFAULTS, "max_sentencepiece_length": length, "seed_sentencepiece_size": 1000}
     sentences = [["\u2581" + text.replace(" ", "\u2581"), 1] for text in words * repeat]
@@ -321,7 +321,7 @@ def test_compiled_seed_step_equals_the_reference_on_repeated_sentences(words, re
 def test_compiled_seed_step_equals_the_reference_on_real_text(shared_data):
     """A chunk of 64 KiB or more: the compiled LCP array and interval walk run in two parts on two threads (cut
     where the LCP is 0), their tables added; the seeds are still the reference's."""
-    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+    from hf_bpe.training.sentencepiece.bpe import SPM_DEFAULTS
 
     opts = {**SPM_DEFAULTS, "seed_sentencepiece_size": 5000}
     lines = corpus_sample(shared_data, "en", 40_000)
@@ -343,8 +343,8 @@ def test_compiled_loops_reuse_the_first_models_pieces_only_when_they_cover_the_n
     """The compiled E-step and Viterbi counts record the pieces found under the first model and replay them for a
     later one whose pieces are all among them (a subset: the trainer's case), else walk the new trie: either way
     the reference's sums, round after round on one corpus."""
-    from hf_bpe.training.unigram_reference import ReferenceLoops
-    from hf_bpe.training.unigram_trainer import CompiledLoops
+    from hf_bpe.training.unigram.reference import ReferenceLoops
+    from hf_bpe.training.unigram.trainer import CompiledLoops
 
     texts = [[text, count] for text, count in texts]
     compiled = CompiledLoops(texts, threads, workers=2)
@@ -362,8 +362,8 @@ def test_compiled_loops_reuse_the_first_models_pieces_only_when_they_cover_the_n
 def _assert_loads_equal(lines: list[str], vocab_size: int, options: dict) -> None:
     """The compiled store's sentences, required characters and words equal load_sentences' (the spec, with the
     pure-Python normalizer) and the reference's word count."""
-    from hf_bpe.training.unigram_reference import ReferenceLoops, check_unigram_options
-    from hf_bpe.training.unigram_trainer import CompiledLoops
+    from hf_bpe.training.unigram.reference import ReferenceLoops, check_unigram_options
+    from hf_bpe.training.unigram.trainer import CompiledLoops
 
     opts, meta, spec = check_unigram_options(vocab_size, options)
     sentences, required, words = ReferenceLoops.load(lines, opts, meta, spec, vocab_size)
@@ -388,8 +388,8 @@ def test_compiled_loader_equals_load_sentences(lines, options):
     try:
         _assert_loads_equal(lines, 200, options)
     except ValueError as exc:  # an empty corpus: the compiled loader must refuse it with the same message
-        from hf_bpe.training.sentencepiece_bpe import load_sentences
-        from hf_bpe.training.unigram_reference import check_unigram_options
+        from hf_bpe.training.sentencepiece.bpe import load_sentences
+        from hf_bpe.training.unigram.reference import check_unigram_options
 
         with pytest.raises(ValueError, match="^" + __import__("re").escape(str(exc)) + "$"):
             load_sentences(lines, *check_unigram_options(200, options), 200)
@@ -429,7 +429,7 @@ def test_a_lone_surrogate_is_refused_naming_the_sentence(model_type):
     """A str with a lone surrogate has no UTF-8: sentencepiece refuses it (pybind11 cannot cast it), hf_bpe raised
     a bare UnicodeEncodeError from inside the store; now a ValueError naming the item, the character and the fix,
     from the compiled loader and the references alike."""
-    from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
+    from hf_bpe.training.sentencepiece.bpe import train_sentencepiece_reference
 
     lines = ["abc", "ab\ud800cd", "abc"]
     with pytest.raises(RuntimeError):
@@ -500,7 +500,7 @@ _HOSTILE = st.sampled_from(["a", "b", "ab", " ", "\t", "\r", "\x00", "\x01", "\u
 def test_unigram_hostile_corpora_equal_spm_train_or_are_refused(lines, vocab_size, threads, options):
     """hf_bpe (compiled and reference) equals spm_train on hostile text, or refuses with a ValueError where it
     refuses; never a crash (text all user-defined symbols segfaulted the compiled seed step)."""
-    from hf_bpe.training.sentencepiece_trainer import sentences_of
+    from hf_bpe.training.sentencepiece.trainer import sentences_of
 
     options = {**options, "num_threads": threads, "hard_vocab_limit": False}
     try:
@@ -550,7 +550,7 @@ _NON_DEFAULT = {
 
 
 def test_non_default_table_names_every_accepted_option():
-    from hf_bpe.training.sentencepiece_bpe import _known_options
+    from hf_bpe.training.sentencepiece.bpe import _known_options
 
     assert set(_NON_DEFAULT) == set(_known_options())
 

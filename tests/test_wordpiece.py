@@ -10,7 +10,7 @@ import pytest
 import hf_bpe
 from hf_bpe.errors import InputError
 from hf_bpe.model.classic import ClassicModel
-from hf_bpe.training.wordpiece import BERT_SPECIAL_TOKENS, bert_word_counts, train_wordpiece
+from hf_bpe.training.classic.wordpiece import BERT_SPECIAL_TOKENS, bert_word_counts, train_wordpiece
 
 pytestmark = pytest.mark.crossval
 

@@ -12,8 +12,8 @@ from hf_bpe.cli import main
 from hf_bpe.core._reference_classic import replace_pair
 from hf_bpe.errors import InputError
 from hf_bpe.model.classic import ClassicModel
-from hf_bpe.training.recipe_table import BERT_SPECIAL_TOKENS
-from hf_bpe.training.wordpiece_score import bert_pretokenized_counts, course_alphabet, train_wordpiece_score
+from hf_bpe.training.classic.recipe_table import BERT_SPECIAL_TOKENS
+from hf_bpe.training.classic.wordpiece_score import bert_pretokenized_counts, course_alphabet, train_wordpiece_score
 
 COURSE = [
     "This is the Hugging Face Course.",

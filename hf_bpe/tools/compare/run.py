@@ -229,7 +229,7 @@ def compare(
     """
     # 1. Check the options before reading anything.
     from ...core.pretokenize import Pretokenizer
-    from ...training.bpe_trainer import check_options
+    from ...training.bpe.trainer import check_options
 
     peers, model_paths = _check_args(vocab_size, against, heldout_fraction, heldout_seed, models, workers,
                                      peer_timeout, algorithm, num_threads, (min_frequency, pattern))

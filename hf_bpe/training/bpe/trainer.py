@@ -25,16 +25,16 @@ from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..core import _core
-from ..core._reference import saved_merges
-from ..core.pretokenize import Pretokenizer
-from ..errors import InputError
-from ..model.bpe import BPEModel
-from .counts import WordCounts, choose_workers, corpus_chars_hint
-from .progress import progress_bar
+from ...core import _core
+from ...core._reference import saved_merges
+from ...core.pretokenize import Pretokenizer
+from ...errors import InputError
+from ...model.bpe import BPEModel
+from ..counts import WordCounts, choose_workers, corpus_chars_hint
+from ..progress import progress_bar
 
 if TYPE_CHECKING:
-    from ..model.classic import ClassicModel  # annotations only: the recipes' trainers import it
+    from ...model.classic import ClassicModel  # annotations only: the recipes' trainers import it
 
 __all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "check_special_tokens", "train", "train_from_counts"]
 
@@ -83,7 +83,7 @@ def train(
             the order; only the fingerprint does.
         show_progress: progress bars on stderr.
         recipe: train a published system exactly instead (``"subword-nmt"``, ``"hf-course"``, ``"wordpiece"``,
-            ...; :mod:`hf_bpe.training.recipes`); ``pattern``, ``add_prefix_space``, ``max_token_length``,
+            ...; :mod:`hf_bpe.training.classic.recipes`); ``pattern``, ``add_prefix_space``, ``max_token_length``,
             ``workers`` and ``corpus_order`` then do not apply.
         num_merges: with a recipe that counts merges, how many to learn (instead of ``vocab_size``).
         lowercase: with the ``wordpiece`` recipe, BERT's uncased setup.
@@ -237,8 +237,8 @@ def _train_recipe(corpus: Any, recipe: str | None, vocab_size: int | None, min_f
                   special_tokens: Sequence[str] | None, text_column: str, show_progress: bool, *,
                   num_merges: int | None, lowercase: bool, **byte_level: Any) -> ClassicModel:
     """Hand a recipe to ``recipes.train_recipe``, refusing the byte-level options it would silently ignore."""
-    from ..errors import InputError
-    from .recipes import train_recipe
+    from ...errors import InputError
+    from ..classic.recipes import train_recipe
 
     defaults = {"pattern": "gpt2", "add_prefix_space": False, "max_token_length": None, "workers": None,
                 "corpus_order": "sequence"}

@@ -1,6 +1,6 @@
 """Train BPE with the classic options spelled out: alphabet, word marks, pre-tokenization and tie-break.
 
-The named recipes (:mod:`hf_bpe.training.recipes`) fix these options to reproduce one published system each;
+The named recipes (:mod:`hf_bpe.training.classic.recipes`) fix these options to reproduce one published system each;
 :func:`train_scheme` lets you combine them yourself, on the same compiled merge loop:
 
 - ``alphabet``: ``"chars"`` (the characters seen, as the classic and WordPiece trainers) or ``"bytes"`` (UTF-8
@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.bytelevel import token_to_str
-from ..core.pretokenize import Pretokenizer
-from ..core._reference_classic import TIE_BREAKS
-from ..errors import InputError
-from ..model.classic import ClassicModel, scheme_symbols
+from ...core.bytelevel import token_to_str
+from ...core.pretokenize import Pretokenizer
+from ...core._reference_classic import TIE_BREAKS
+from ...errors import InputError
+from ...model.classic import ClassicModel, scheme_symbols
 from . import classic
 
 __all__ = ["train_scheme"]

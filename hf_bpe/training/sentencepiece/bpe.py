@@ -37,12 +37,12 @@ from typing import Any
 
 import regex
 
-from ..formats.sentencepiece_model import (BYTE, CONTROL, NORMAL, TRAINER_DEFAULTS, UNKNOWN, USER_DEFINED, Piece,
+from ...formats.sentencepiece_model import (BYTE, CONTROL, NORMAL, TRAINER_DEFAULTS, UNKNOWN, USER_DEFINED, Piece,
                                            SentencePieceModel)
-from ..core.sentencepiece_normalize import SentencePieceNormalizer
-from .sentencepiece_normalizer import SPACE
-from .sentencepiece_scripts import script_of
-from .sentencepiece_options import EMPTY_CORPUS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences, typed
+from ...core.sentencepiece_normalize import SentencePieceNormalizer
+from .normalizer import SPACE
+from .scripts import script_of
+from .options import EMPTY_CORPUS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences, typed
 
 __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
            "check_spm_options", "load_sentences", "load_store", "parse_spm_options", "prepare_training", "select_required",
@@ -640,7 +640,7 @@ def load_store(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int
     Raises:
         TypeError, ValueError: what :func:`load_sentences` raises, with the same messages.
     """
-    from ..core._sentencepiece import SentencePieceCorpus
+    from ...core._sentencepiece import SentencePieceCorpus
 
     store = SentencePieceCorpus(charsmap=spec["precompiled_charsmap"],
                                 remove_extra_whitespaces=opts["remove_extra_whitespaces"],
@@ -676,7 +676,7 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
     # 1. Options, meta pieces and the normalizer.
     if options.get("model_type", "bpe") != "bpe":
         raise ValueError(f"model_type={options['model_type']!r}: this reference trains BPE; for unigram use "
-                         "hf_bpe.training.unigram_reference.train_unigram_reference")
+                         "hf_bpe.training.unigram.reference.train_unigram_reference")
     opts, meta, spec = prepare_training(vocab_size, options)
     # 2-3. Sentences, normalized, with the characters outside the coverage made unknown.
     sentences, required = load_sentences(corpus, opts, meta, spec, vocab_size)

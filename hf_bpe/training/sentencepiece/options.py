@@ -3,7 +3,7 @@ one value only, which are refused, and why.
 
 sentencepiece 0.2.3's options are the fields of its ``TrainerSpec`` and ``NormalizerSpec`` plus ``spm_train``'s own
 flags (``random_seed``, ``minloglevel``). The ones that shape a BPE model are reproduced and checked in
-:data:`hf_bpe.training.sentencepiece_bpe.SPM_DEFAULTS`; every other one is in exactly one table here.
+:data:`hf_bpe.training.sentencepiece.bpe.SPM_DEFAULTS`; every other one is in exactly one table here.
 :class:`LongSentences` says what ``max_sentence_length`` left out, as spm_train logs it.
 
 >>> sorted(set(SPM_NO_EFFECT) & set(SPM_ONLY)), sorted(set(SPM_ONLY) & set(SPM_REFUSED))
@@ -24,7 +24,7 @@ __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_NO_EFFECT", "SPM_ONLY", "SPM_RE
 # real trainer in tests/test_sentencepiece_bpe.py), with spm_train's defaults and why.
 SPM_NO_EFFECT: Mapping[str, tuple[Any, str]] = MappingProxyType({
     "shuffle_input_sentence": (True, "it orders only the sample input_sentence_size > 0 takes"),
-    # The next four shape unigram models (hf_bpe.training.unigram_reference.UNIGRAM_DEFAULTS), not BPE ones.
+    # The next four shape unigram models (hf_bpe.training.unigram.reference.UNIGRAM_DEFAULTS), not BPE ones.
     "num_threads": (16, "BPE training gives the same model on any number of threads"),
     "seed_sentencepiece_size": (1000000, "unigram's seed pieces"),
     "shrinking_factor": (0.75, "unigram's pruning"),
@@ -114,7 +114,7 @@ class LongSentences:
     def not_unicode(self, error: UnicodeEncodeError) -> ValueError:
         """The error for the last sentence :meth:`watch` yielded, which holds a lone surrogate (``error``: its
         UTF-8 encoding's failure): no UTF-8 text, which spm_train cannot take either (pybind11 refuses the str)."""
-        from ..errors import excerpt
+        from ...errors import excerpt
 
         bad = error.object[error.start:error.end]
         return ValueError(f"corpus item {self.index} holds a lone surrogate {bad!r} at character {error.start} "

@@ -1,7 +1,7 @@
 """SentencePiece-mode BPE training on the compiled core: ``train_sentencepiece``, equal to ``spm_train
 --model_type=bpe`` piece for piece.
 
-The phases are the reference's (:func:`hf_bpe.training.sentencepiece_bpe.train_sentencepiece_reference`), with the
+The phases are the reference's (:func:`hf_bpe.training.sentencepiece.bpe.train_sentencepiece_reference`), with the
 same option checks, coverage arithmetic and serialization; the loops run in ``hf_bpe.core._sentencepiece``:
 
 1. options, meta pieces, the normalizer spec (the reference's ``prepare_training``);
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..formats.sentencepiece_model import SentencePieceModel
-from .sentencepiece_bpe import assemble_model, char_info, load_store, prepare_training
+from ...formats.sentencepiece_model import SentencePieceModel
+from .bpe import assemble_model, char_info, load_store, prepare_training
 
 __all__ = ["sentences_of", "train_sentencepiece"]
 
@@ -98,7 +98,7 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
     'unigram'
     """
     if options.get("model_type", "bpe") == "unigram":
-        from .unigram_trainer import train_unigram
+        from ..unigram.trainer import train_unigram
 
         model = train_unigram(sentences_of(corpus, text_column=text_column), vocab_size=vocab_size, **options)
         if progress is not None:
