@@ -44,8 +44,10 @@ if TYPE_CHECKING:
     from .training.held_out import HeldOutSplit
     from .training.classic.recipes import RECIPES
     from .training.classic.scheme import train_scheme
+    from .training.classic.train import train_classic
     from .training.sentencepiece.extend import extend_sentencepiece
     from .training.sentencepiece.trainer import train_sentencepiece
+    from .training.unigram.train import train_unigram
     from .training.bpe.superbpe import train_superbpe
 
 # The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
@@ -77,11 +79,13 @@ _EXPORTS = {
     "tokenize_files": ".integrations.file_tokenize",
     "WordCounts": ".training.counts",
     "train": ".training.bpe.trainer",
+    "train_classic": ".training.classic.train",
     "train_from_counts": ".training.bpe.trainer",
     "train_parity": ".training.parity.parity",
     "train_scheme": ".training.classic.scheme",
     "train_sentencepiece": ".training.sentencepiece.trainer",
     "train_superbpe": ".training.bpe.superbpe",
+    "train_unigram": ".training.unigram.train",
     "UnigramModel": ".model.unigram",
     "verify": ".tools.verify",
 }
@@ -112,11 +116,13 @@ __all__ = [
     "tokenize_dataset",
     "tokenize_files",
     "train",
+    "train_classic",
     "train_from_counts",
     "train_parity",
     "train_scheme",
     "train_sentencepiece",
     "train_superbpe",
+    "train_unigram",
     "UnigramModel",
     "verify",
     "__version__",

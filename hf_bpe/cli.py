@@ -224,6 +224,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
     from .integrations.sentencepiece_hf import missing_tokenizer_json, save_sentencepiece
     from .training.sentencepiece.bpe import parse_spm_options
     from .training.sentencepiece.trainer import train_sentencepiece
+    from .training.unigram.train import train_unigram
 
     unsupported = [flag for flag, given in (
         ("--counts", args.counts), ("--spark", args.spark), ("--recipe", args.recipe is not None),
@@ -251,8 +252,8 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         corpus = [Path(p) for p in corpus]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
-                                    **options)
+        trainer = train_unigram if options.get("model_type") == "unigram" else train_sentencepiece
+        model = trainer(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column, **options)
     for warning in caught:  # e.g. sentences skipped for max_sentence_length
         log(f"warning: {warning.message}")
     folder = save_sentencepiece(model, out, force=args.force)
@@ -264,7 +265,8 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
 
 def _cmd_train_recipe(args: argparse.Namespace) -> int:
     from .model.classic import CLASSIC_NAME
-    from .training.bpe.trainer import train
+    from .training.bpe.trainer import check_recipe_options
+    from .training.classic.train import train_classic
 
     out = check_out(args.out)
     # Refuse before training what the atomic write would refuse after it.
@@ -273,11 +275,12 @@ def _cmd_train_recipe(args: argparse.Namespace) -> int:
     corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         raise InputError(f"--recipe {args.recipe} needs a corpus: FILE arguments or --dataset")
-    model = train(corpus, recipe=args.recipe, vocab_size=args.vocab_size, num_merges=args.num_merges,
-                  min_frequency=args.min_frequency, special_tokens=args.special_token or None,
-                  lowercase=args.lowercase, pattern=args.pattern, add_prefix_space=args.add_prefix_space,
-                  max_token_length=args.max_token_length, workers=args.workers, corpus_order=args.corpus_order,
-                  text_column=args.text_column, show_progress=not args.quiet, **_roles(args))
+    check_recipe_options(args.recipe, _roles(args), {
+        "pattern": args.pattern, "add_prefix_space": args.add_prefix_space, "max_token_length": args.max_token_length,
+        "workers": args.workers, "corpus_order": args.corpus_order})
+    model = train_classic(corpus, recipe=args.recipe, vocab_size=args.vocab_size, num_merges=args.num_merges,
+                          min_frequency=args.min_frequency, special_tokens=args.special_token or None,
+                          lowercase=args.lowercase, text_column=args.text_column, show_progress=not args.quiet)
     folder = model.save(out, force=args.force)
     log(f"wrote {args.recipe}: {len(model.tokens)} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
     return 0

@@ -28,7 +28,7 @@ COURSE = [
 
 
 def test_recipes_sennrich_paper_golden() -> None:
-    model = hf_bpe.train(PAPER_WORDS, recipe="sennrich-paper", num_merges=15, show_progress=False)
+    model = hf_bpe.train_classic(PAPER_WORDS, recipe="sennrich-paper", num_merges=15, show_progress=False)
     assert [f"{a} {b}" for a, b in model.merge_pairs] == [
         "e s", "es t", "est </w>", "l o", "lo w", "n e", "ne w", "new est</w>", "low </w>", "w i", "wi d",
         "wid est</w>", "low e", "lowe r", "lower </w>"]
@@ -210,17 +210,17 @@ def test_recipes_bad_input_is_refused_before_writing(tmp_path: Path) -> None:
     corpus = tmp_path / "c.txt"
     corpus.write_text("low lower newest\n", encoding="utf-8")
     with pytest.raises(InputError, match="unknown recipe 'nmt'; the recipes are: sennrich-paper, subword-nmt"):
-        hf_bpe.train([corpus], recipe="nmt", show_progress=False)
+        hf_bpe.train_classic([corpus], recipe="nmt", show_progress=False)
     with pytest.raises(InputError, match="recipe 'hf-course' is sized by vocab_size"):
-        hf_bpe.train([corpus], recipe="hf-course", num_merges=3, show_progress=False)
+        hf_bpe.train_classic([corpus], recipe="hf-course", num_merges=3, show_progress=False)
     with pytest.raises(InputError, match="drop pattern='gpt4'"):
         hf_bpe.train([corpus], recipe="subword-nmt", num_merges=3, pattern="gpt4", show_progress=False)
     with pytest.raises(InputError, match="lowercase belongs to the wordpiece recipe"):
-        hf_bpe.train([corpus], recipe="subword-nmt", num_merges=3, lowercase=True, show_progress=False)
+        hf_bpe.train_classic([corpus], recipe="subword-nmt", num_merges=3, lowercase=True, show_progress=False)
     with pytest.raises(InputError, match="give vocab_size >= 256"):
-        hf_bpe.train([corpus], recipe="minbpe-basic", vocab_size=100, show_progress=False)
+        hf_bpe.train_classic([corpus], recipe="minbpe-basic", vocab_size=100, show_progress=False)
     with pytest.raises(InputError, match="needs a size"):
-        hf_bpe.train([corpus], recipe="subword-nmt", show_progress=False)
+        hf_bpe.train_classic([corpus], recipe="subword-nmt", show_progress=False)
     out = tmp_path / "out"
     assert main(["train", str(corpus), "--recipe", "sennrich", "--out", str(out)]) == 2
     assert main(["train", str(corpus), "--recipe", "rasbt", "--num-merges", "3", "--out", str(out)]) == 2

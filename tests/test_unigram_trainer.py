@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import warnings
+from typing import Any
 
 import pytest
 import sentencepiece as spm
@@ -24,6 +25,12 @@ from helpers import corpus_sample, first_difference, piece_triples, spm_unigram,
 pytestmark = pytest.mark.crossval
 
 
+
+def _spm_train(*args: Any, model_type: str, **kwargs: Any) -> Any:
+    """hf_bpe's SentencePiece trainer of ``model_type``: ``train_unigram`` or ``train_sentencepiece`` (BPE)."""
+    trainer = hf_bpe.train_unigram if model_type == "unigram" else hf_bpe.train_sentencepiece
+    return trainer(*args, model_type=model_type, **kwargs)
+
 def _spm(lines: list[str], vocab_size: int, **options) -> SentencePieceModel:
     return spm_unigram(sentence_iterator=iter(lines), vocab_size=vocab_size, **options)
 
@@ -38,9 +45,9 @@ def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceM
         theirs = _triples(_spm(lines, vocab_size, **options))
     except RuntimeError as exc:  # e.g. vocab_size above what the corpus gives, with hard_vocab_limit
         with pytest.raises(ValueError):
-            hf_bpe.train_sentencepiece(lines, vocab_size=vocab_size, model_type="unigram", **options)
+            hf_bpe.train_unigram(lines, vocab_size=vocab_size, **options)
         return pytest.skip(f"spm_train refuses it too: {str(exc)[:80]}")  # type: ignore[return-value]
-    ours = hf_bpe.train_sentencepiece(lines, vocab_size=vocab_size, model_type="unigram", **options)
+    ours = hf_bpe.train_unigram(lines, vocab_size=vocab_size, **options)
     mine = _triples(ours)
     assert mine == theirs, first_difference(mine, theirs)
     assert ours.model_type == "unigram"
@@ -82,7 +89,7 @@ def test_unigram_whole_corpora_equal_spm_train(shared_data, corpus, vocab_size):
     theirs = spm_unigram(input=",".join(map(str, paths)), vocab_size=vocab_size)
     with warnings.catch_warnings():  # the skipped long lines are said (tested with BPE); spm_train skips them too
         warnings.simplefilter("ignore", UserWarning)
-        ours = hf_bpe.train_sentencepiece(paths, vocab_size=vocab_size, model_type="unigram")
+        ours = hf_bpe.train_unigram(paths, vocab_size=vocab_size)
     assert _triples(ours) == _triples(theirs)
 
 
@@ -210,11 +217,11 @@ def test_unigram_options_are_checked_as_spm_train_checks_them():
     for bad in ({"num_threads": 0}, {"shrinking_factor": 0.3}, {"num_sub_iterations": 11},
                 {"seed_sentencepiece_size": -1}):
         with pytest.raises(ValueError, match=next(iter(bad))):
-            hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="unigram", **bad)
+            hf_bpe.train_unigram(["a b"], vocab_size=8, **bad)
     with pytest.raises(TypeError, match="num_threads"):
-        hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="unigram", num_threads="2")
+        hf_bpe.train_unigram(["a b"], vocab_size=8, num_threads="2")
     with pytest.raises(ValueError, match="seed_sentencepieces_file"):
-        hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="unigram", seed_sentencepieces_file="x")
+        hf_bpe.train_unigram(["a b"], vocab_size=8, seed_sentencepieces_file="x")
     with pytest.raises(ValueError, match="model_type"):
         hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="char")
     with pytest.raises(ValueError, match="model_type"):
@@ -295,10 +302,10 @@ def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
 def test_num_threads_changes_the_model_as_in_spm_train(english):
     """spm_train's float sums depend on num_threads (here 160 of 300 pieces differ, in score bits or order, between
     1 and 16 threads): the thread-count tests above compare models that really differ."""
-    one = hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram", num_threads=1)
-    sixteen = hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram", num_threads=16)
+    one = hf_bpe.train_unigram(english, vocab_size=300, num_threads=1)
+    sixteen = hf_bpe.train_unigram(english, vocab_size=300, num_threads=16)
     assert _triples(one) != _triples(sixteen)
-    assert _triples(sixteen) == _triples(hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram"))
+    assert _triples(sixteen) == _triples(hf_bpe.train_unigram(english, vocab_size=300))
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -435,7 +442,7 @@ def test_a_lone_surrogate_is_refused_naming_the_sentence(model_type):
     with pytest.raises(RuntimeError):
         _spm(lines, 10, hard_vocab_limit=False)
     reference = train_unigram_reference if model_type == "unigram" else train_sentencepiece_reference
-    for train in (lambda *a, **k: hf_bpe.train_sentencepiece(*a, model_type=model_type, **k), reference):
+    for train in (lambda *a, **k: _spm_train(*a, model_type=model_type, **k), reference):
         with pytest.raises(ValueError, match=r"corpus item 1 holds a lone surrogate '\\ud800' at character 2") as info:
             train(lines, vocab_size=10, hard_vocab_limit=False)
         assert not isinstance(info.value, UnicodeError) and "surrogatepass" in str(info.value)
@@ -450,7 +457,7 @@ def test_a_piece_option_with_a_nul_is_refused(model_type, option):
     character"). Now refused, naming the option."""
     name, value = next(iter(option.items()))
     with pytest.raises(ValueError, match=f"{name} holds .*NUL"):
-        hf_bpe.train_sentencepiece(["a\x00b hello"], vocab_size=20, model_type=model_type, hard_vocab_limit=False,
+        _spm_train(["a\x00b hello"], vocab_size=20, model_type=model_type, hard_vocab_limit=False,
                                    **option)
 
 
@@ -461,10 +468,10 @@ def test_vocab_size_is_an_int32_and_a_huge_one_is_not_walked(model_type):
     with pytest.raises(ValueError, match="cannot parse"):  # sentencepiece says so with a ValueError
         _spm(["hello world"], 2**31)
     with pytest.raises(ValueError, match="vocab_size must be at most 2147483647"):
-        hf_bpe.train_sentencepiece(["hello world"], vocab_size=2**31, model_type=model_type, hard_vocab_limit=False)
-    model = hf_bpe.train_sentencepiece(["hello world"], vocab_size=2**31 - 1, model_type=model_type,
+        _spm_train(["hello world"], vocab_size=2**31, model_type=model_type, hard_vocab_limit=False)
+    model = _spm_train(["hello world"], vocab_size=2**31 - 1, model_type=model_type,
                                        hard_vocab_limit=False)
-    small = hf_bpe.train_sentencepiece(["hello world"], vocab_size=60, model_type=model_type, hard_vocab_limit=False)
+    small = _spm_train(["hello world"], vocab_size=60, model_type=model_type, hard_vocab_limit=False)
     assert _triples(model) == _triples(small)
 
 
@@ -507,7 +514,7 @@ def test_unigram_hostile_corpora_equal_spm_train_or_are_refused(lines, vocab_siz
         theirs = _triples(_spm(lines, vocab_size, **options))
     except RuntimeError:
         theirs = None
-    for train in (train_unigram_reference, lambda *a, **k: hf_bpe.train_sentencepiece(*a, model_type="unigram", **k)):
+    for train in (train_unigram_reference, hf_bpe.train_unigram):
         if theirs is None:
             with pytest.raises(ValueError):
                 train(list(sentences_of(lines)), vocab_size=vocab_size, **options)
@@ -574,7 +581,7 @@ def test_trainer_spec_records_each_option_as_spm_train(shared_data, option, mode
     if option == "model_type":
         options = {"model_type": model_type}
     try:
-        ours = hf_bpe.train_sentencepiece(lines, vocab_size=400, **options)
+        ours = _spm_train(lines, vocab_size=400, **options)
     except ValueError as exc:  # not accepted at this value (the error says why): nothing to record
         assert option in ("treat_whitespace_as_suffix", "use_all_vocab", "input_sentence_size"), exc
         return

@@ -81,7 +81,7 @@ def test_wordpiece_vocab_txt_equals_tokenizers_and_bert_ids(shared_data: Path, t
         reference = tokenizers_vocab(texts, 1500, tmp_path / str(lowercase), lowercase=lowercase)
         assert same_as_run(texts, reference, 1500, lowercase=lowercase) == reference
         # The recipe's own (deterministic) vocab.txt loads in transformers and encodes every line the same.
-        model = hf_bpe.train(texts, recipe="wordpiece", vocab_size=1500, lowercase=lowercase, show_progress=False)
+        model = hf_bpe.train_classic(texts, recipe="wordpiece", vocab_size=1500, lowercase=lowercase, show_progress=False)
         out = model.save(tmp_path / f"m{lowercase}")
         assert ClassicModel.load(out) == model
         from transformers import BertTokenizer
@@ -102,6 +102,6 @@ def test_wordpiece_english_combined_byte_identical(shared_data: Path, tmp_path: 
 
 def test_wordpiece_needs_unk(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"needs '\[UNK\]' among the special tokens"):
-        hf_bpe.train(["a b"], recipe="wordpiece", vocab_size=30, special_tokens=["[PAD]"], show_progress=False)
+        hf_bpe.train_classic(["a b"], recipe="wordpiece", vocab_size=30, special_tokens=["[PAD]"], show_progress=False)
     with pytest.raises(InputError, match="needs a size"):
-        hf_bpe.train(["a b"], recipe="wordpiece", show_progress=False)
+        hf_bpe.train_classic(["a b"], recipe="wordpiece", show_progress=False)

@@ -85,9 +85,9 @@ def _train_unigram(peer: str, docs: list[str], options: dict[str, Any], show_pro
     spm_options = options["sentencepiece"]
     if peer == "hf_bpe":
         from ..._version import __version__
-        from ...training.sentencepiece.trainer import train_sentencepiece
+        from ...training.unigram.train import train_unigram
 
-        return __version__, train_sentencepiece(docs, **spm_options)
+        return __version__, train_unigram(docs, **spm_options)
     if peer == "tokenizers":
         import tokenizers
 

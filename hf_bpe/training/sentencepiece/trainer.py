@@ -17,6 +17,7 @@ holds both equal to ``sentencepiece`` itself.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -64,10 +65,23 @@ def _file_lines(paths: list[str]) -> Iterable[str]:
                     raise ValueError(f"{path!r} line {number} is not UTF-8 ({exc.reason}); decode it first") from None
 
 
+def unigram_from_corpus(corpus: Any, *, vocab_size: int, text_column: str, progress: Callable[[int], object] | None,
+                        options: dict[str, Any]) -> SentencePieceModel:
+    """Train SentencePiece unigram on a corpus read as :func:`sentences_of` reads it (``hf_bpe.train_unigram``)."""
+    from ..unigram.trainer import train_unigram
+
+    model = train_unigram(sentences_of(corpus, text_column=text_column), vocab_size=vocab_size, **options)
+    if progress is not None:
+        progress(len(model.pieces))
+    return model
+
+
 def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str = "text",
                         progress: Callable[[int], object] | None = None, **options: Any) -> SentencePieceModel:
-    """Train a SentencePiece model equal to ``spm_train`` with the same options: BPE (``model_type="bpe"``, the
-    default here) or unigram (``model_type="unigram"``, spm_train's default, sentencepiece 0.2.3's algorithm).
+    """Train a SentencePiece BPE model equal to ``spm_train --model_type=bpe`` with the same options.
+
+    Unigram (spm_train's default model type) is :func:`hf_bpe.train_unigram`; ``model_type="unigram"`` here still
+    trains it, with a ``DeprecationWarning``.
 
     Args:
         corpus: text files (paths: one sentence per line), a ``datasets`` Dataset (``text_column``), or an iterable
@@ -94,16 +108,12 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
     >>> model = train_sentencepiece(["low lower lowest"] * 3, vocab_size=16)
     >>> [p.piece for p in model.pieces][3:8]
     ['lo', 'low', '▁low', '▁lowe', 'st']
-    >>> train_sentencepiece(["low lower lowest"] * 3, vocab_size=12, model_type="unigram").model_type
-    'unigram'
     """
     if options.get("model_type", "bpe") == "unigram":
-        from ..unigram.trainer import train_unigram
-
-        model = train_unigram(sentences_of(corpus, text_column=text_column), vocab_size=vocab_size, **options)
-        if progress is not None:
-            progress(len(model.pieces))
-        return model
+        warnings.warn("hf_bpe.train_sentencepiece(corpus, model_type='unigram', ...) is deprecated: call "
+                      "hf_bpe.train_unigram(corpus, ...) with the other arguments", DeprecationWarning, stacklevel=2)
+        return unigram_from_corpus(corpus, vocab_size=vocab_size, text_column=text_column, progress=progress,
+                                   options=options)
 
     # 1. Options, meta pieces, normalizer.
     opts, meta, spec = prepare_training(vocab_size, options)
