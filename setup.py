@@ -30,7 +30,7 @@ extensions = [
     for name in ("_core", "_classic", "_scanner", "_tally", "_spelling", "_sentencepiece", "_unigram_encode",
                  "_parity")
 ] + [
-    # Float32 sums bit for bit as sentencepiece's: no fused multiply-add (spec: hf_bpe/training/unigram_lattice.py).
+    # Float32 sums bit for bit as sentencepiece's: no fused multiply-add (spec: hf_bpe/training/unigram/lattice.py).
     _extension("_unigram", flags=("-ffp-contract=off", "-pthread"), link=("-pthread",)),
 ]
 

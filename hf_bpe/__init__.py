@@ -38,15 +38,17 @@ if TYPE_CHECKING:
     from .tools.extend import extend
     from .tools.extension_report import ExtensionReport, extension_report
     from .tools.verify import verify
-    from .training.bpe_trainer import train, train_from_counts
-    from .training.parity import train_parity
+    from .training.bpe.trainer import train, train_from_counts
+    from .training.parity.parity import train_parity
     from .training.counts import WordCounts
     from .training.held_out import HeldOutSplit
-    from .training.recipes import RECIPES
-    from .training.scheme import train_scheme
-    from .training.sentencepiece_extend import extend_sentencepiece
-    from .training.sentencepiece_trainer import train_sentencepiece
-    from .training.superbpe import train_superbpe
+    from .training.classic.recipes import RECIPES
+    from .training.classic.scheme import train_scheme
+    from .training.classic.train import train_classic
+    from .training.sentencepiece.extend import extend_sentencepiece
+    from .training.sentencepiece.trainer import train_sentencepiece
+    from .training.unigram.train import train_unigram
+    from .training.bpe.superbpe import train_superbpe
 
 # The public API: name -> the module that defines it. Loaded on first use (PEP 562), so that `import hf_bpe` costs
 # a few milliseconds and a child process that needs one submodule (e.g. compare's peer trainers, whose memory is
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "BPEModel": ".model.bpe",
     "ClassicModel": ".model.classic",
-    "RECIPES": ".training.recipes",
+    "RECIPES": ".training.classic.recipes",
     "CorpusFingerprint": ".formats.manifest",
     "DisallowedSpecialTokenError": ".errors",
     "ExtensionReport": ".tools.extension_report",
@@ -67,7 +69,7 @@ _EXPORTS = {
     "compare": ".tools.compare",
     "evaluate": ".tools.evaluate",
     "extend": ".tools.extend",
-    "extend_sentencepiece": ".training.sentencepiece_extend",
+    "extend_sentencepiece": ".training.sentencepiece.extend",
     "extension_report": ".tools.extension_report",
     "new_token_embeddings": ".integrations.embeddings",
     "read_token_file": ".formats.token_file",
@@ -76,12 +78,14 @@ _EXPORTS = {
     "tokenize_dataset": ".integrations.preprocess",
     "tokenize_files": ".integrations.file_tokenize",
     "WordCounts": ".training.counts",
-    "train": ".training.bpe_trainer",
-    "train_from_counts": ".training.bpe_trainer",
-    "train_parity": ".training.parity",
-    "train_scheme": ".training.scheme",
-    "train_sentencepiece": ".training.sentencepiece_trainer",
-    "train_superbpe": ".training.superbpe",
+    "train": ".training.bpe.trainer",
+    "train_classic": ".training.classic.train",
+    "train_from_counts": ".training.bpe.trainer",
+    "train_parity": ".training.parity.parity",
+    "train_scheme": ".training.classic.scheme",
+    "train_sentencepiece": ".training.sentencepiece.trainer",
+    "train_superbpe": ".training.bpe.superbpe",
+    "train_unigram": ".training.unigram.train",
     "UnigramModel": ".model.unigram",
     "verify": ".tools.verify",
 }
@@ -112,11 +116,13 @@ __all__ = [
     "tokenize_dataset",
     "tokenize_files",
     "train",
+    "train_classic",
     "train_from_counts",
     "train_parity",
     "train_scheme",
     "train_sentencepiece",
     "train_superbpe",
+    "train_unigram",
     "UnigramModel",
     "verify",
     "__version__",

@@ -70,7 +70,7 @@ _RAW = argparse.RawDescriptionHelpFormatter
 def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Return the parser of every command, or (``only``) one with just that command's subparser among the ones
     that import modules to list their choices (compare, convert, ...): a run of one command need not pay them."""
-    from .training.bpe_trainer import DEFAULT_VOCAB_SIZE
+    from .training.bpe.trainer import DEFAULT_VOCAB_SIZE
 
     parser = argparse.ArgumentParser(
         prog="hf-bpe",
@@ -170,7 +170,7 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _add_recipe_arguments(train: argparse.ArgumentParser) -> None:
-    from .training.recipe_table import RECIPES
+    from .training.classic.recipe_table import RECIPES
 
     train.add_argument("--recipe", default=None, metavar="NAME",
                        help=f"reproduce a published trainer exactly: {', '.join(RECIPES)}")
@@ -230,8 +230,9 @@ def _add_apply_parser(commands: Any) -> None:
 
 def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
     from .integrations.sentencepiece_hf import missing_tokenizer_json, save_sentencepiece
-    from .training.sentencepiece_bpe import parse_spm_options
-    from .training.sentencepiece_trainer import train_sentencepiece
+    from .training.sentencepiece.bpe import parse_spm_options
+    from .training.sentencepiece.trainer import train_sentencepiece
+    from .training.unigram.train import train_unigram
 
     unsupported = [flag for flag, given in (
         ("--counts", args.counts), ("--spark", args.spark), ("--recipe", args.recipe is not None),
@@ -267,8 +268,9 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         corpus = [Path(p) for p in corpus]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = train_sentencepiece(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
-                                    show_progress=not args.quiet, **options)
+        trainer = train_unigram if options.get("model_type") == "unigram" else train_sentencepiece
+        model = trainer(corpus, vocab_size=args.vocab_size or 8000, text_column=args.text_column,
+                        show_progress=not args.quiet, **options)
     for warning in caught:  # e.g. sentences skipped for max_sentence_length
         log(f"warning: {warning.message}")
     folder = save_sentencepiece(model, out, force=args.force)
@@ -280,7 +282,8 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
 
 def _cmd_train_recipe(args: argparse.Namespace) -> int:
     from .model.classic import CLASSIC_NAME
-    from .training.bpe_trainer import train
+    from .training.bpe.trainer import check_recipe_options
+    from .training.classic.train import train_classic
 
     out = check_out(args.out)
     # Refuse before training what the atomic write would refuse after it.
@@ -289,11 +292,12 @@ def _cmd_train_recipe(args: argparse.Namespace) -> int:
     corpus = corpus_of(args, args.files, what="FILE arguments")
     if corpus is None:
         raise InputError(f"--recipe {args.recipe} needs a corpus: FILE arguments or --dataset")
-    model = train(corpus, recipe=args.recipe, vocab_size=args.vocab_size, num_merges=args.num_merges,
-                  min_frequency=args.min_frequency, special_tokens=args.special_token or None,
-                  lowercase=args.lowercase, pattern=args.pattern, add_prefix_space=args.add_prefix_space,
-                  max_token_length=args.max_token_length, workers=args.workers, corpus_order=args.corpus_order,
-                  text_column=args.text_column, show_progress=not args.quiet, **_roles(args))
+    check_recipe_options(args.recipe, _roles(args), {
+        "pattern": args.pattern, "add_prefix_space": args.add_prefix_space, "max_token_length": args.max_token_length,
+        "workers": args.workers, "corpus_order": args.corpus_order})
+    model = train_classic(corpus, recipe=args.recipe, vocab_size=args.vocab_size, num_merges=args.num_merges,
+                          min_frequency=args.min_frequency, special_tokens=args.special_token or None,
+                          lowercase=args.lowercase, text_column=args.text_column, show_progress=not args.quiet)
     folder = model.save(out, force=args.force)
     log(f"wrote {args.recipe}: {len(model.tokens)} tokens and {len(model.merges)} merges to {os.fspath(folder)}")
     return 0
@@ -362,7 +366,7 @@ def _roles(args: argparse.Namespace) -> dict[str, str | None]:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .training.bpe_trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
+    from .training.bpe.trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
 
     if args.algorithm == "parity":

@@ -71,7 +71,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
     from .tools.extension_report import extension_report
     from .training.corpus import iter_texts
     from .training.counts import WordCounts
-    from .training.extend import extend_from_counts, extend_model
+    from .training.bpe.extend import extend_from_counts, extend_model
     from .training.held_out import HeldOutSplit
 
     out = check_out_folder(args.out, args.force)

@@ -79,7 +79,7 @@ def _files(items: list[str] | None, flag: str) -> dict[str, list[Path]]:
 
 def cmd_train_parity(args: argparse.Namespace, *, finish: Callable[..., int]) -> int:
     """Run ``hf-bpe train --algorithm parity``; ``finish`` writes the folder and logs as ``hf-bpe train`` does."""
-    from .training.parity import train_parity
+    from .training.parity.parity import train_parity
 
     unsupported = [flag for flag, given in (
         ("FILE arguments", args.files), ("--dataset", args.dataset), ("--counts", args.counts),

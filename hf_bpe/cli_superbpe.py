@@ -41,6 +41,6 @@ def superbpe_trainer(args: argparse.Namespace) -> Callable[..., Any]:
                          "--vocab-size 32000 --transition 25000)")
     if args.max_words < 0:
         raise InputError(f"--max-words must be >= 0 (0: no limit), got {args.max_words}")
-    from .training.superbpe import train_superbpe
+    from .training.bpe.superbpe import train_superbpe
 
     return functools.partial(train_superbpe, transition=args.transition, max_words=args.max_words or None)

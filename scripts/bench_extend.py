@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 from hf_bpe.tools.extend import load_base
-from hf_bpe.training.bpe_trainer import train_from_counts
+from hf_bpe.training.bpe.trainer import train_from_counts
 from hf_bpe.training.counts import WordCounts
-from hf_bpe.training.extend import extend_from_counts
+from hf_bpe.training.bpe.extend import extend_from_counts
 
 
 def main() -> None:

@@ -86,13 +86,13 @@ def _python_loop(recipe: str, path: Path, merges: int) -> float:
     from hf_bpe.core._reference_classic import learn_merges
     from hf_bpe.core.bytelevel import token_to_str
     from hf_bpe.model.segment import rasbt_pretokenize
-    from hf_bpe.training import classic
+    from hf_bpe.training.classic import classic
 
     text = path.read_text(encoding="utf-8")
     start = time.perf_counter()
     options: dict[str, Any] = {}
     if recipe == "wordpiece-score":  # the HF course's WordPiece loop: recount and rescore every pair per merge
-        from hf_bpe.training.wordpiece_score import bert_pretokenized_counts
+        from hf_bpe.training.classic.wordpiece_score import bert_pretokenized_counts
 
         counted = bert_pretokenized_counts(text.split("\n"))
         words = [tuple(c if i == 0 else "##" + c for i, c in enumerate(w)) for w in counted]
@@ -128,7 +128,7 @@ def _python_loop(recipe: str, path: Path, merges: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hf_bpe.training.recipes import RECIPES
+    from hf_bpe.training.classic.recipes import RECIPES
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="UTF-8 text (default english_combined)")

@@ -22,8 +22,8 @@ SentencePiece counts its own specials and byte pieces in ``vocab_size``, which i
 `tokenizers`' number of merges, so that both do the same work and their merge lists can be compared (the table's
 ``vocab`` column shows gigabpe's smaller vocabulary).
 
-Unigram (``--peers unigram``, or any of its rows by name): ``hf_bpe-unigram`` (``train_sentencepiece(files,
-model_type="unigram", num_threads=16)``), ``sentencepiece-unigram`` (``spm_train --model_type=unigram`` with all its
+Unigram (``--peers unigram``, or any of its rows by name): ``hf_bpe-unigram`` (``train_unigram(files,
+num_threads=16)``), ``sentencepiece-unigram`` (``spm_train --model_type=unigram`` with all its
 defaults, ``num_threads=16`` included) and ``tokenizers-unigram`` (``UnigramTrainer`` as
 :func:`hf_bpe.tools.peers.train_tokenizers_unigram` sets it up, ``train(files)``), each asked for ``--vocab-size``
 pieces. hf_bpe's row is shown only when its model is spm_train's: pieces, float32 score bits and types, and the ids
@@ -208,7 +208,7 @@ def _train_sentencepiece_defaults(spec: dict[str, Any]) -> dict[str, Any]:
 def _train_hf_bpe_sentencepiece(spec: dict[str, Any]) -> dict[str, Any]:
     # hf_bpe's SentencePiece mode (the compiled trainer) with spm_train's defaults: the same pieces as
     # sentencepiece-defaults.
-    from hf_bpe.training.sentencepiece_trainer import train_sentencepiece
+    from hf_bpe.training.sentencepiece.trainer import train_sentencepiece
 
     start = time.perf_counter()
     model = train_sentencepiece([Path(f) for f in spec["files"]], vocab_size=spec["vocab_size"])
@@ -219,11 +219,10 @@ def _train_hf_bpe_sentencepiece(spec: dict[str, Any]) -> dict[str, Any]:
 def _train_hf_bpe_unigram(spec: dict[str, Any]) -> dict[str, Any]:
     # hf_bpe's unigram trainer (compiled) with spm_train's defaults, num_threads=16 included: the same model as
     # sentencepiece-unigram, checked piece for piece and id for id before its row is shown.
-    from hf_bpe.training.sentencepiece_trainer import train_sentencepiece
+    from hf_bpe.training.unigram.train import train_unigram
 
     start = time.perf_counter()
-    model = train_sentencepiece([Path(f) for f in spec["files"]], vocab_size=spec["vocab_size"],
-                                model_type="unigram", num_threads=16)
+    model = train_unigram([Path(f) for f in spec["files"]], vocab_size=spec["vocab_size"], num_threads=16)
     seconds = time.perf_counter() - start
     out = Path(spec["out_dir"]) / "hf_bpe-unigram.model"
     out.write_bytes(model.to_bytes())

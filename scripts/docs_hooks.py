@@ -30,13 +30,29 @@ _GROUPS = {
     "formats": "Files",
     "core": "Pre-tokenization",
     "errors": "Errors",
+    "deprecated": "Deprecated",
 }
 
 
-# Names shown first in their group (the entry points); the others follow in ``__all__``'s order.
-_FIRST = ("train", "train_sentencepiece", "train_from_counts", "train_scheme", "extend", "extend_sentencepiece",
-          "BPEModel", "UnigramModel", "ClassicModel", "HFBPETokenizer", "HFSentencePieceTokenizer", "save_sentencepiece",
-          "tokenize_dataset", "tokenize_files")
+# The entry points, one per algorithm, shown first in the Training group in this order (``extend`` is defined in
+# tools, which reads any base format, but is shown here); the other names follow in ``__all__``'s order.
+_ENTRY_POINTS = ("train", "train_sentencepiece", "train_unigram", "train_classic", "train_parity", "train_superbpe",
+                 "extend", "extend_sentencepiece")
+# Names shown first in their group after the entry points; deprecated names go to a group of their own, last.
+_FIRST = (*_ENTRY_POINTS, "train_from_counts", "BPEModel", "UnigramModel", "ClassicModel", "HFBPETokenizer",
+          "HFSentencePieceTokenizer", "save_sentencepiece", "tokenize_dataset", "tokenize_files")
+_DEPRECATED = {"train_scheme": "train_classic"}
+_ALGORITHMS = (
+    ("train", "byte-level BPE, merge for merge as `tokenizers`' BpeTrainer", "BPEModel"),
+    ("train_sentencepiece", "SentencePiece BPE, piece for piece as `spm_train --model_type=bpe`", "SentencePieceModel"),
+    ("train_unigram", "SentencePiece unigram, as `spm_train --model_type=unigram`", "SentencePieceModel"),
+    ("train_classic", "classic BPE and WordPiece: the named recipes, or the classic options combined", "ClassicModel"),
+    ("train_parity", "parity-aware BPE over one corpus per language", "BPEModel"),
+    ("train_superbpe", "SuperBPE (superword tokens after a transition)", "BPEModel"),
+    ("extend", "a trained BPE model extended on a new corpus (the base first)", "BPEModel"),
+    ("extend_sentencepiece", "a SentencePiece BPE model extended on a new corpus (the base first)",
+     "SentencePieceModel"),
+)
 
 
 def _import_checkout() -> Any:
@@ -67,7 +83,9 @@ def api_page() -> str:
         if name == "__version__":
             continue
         layer = exports[name].lstrip(".").split(".")[0]
-        groups[_GROUPS.get(layer, "Other")] = [*groups.get(_GROUPS.get(layer, "Other"), []), name]
+        title = ("Deprecated" if name in _DEPRECATED else
+                 _GROUPS["training"] if name in _ENTRY_POINTS else _GROUPS.get(layer, "Other"))
+        groups[title] = [*groups.get(title, []), name]
     lines = [
         "# Python API",
         "",
@@ -82,6 +100,18 @@ def api_page() -> str:
         if not names:
             continue
         lines += [f"## {title}", ""]
+        if title == "Training":
+            lines += ["One entry point per algorithm, each with one return type: the corpus comes first (files, a",
+                      "`datasets` Dataset or an iterable of str; after the base for the `extend` calls, one per language",
+                      "for `train_parity`), every option is keyword-only.", "",
+                      "| algorithm | entry point | returns |", "|---|---|---|",
+                      *(f"| {what} | `hf_bpe.{name}` | `{returns}` |" for name, what, returns in _ALGORITHMS),
+                      ""]
+        if title == "Deprecated":
+            lines += ["Still working for a release, each with a `DeprecationWarning` naming its replacement:", "",
+                      *(f"- `{old}` → `{new}`" for old, new in _DEPRECATED.items()),
+                      "- `train(corpus, recipe=...)` → `train_classic(corpus, recipe=...)`",
+                      "- `train_sentencepiece(corpus, model_type=\"unigram\")` → `train_unigram(corpus)`", ""]
         for name in names:
             lines += [f"::: hf_bpe.{name}", ""]
     return "\n".join(lines)
@@ -146,9 +176,9 @@ def cli_page() -> str:
 def sentencepiece_options_page() -> str:
     """Return the Markdown of the spm_train options hf_bpe's SentencePiece trainers accept, from their tables."""
     _import_checkout()
-    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
-    from hf_bpe.training.sentencepiece_options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED
-    from hf_bpe.training.unigram_reference import UNIGRAM_DEFAULTS
+    from hf_bpe.training.sentencepiece.bpe import SPM_DEFAULTS
+    from hf_bpe.training.sentencepiece.options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED
+    from hf_bpe.training.unigram.reference import UNIGRAM_DEFAULTS
 
     lines = [
         "# SentencePiece options",
@@ -157,7 +187,7 @@ def sentencepiece_options_page() -> str:
         "--spm KEY=VALUE` take spm_train's options by their own names, with sentencepiece 0.2.3's defaults. Every",
         "field of its `TrainerSpec` and `NormalizerSpec` (and spm_train's flags) is in exactly one table below;",
         "anything else is refused with the closest names. Generated from the tables the trainer checks options",
-        "with (`hf_bpe/training/sentencepiece_bpe.py`, `sentencepiece_options.py`, `unigram_reference.py`).",
+        "with (`hf_bpe/training/sentencepiece/bpe.py`, `sentencepiece/options.py`, `unigram/reference.py`).",
         "",
         "Defaults are shown as Python values (`train_sentencepiece(byte_fallback=True)`); on the command line",
         "booleans are `true`/`false` and lists are comma-separated (`--spm user_defined_symbols=<a>,<b>`).",

@@ -1,4 +1,4 @@
-"""Write the table of hf_bpe/training/sentencepiece_scripts.py: each character's script as SentencePiece sees it.
+"""Write the table of hf_bpe/training/sentencepiece/scripts.py: each character's script as SentencePiece sees it.
 
 SentencePiece compiles Unicode 9.0's Scripts.txt into src/unicode_script_map.h (unchanged since 0.1.9, so 0.2.3's);
 pieces may not cross scripts, so hf_bpe needs the same table, not a newer Unicode's (``regex``'s moved U+0589 ARMENIAN

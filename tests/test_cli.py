@@ -361,7 +361,7 @@ def _console_script() -> str:
     "import:hf_bpe",  # the package's __init__ not started: before issue 22, a KeyboardInterrupt traceback
     "import:hf_bpe.integrations.auto_register",  # in the middle of hf_bpe/__init__.py (issue 22)
     "import:hf_bpe.cli",  # loading the command's modules
-    "import:hf_bpe.training.bpe_trainer",  # building the parser
+    "import:hf_bpe.training.bpe.trainer",  # building the parser
     "argparse",  # issue 13: argparse's own clean-up failed with an AttributeError traceback
     "pool",  # issue 13: a worker killed before ignoring SIGINT left Pool.terminate blocked forever
     "count",  # workers counting

@@ -22,7 +22,7 @@ from hf_bpe.cli import main
 from hf_bpe.core import _core, _reference, _reference_continue
 from hf_bpe.formats.manifest import MANIFEST_NAME
 from hf_bpe.tools.extend import load_base
-from hf_bpe.training.extend import extend_from_counts, extend_model, seed_keys
+from hf_bpe.training.bpe.extend import extend_from_counts, extend_model, seed_keys
 from hf_bpe.training.counts import WordCounts
 from helpers import first_lines
 

@@ -30,7 +30,7 @@ from hf_bpe.core.pretokenize import Pretokenizer
 from hf_bpe.core.sentencepiece_normalize import SentencePieceNormalizer
 from hf_bpe.formats.sentencepiece_model import NORMAL, UNKNOWN, USER_DEFINED, Piece
 from hf_bpe.model.unigram import UnigramModel
-from hf_bpe.training.sentencepiece_bpe import builtin_charsmap
+from hf_bpe.training.sentencepiece.bpe import builtin_charsmap
 
 pytestmark = pytest.mark.fuzz
 

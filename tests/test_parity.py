@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 import hf_bpe
 from hf_bpe.errors import InputError
 from hf_bpe.tools.peers import train_tokenizers_parity
-from hf_bpe.training.parity import StallWarning, train_parity
-from hf_bpe.training.parity_reference import train_parity_reference
-from hf_bpe.training.parity_trainer import train_parity_fast
+from hf_bpe.training.parity.parity import StallWarning, train_parity
+from hf_bpe.training.parity.reference import train_parity_reference
+from hf_bpe.training.parity.trainer import train_parity_fast
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ from hf_bpe.formats.bpe_codes import dump_codes
 from hf_bpe.model.bpe import BPEModel
 from hf_bpe.model.classic import ClassicModel
 from hf_bpe.model.segment import tokenize_longest_first
-from hf_bpe.training.recipes import RECIPES, train_recipe
+from hf_bpe.training.classic.recipes import RECIPES, train_recipe
 
 PAPER_WORDS = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
 COURSE = [
@@ -28,7 +28,7 @@ COURSE = [
 
 
 def test_recipes_sennrich_paper_golden() -> None:
-    model = hf_bpe.train(PAPER_WORDS, recipe="sennrich-paper", num_merges=15, show_progress=False)
+    model = hf_bpe.train_classic(PAPER_WORDS, recipe="sennrich-paper", num_merges=15, show_progress=False)
     assert [f"{a} {b}" for a, b in model.merge_pairs] == [
         "e s", "es t", "est </w>", "l o", "lo w", "n e", "ne w", "new est</w>", "low </w>", "w i", "wi d",
         "wid est</w>", "low e", "lowe r", "lower </w>"]
@@ -211,17 +211,17 @@ def test_recipes_bad_input_is_refused_before_writing(tmp_path: Path) -> None:
     corpus = tmp_path / "c.txt"
     corpus.write_text("low lower newest\n", encoding="utf-8")
     with pytest.raises(InputError, match="unknown recipe 'nmt'; the recipes are: sennrich-paper, subword-nmt"):
-        hf_bpe.train([corpus], recipe="nmt", show_progress=False)
+        hf_bpe.train_classic([corpus], recipe="nmt", show_progress=False)
     with pytest.raises(InputError, match="recipe 'hf-course' is sized by vocab_size"):
-        hf_bpe.train([corpus], recipe="hf-course", num_merges=3, show_progress=False)
+        hf_bpe.train_classic([corpus], recipe="hf-course", num_merges=3, show_progress=False)
     with pytest.raises(InputError, match="drop pattern='gpt4'"):
         hf_bpe.train([corpus], recipe="subword-nmt", num_merges=3, pattern="gpt4", show_progress=False)
     with pytest.raises(InputError, match="lowercase belongs to the wordpiece recipe"):
-        hf_bpe.train([corpus], recipe="subword-nmt", num_merges=3, lowercase=True, show_progress=False)
+        hf_bpe.train_classic([corpus], recipe="subword-nmt", num_merges=3, lowercase=True, show_progress=False)
     with pytest.raises(InputError, match="give vocab_size >= 256"):
-        hf_bpe.train([corpus], recipe="minbpe-basic", vocab_size=100, show_progress=False)
+        hf_bpe.train_classic([corpus], recipe="minbpe-basic", vocab_size=100, show_progress=False)
     with pytest.raises(InputError, match="needs a size"):
-        hf_bpe.train([corpus], recipe="subword-nmt", show_progress=False)
+        hf_bpe.train_classic([corpus], recipe="subword-nmt", show_progress=False)
     out = tmp_path / "out"
     assert main(["train", str(corpus), "--recipe", "sennrich", "--out", str(out)]) == 2
     assert main(["train", str(corpus), "--recipe", "rasbt", "--num-merges", "3", "--out", str(out)]) == 2
@@ -392,8 +392,8 @@ def test_recipes_apply_file_keeps_crlf_and_lone_cr_as_apply_bpe(tmp_path, capsys
     "\xa0b \xa0b \t\xa0bb\n\t\xa0bb \xa0c\t\xa0 \xa0c\t\xa0\n\t\xa0bb \xa0b cbb \xa0c\t\xa0 cbb\n\t\xa0bb b\xa0 \xa0b \t\t\n",
 ])
 def test_recipes_subword_nmt_follows_learn_bpe_where_its_regex_merges_across_a_tab(tmp_path, text) -> None:
-    from hf_bpe.training.classic import learn, words_subword_nmt
-    from hf_bpe.training.subword_nmt_loop import merges_stay_exact
+    from hf_bpe.training.classic.classic import learn, words_subword_nmt
+    from hf_bpe.training.classic.subword_nmt_loop import merges_stay_exact
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(text, encoding="utf-8")

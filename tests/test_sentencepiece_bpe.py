@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import hf_bpe
 from hf_bpe.cli import main
 from hf_bpe.formats.sentencepiece_model import SentencePieceModel
-from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
+from hf_bpe.training.sentencepiece.bpe import train_sentencepiece_reference
 from helpers import corpus_sample
 
 pytestmark = pytest.mark.crossval
@@ -261,8 +261,8 @@ def test_sentencepiece_bpe_every_spm_train_option_is_classified_and_no_effect_on
     # Issue 22.21: shuffle_input_sentence, num_threads, seed_sentencepiece_size were refused as unknown keys. Every
     # TrainerSpec/NormalizerSpec field of the installed sentencepiece is reproduced, accepted without effect, accepted
     # at one value, or refused with a reason; the no-effect ones are checked against the real trainer.
-    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
-    from hf_bpe.training.sentencepiece_options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED
+    from hf_bpe.training.sentencepiece.bpe import SPM_DEFAULTS
+    from hf_bpe.training.sentencepiece.options import SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED
 
     tables = [set(SPM_DEFAULTS), set(SPM_NO_EFFECT), set(SPM_ONLY), set(SPM_REFUSED)]
     assert sum(map(len, tables)) == len(set().union(*tables))  # each option in one table
@@ -401,7 +401,7 @@ def test_sentencepiece_input_sentence_size_reference_and_cli(tmp_path, capsys):
 def test_sentencepiece_treat_whitespace_as_suffix_equals_spm_train(english, tmp_path, model_type):
     from transformers import AutoTokenizer
 
-    from hf_bpe.training.unigram_reference import train_unigram_reference
+    from hf_bpe.training.unigram.reference import train_unigram_reference
 
     lines = english[:4000]
     cases = [{}, {"allow_whitespace_only_pieces": True}, {"split_by_whitespace": False},

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
-from hf_bpe.training.sentencepiece_trainer import train_sentencepiece
+from hf_bpe.training.sentencepiece.bpe import train_sentencepiece_reference
+from hf_bpe.training.sentencepiece.trainer import train_sentencepiece
 
 _OPTIONS = [
     {},

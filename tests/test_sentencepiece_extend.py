@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import hf_bpe
 from hf_bpe.formats.sentencepiece_model import NORMAL, SentencePieceModel
-from hf_bpe.training.sentencepiece_bpe import _Trainer
-from hf_bpe.training.sentencepiece_extend import _extend, extend_sentencepiece, segment_reference
+from hf_bpe.training.sentencepiece.bpe import _Trainer
+from hf_bpe.training.sentencepiece.extend import _extend, extend_sentencepiece, segment_reference
 
 _WORDS = st.lists(st.text(alphabet="abcdé中文12 ", min_size=1, max_size=12), min_size=1, max_size=25)
 _RARE = st.lists(st.text(alphabet="xyzαβ", min_size=1, max_size=4), max_size=2)  # left out at coverage 0.98

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from hf_bpe.core._sentencepiece import SentencePieceNormalizer as CompiledNormalizer
 from hf_bpe.core.sentencepiece_normalize import SentencePieceNormalizer, parse_charsmap
-from hf_bpe.training.sentencepiece_bpe import builtin_charsmap
+from hf_bpe.training.sentencepiece.bpe import builtin_charsmap
 
 pytestmark = pytest.mark.crossval
 

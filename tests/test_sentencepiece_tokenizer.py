@@ -199,7 +199,7 @@ _SAMPLING_CORPUS = [" ".join(map("".join, itertools.islice(itertools.product(_SY
 
 @pytest.fixture(scope="module")
 def unigram_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    model = hf_bpe.train_sentencepiece(_SAMPLING_CORPUS, vocab_size=60, model_type="unigram")
+    model = hf_bpe.train_unigram(_SAMPLING_CORPUS, vocab_size=60)
     return hf_bpe.save_sentencepiece(model, tmp_path_factory.mktemp("unigram") / "folder")
 
 

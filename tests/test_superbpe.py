@@ -20,7 +20,7 @@ from hf_bpe.core import _reference_superbpe
 from hf_bpe.core._reference import saved_merges
 from hf_bpe.core.patterns import PATTERNS
 from hf_bpe.formats.manifest import MANIFEST_NAME
-from hf_bpe.training.superbpe import STAGE2_PATTERN, STAGE2_REGEX, train_superbpe
+from hf_bpe.training.bpe.superbpe import STAGE2_PATTERN, STAGE2_REGEX, train_superbpe
 
 _ALPHABETS = ["ab ", "a b:", "ab  \n", "éa b,.", "aaa b", "中文 a", "x y'z", "1 22 a", "the cat: on"]
 

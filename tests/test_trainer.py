@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import hf_bpe
 from hf_bpe.tools.peers import train_tokenizers
-from hf_bpe.training.bpe_trainer import train
+from hf_bpe.training.bpe.trainer import train
 from hf_bpe.training.counts import count_words
 
 # Pieces that stress the pre-tokenizer and the merge loop: ties, emoji (ZWJ, flags, skin tones), CJK, combining
@@ -388,7 +388,7 @@ def test_trainer_small_run_leaves_saving_and_other_paths_unimported(tmp_path):
     # _LAZY were ~14 ms and 16 modules). Only what this run added is checked: the interpreter's own start-up (site)
     # may load some of them. The second run (tables read from the disk cache, as in every later run) is checked.
     loaded = set(ast.literal_eval(_two_small_runs(tmp_path, _SMALL_RUN)[1]))
-    assert "hf_bpe.training.bpe_trainer" in loaded
+    assert "hf_bpe.training.bpe.trainer" in loaded
     assert sorted(loaded.intersection(_LAZY)) == []
 
 

@@ -84,7 +84,7 @@ def _assert_equal_or_both_refuse(paths: list[Path], theirs: list | str, vocab_si
     try:
         with warnings.catch_warnings():  # the skipped long lines are said (tested elsewhere); spm_train skips them
             warnings.simplefilter("ignore", UserWarning)
-            ours = hf_bpe.train_sentencepiece(paths, vocab_size=vocab_size, model_type="unigram", num_threads=threads,
+            ours = hf_bpe.train_unigram(paths, vocab_size=vocab_size, num_threads=threads,
                                               **options)
     except ValueError as exc:
         assert isinstance(theirs, str), f"hf_bpe refuses, spm_train does not (it made {len(theirs)} pieces): {exc}"

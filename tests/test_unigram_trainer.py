@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import warnings
+from typing import Any
 
 import pytest
 import sentencepiece as spm
@@ -15,14 +16,20 @@ import hf_bpe
 from hf_bpe.cli import main
 from hf_bpe.formats.sentencepiece_model import SentencePieceModel
 from hf_bpe.core.stl_heap import heap_pop, heap_push
-from hf_bpe.training.unigram_reference import train_unigram_reference
-from hf_bpe.training.unigram_trainer import train_unigram
-from hf_bpe.training import unigram_seed
-from hf_bpe.training.unigram_seed import lcp_array, suffix_array
+from hf_bpe.training.unigram.reference import train_unigram_reference
+from hf_bpe.training.unigram.trainer import train_unigram
+from hf_bpe.training.unigram import seed as unigram_seed
+from hf_bpe.training.unigram.seed import lcp_array, suffix_array
 from helpers import corpus_sample, first_difference, piece_triples, spm_unigram, whole_corpus
 
 pytestmark = pytest.mark.crossval
 
+
+
+def _spm_train(*args: Any, model_type: str, **kwargs: Any) -> Any:
+    """hf_bpe's SentencePiece trainer of ``model_type``: ``train_unigram`` or ``train_sentencepiece`` (BPE)."""
+    trainer = hf_bpe.train_unigram if model_type == "unigram" else hf_bpe.train_sentencepiece
+    return trainer(*args, model_type=model_type, **kwargs)
 
 def _spm(lines: list[str], vocab_size: int, **options) -> SentencePieceModel:
     return spm_unigram(sentence_iterator=iter(lines), vocab_size=vocab_size, **options)
@@ -38,9 +45,9 @@ def _assert_same(lines: list[str], vocab_size: int, **options) -> SentencePieceM
         theirs = _triples(_spm(lines, vocab_size, **options))
     except RuntimeError as exc:  # e.g. vocab_size above what the corpus gives, with hard_vocab_limit
         with pytest.raises(ValueError):
-            hf_bpe.train_sentencepiece(lines, vocab_size=vocab_size, model_type="unigram", **options)
+            hf_bpe.train_unigram(lines, vocab_size=vocab_size, **options)
         return pytest.skip(f"spm_train refuses it too: {str(exc)[:80]}")  # type: ignore[return-value]
-    ours = hf_bpe.train_sentencepiece(lines, vocab_size=vocab_size, model_type="unigram", **options)
+    ours = hf_bpe.train_unigram(lines, vocab_size=vocab_size, **options)
     mine = _triples(ours)
     assert mine == theirs, first_difference(mine, theirs)
     assert ours.model_type == "unigram"
@@ -82,7 +89,7 @@ def test_unigram_whole_corpora_equal_spm_train(shared_data, corpus, vocab_size):
     theirs = spm_unigram(input=",".join(map(str, paths)), vocab_size=vocab_size)
     with warnings.catch_warnings():  # the skipped long lines are said (tested with BPE); spm_train skips them too
         warnings.simplefilter("ignore", UserWarning)
-        ours = hf_bpe.train_sentencepiece(paths, vocab_size=vocab_size, model_type="unigram")
+        ours = hf_bpe.train_unigram(paths, vocab_size=vocab_size)
     assert _triples(ours) == _triples(theirs)
 
 
@@ -210,15 +217,15 @@ def test_unigram_options_are_checked_as_spm_train_checks_them():
     for bad in ({"num_threads": 0}, {"shrinking_factor": 0.3}, {"num_sub_iterations": 11},
                 {"seed_sentencepiece_size": -1}):
         with pytest.raises(ValueError, match=next(iter(bad))):
-            hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="unigram", **bad)
+            hf_bpe.train_unigram(["a b"], vocab_size=8, **bad)
     with pytest.raises(TypeError, match="num_threads"):
-        hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="unigram", num_threads="2")
+        hf_bpe.train_unigram(["a b"], vocab_size=8, num_threads="2")
     with pytest.raises(ValueError, match="seed_sentencepieces_file"):
-        hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="unigram", seed_sentencepieces_file="x")
+        hf_bpe.train_unigram(["a b"], vocab_size=8, seed_sentencepieces_file="x")
     with pytest.raises(ValueError, match="model_type"):
         hf_bpe.train_sentencepiece(["a b"], vocab_size=8, model_type="char")
     with pytest.raises(ValueError, match="model_type"):
-        from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
+        from hf_bpe.training.sentencepiece.bpe import train_sentencepiece_reference
         train_sentencepiece_reference(["a b"], vocab_size=8, model_type="unigram")
 
 
@@ -253,8 +260,8 @@ def test_cli_trains_unigram_equal_to_spm_train(tmp_path, capsys):
 def test_unigram_compiled_loops_equal_the_reference(english, threads):
     """The compiled loops (under the reference's driver) and the compiled driver (pieces, M-step and pruning in
     C++) give the pure-Python model, whatever the real threads."""
-    from hf_bpe.training.unigram_reference import run_unigram
-    from hf_bpe.training.unigram_trainer import CompiledLoops, run_compiled
+    from hf_bpe.training.unigram.reference import run_unigram
+    from hf_bpe.training.unigram.trainer import CompiledLoops, run_compiled
 
     expected = _triples(train_unigram_reference(english, vocab_size=300, num_threads=threads))
     for workers in (1, 2, 3):
@@ -275,7 +282,7 @@ def test_unigram_compiled_loops_equal_the_reference(english, threads):
 def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
     """Small chunks and small tables: several chunks add into one table, which keeps its best entries; small
     max_sentencepiece_length: the compiled LCP values are capped; the characters counted in C++."""
-    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+    from hf_bpe.training.sentencepiece.bpe import SPM_DEFAULTS
 
     opts = {**SPM_DEFAULTS, **options, "seed_sentencepiece_size": keep}
     sentences = [[text.replace(" ", "\u2581"), 1 + len(text) % 2] for text in lines if text]
@@ -295,10 +302,10 @@ def test_compiled_seed_step_equals_the_reference(lines, chunk, keep, options):
 def test_num_threads_changes_the_model_as_in_spm_train(english):
     """spm_train's float sums depend on num_threads (here 160 of 300 pieces differ, in score bits or order, between
     1 and 16 threads): the thread-count tests above compare models that really differ."""
-    one = hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram", num_threads=1)
-    sixteen = hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram", num_threads=16)
+    one = hf_bpe.train_unigram(english, vocab_size=300, num_threads=1)
+    sixteen = hf_bpe.train_unigram(english, vocab_size=300, num_threads=16)
     assert _triples(one) != _triples(sixteen)
-    assert _triples(sixteen) == _triples(hf_bpe.train_sentencepiece(english, vocab_size=300, model_type="unigram"))
+    assert _triples(sixteen) == _triples(hf_bpe.train_unigram(english, vocab_size=300))
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -307,7 +314,7 @@ def test_num_threads_changes_the_model_as_in_spm_train(english):
 def test_compiled_seed_step_equals_the_reference_on_repeated_sentences(words, repeat, length):
     """Repeated sentences make suffixes that agree far beyond the deepest piece, ordered arbitrarily by the compiled
     walk: the LCP values after them must still be exact."""
-    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+    from hf_bpe.training.sentencepiece.bpe import SPM_DEFAULTS
 
     opts = {**SPM_DEFAULTS, "max_sentencepiece_length": length, "seed_sentencepiece_size": 1000}
     sentences = [["\u2581" + text.replace(" ", "\u2581"), 1] for text in words * repeat]
@@ -321,7 +328,7 @@ def test_compiled_seed_step_equals_the_reference_on_repeated_sentences(words, re
 def test_compiled_seed_step_equals_the_reference_on_real_text(shared_data):
     """A chunk of 64 KiB or more: the compiled LCP array and interval walk run in two parts on two threads (cut
     where the LCP is 0), their tables added; the seeds are still the reference's."""
-    from hf_bpe.training.sentencepiece_bpe import SPM_DEFAULTS
+    from hf_bpe.training.sentencepiece.bpe import SPM_DEFAULTS
 
     opts = {**SPM_DEFAULTS, "seed_sentencepiece_size": 5000}
     lines = corpus_sample(shared_data, "en", 40_000)
@@ -343,8 +350,8 @@ def test_compiled_loops_reuse_the_first_models_pieces_only_when_they_cover_the_n
     """The compiled E-step and Viterbi counts record the pieces found under the first model and replay them for a
     later one whose pieces are all among them (a subset: the trainer's case), else walk the new trie: either way
     the reference's sums, round after round on one corpus."""
-    from hf_bpe.training.unigram_reference import ReferenceLoops
-    from hf_bpe.training.unigram_trainer import CompiledLoops
+    from hf_bpe.training.unigram.reference import ReferenceLoops
+    from hf_bpe.training.unigram.trainer import CompiledLoops
 
     texts = [[text, count] for text, count in texts]
     compiled = CompiledLoops(texts, threads, workers=2)
@@ -362,8 +369,8 @@ def test_compiled_loops_reuse_the_first_models_pieces_only_when_they_cover_the_n
 def _assert_loads_equal(lines: list[str], vocab_size: int, options: dict) -> None:
     """The compiled store's sentences, required characters and words equal load_sentences' (the spec, with the
     pure-Python normalizer) and the reference's word count."""
-    from hf_bpe.training.unigram_reference import ReferenceLoops, check_unigram_options
-    from hf_bpe.training.unigram_trainer import CompiledLoops
+    from hf_bpe.training.unigram.reference import ReferenceLoops, check_unigram_options
+    from hf_bpe.training.unigram.trainer import CompiledLoops
 
     opts, meta, spec = check_unigram_options(vocab_size, options)
     sentences, required, words = ReferenceLoops.load(lines, opts, meta, spec, vocab_size)
@@ -388,8 +395,8 @@ def test_compiled_loader_equals_load_sentences(lines, options):
     try:
         _assert_loads_equal(lines, 200, options)
     except ValueError as exc:  # an empty corpus: the compiled loader must refuse it with the same message
-        from hf_bpe.training.sentencepiece_bpe import load_sentences
-        from hf_bpe.training.unigram_reference import check_unigram_options
+        from hf_bpe.training.sentencepiece.bpe import load_sentences
+        from hf_bpe.training.unigram.reference import check_unigram_options
 
         with pytest.raises(ValueError, match="^" + __import__("re").escape(str(exc)) + "$"):
             load_sentences(lines, *check_unigram_options(200, options), 200)
@@ -429,13 +436,13 @@ def test_a_lone_surrogate_is_refused_naming_the_sentence(model_type):
     """A str with a lone surrogate has no UTF-8: sentencepiece refuses it (pybind11 cannot cast it), hf_bpe raised
     a bare UnicodeEncodeError from inside the store; now a ValueError naming the item, the character and the fix,
     from the compiled loader and the references alike."""
-    from hf_bpe.training.sentencepiece_bpe import train_sentencepiece_reference
+    from hf_bpe.training.sentencepiece.bpe import train_sentencepiece_reference
 
     lines = ["abc", "ab\ud800cd", "abc"]
     with pytest.raises(RuntimeError):
         _spm(lines, 10, hard_vocab_limit=False)
     reference = train_unigram_reference if model_type == "unigram" else train_sentencepiece_reference
-    for train in (lambda *a, **k: hf_bpe.train_sentencepiece(*a, model_type=model_type, **k), reference):
+    for train in (lambda *a, **k: _spm_train(*a, model_type=model_type, **k), reference):
         with pytest.raises(ValueError, match=r"corpus item 1 holds a lone surrogate '\\ud800' at character 2") as info:
             train(lines, vocab_size=10, hard_vocab_limit=False)
         assert not isinstance(info.value, UnicodeError) and "surrogatepass" in str(info.value)
@@ -450,7 +457,7 @@ def test_a_piece_option_with_a_nul_is_refused(model_type, option):
     character"). Now refused, naming the option."""
     name, value = next(iter(option.items()))
     with pytest.raises(ValueError, match=f"{name} holds .*NUL"):
-        hf_bpe.train_sentencepiece(["a\x00b hello"], vocab_size=20, model_type=model_type, hard_vocab_limit=False,
+        _spm_train(["a\x00b hello"], vocab_size=20, model_type=model_type, hard_vocab_limit=False,
                                    **option)
 
 
@@ -461,10 +468,10 @@ def test_vocab_size_is_an_int32_and_a_huge_one_is_not_walked(model_type):
     with pytest.raises(ValueError, match="cannot parse"):  # sentencepiece says so with a ValueError
         _spm(["hello world"], 2**31)
     with pytest.raises(ValueError, match="vocab_size must be at most 2147483647"):
-        hf_bpe.train_sentencepiece(["hello world"], vocab_size=2**31, model_type=model_type, hard_vocab_limit=False)
-    model = hf_bpe.train_sentencepiece(["hello world"], vocab_size=2**31 - 1, model_type=model_type,
+        _spm_train(["hello world"], vocab_size=2**31, model_type=model_type, hard_vocab_limit=False)
+    model = _spm_train(["hello world"], vocab_size=2**31 - 1, model_type=model_type,
                                        hard_vocab_limit=False)
-    small = hf_bpe.train_sentencepiece(["hello world"], vocab_size=60, model_type=model_type, hard_vocab_limit=False)
+    small = _spm_train(["hello world"], vocab_size=60, model_type=model_type, hard_vocab_limit=False)
     assert _triples(model) == _triples(small)
 
 
@@ -500,14 +507,14 @@ _HOSTILE = st.sampled_from(["a", "b", "ab", " ", "\t", "\r", "\x00", "\x01", "\u
 def test_unigram_hostile_corpora_equal_spm_train_or_are_refused(lines, vocab_size, threads, options):
     """hf_bpe (compiled and reference) equals spm_train on hostile text, or refuses with a ValueError where it
     refuses; never a crash (text all user-defined symbols segfaulted the compiled seed step)."""
-    from hf_bpe.training.sentencepiece_trainer import sentences_of
+    from hf_bpe.training.sentencepiece.trainer import sentences_of
 
     options = {**options, "num_threads": threads, "hard_vocab_limit": False}
     try:
         theirs = _triples(_spm(lines, vocab_size, **options))
     except RuntimeError:
         theirs = None
-    for train in (train_unigram_reference, lambda *a, **k: hf_bpe.train_sentencepiece(*a, model_type="unigram", **k)):
+    for train in (train_unigram_reference, hf_bpe.train_unigram):
         if theirs is None:
             with pytest.raises(ValueError):
                 train(list(sentences_of(lines)), vocab_size=vocab_size, **options)
@@ -551,7 +558,7 @@ _NON_DEFAULT = {
 
 
 def test_non_default_table_names_every_accepted_option():
-    from hf_bpe.training.sentencepiece_options import known_options
+    from hf_bpe.training.sentencepiece.options import known_options
 
     assert set(_NON_DEFAULT) == set(known_options())
 
@@ -575,7 +582,7 @@ def test_trainer_spec_records_each_option_as_spm_train(shared_data, option, mode
     if option == "model_type":
         options = {"model_type": model_type}
     try:
-        ours = hf_bpe.train_sentencepiece(lines, vocab_size=400, **options)
+        ours = _spm_train(lines, vocab_size=400, **options)
     except ValueError as exc:  # not accepted at this value (the error says why): nothing to record
         assert option in ("treat_whitespace_as_suffix", "use_all_vocab", "input_sentence_size"), exc
         return

@@ -10,7 +10,7 @@ import pytest
 import hf_bpe
 from hf_bpe.errors import InputError
 from hf_bpe.model.classic import ClassicModel
-from hf_bpe.training.wordpiece import BERT_SPECIAL_TOKENS, bert_word_counts, train_wordpiece
+from hf_bpe.training.classic.wordpiece import BERT_SPECIAL_TOKENS, bert_word_counts, train_wordpiece
 
 pytestmark = pytest.mark.crossval
 
@@ -81,7 +81,7 @@ def test_wordpiece_vocab_txt_equals_tokenizers_and_bert_ids(shared_data: Path, t
         reference = tokenizers_vocab(texts, 1500, tmp_path / str(lowercase), lowercase=lowercase)
         assert same_as_run(texts, reference, 1500, lowercase=lowercase) == reference
         # The recipe's own (deterministic) vocab.txt loads in transformers and encodes every line the same.
-        model = hf_bpe.train(texts, recipe="wordpiece", vocab_size=1500, lowercase=lowercase, show_progress=False)
+        model = hf_bpe.train_classic(texts, recipe="wordpiece", vocab_size=1500, lowercase=lowercase, show_progress=False)
         out = model.save(tmp_path / f"m{lowercase}")
         assert ClassicModel.load(out) == model
         from transformers import BertTokenizer
@@ -103,6 +103,6 @@ def test_wordpiece_english_combined_byte_identical(shared_data: Path, tmp_path: 
 
 def test_wordpiece_needs_unk(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"needs '\[UNK\]' among the special tokens"):
-        hf_bpe.train(["a b"], recipe="wordpiece", vocab_size=30, special_tokens=["[PAD]"], show_progress=False)
+        hf_bpe.train_classic(["a b"], recipe="wordpiece", vocab_size=30, special_tokens=["[PAD]"], show_progress=False)
     with pytest.raises(InputError, match="needs a size"):
-        hf_bpe.train(["a b"], recipe="wordpiece", show_progress=False)
+        hf_bpe.train_classic(["a b"], recipe="wordpiece", show_progress=False)

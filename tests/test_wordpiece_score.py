@@ -12,8 +12,8 @@ from hf_bpe.cli import main
 from hf_bpe.core._reference_classic import replace_pair
 from hf_bpe.errors import InputError
 from hf_bpe.model.classic import ClassicModel
-from hf_bpe.training.recipe_table import BERT_SPECIAL_TOKENS
-from hf_bpe.training.wordpiece_score import bert_pretokenized_counts, course_alphabet, train_wordpiece_score
+from hf_bpe.training.classic.recipe_table import BERT_SPECIAL_TOKENS
+from hf_bpe.training.classic.wordpiece_score import bert_pretokenized_counts, course_alphabet, train_wordpiece_score
 
 COURSE = [
     "This is the Hugging Face Course.",
@@ -109,7 +109,7 @@ def test_wordpiece_score_course_golden(tmp_path: Path) -> None:
     assert list(bert_pretokenized_counts(COURSE)) == list(COURSE_WORD_FREQS)  # first seen first
     assert course_alphabet(COURSE_WORD_FREQS) == COURSE_ALPHABET
     assert list(course_scores(course_splits(COURSE_WORD_FREQS), COURSE_WORD_FREQS).items())[:6] == COURSE_SCORES
-    model = hf_bpe.train(COURSE, recipe="wordpiece-score", vocab_size=70, show_progress=False)
+    model = hf_bpe.train_classic(COURSE, recipe="wordpiece-score", vocab_size=70, show_progress=False)
     assert list(model.tokens) == COURSE_VOCAB
     assert model.merge_pairs[0] == ("a", "##b")
     assert model.tokenize("This is the Hugging Face course!") == COURSE_TOKENIZED
@@ -160,7 +160,7 @@ def test_wordpiece_score_equals_the_course_loop_on_english(shared_data: Path) ->
     word_freqs = bert_pretokenized_counts(texts)
     size = len(BERT_SPECIAL_TOKENS) + len(course_alphabet(word_freqs)) + 200
     vocab, merges = course_loop(word_freqs, size)
-    model = hf_bpe.train(texts, recipe="wordpiece-score", vocab_size=size, show_progress=False)
+    model = hf_bpe.train_classic(texts, recipe="wordpiece-score", vocab_size=size, show_progress=False)
     assert model.merge_pairs == merges
     assert list(model.tokens) == list(dict.fromkeys(vocab))  # the course lists a token twice if merged twice
     splitter = pre_tokenizers.BertPreTokenizer()
@@ -218,7 +218,7 @@ def test_wordpiece_score_vocab_txt_in_bert_tokenizers(shared_data: Path, tmp_pat
 
     raw = (shared_data / "corpora" / "en" / "english_combined.txt").read_bytes()[:400_000]
     texts = raw[: raw.rindex(b"\n")].decode("utf-8").split("\n")
-    model = hf_bpe.train(texts[:-1500], recipe="wordpiece-score", vocab_size=2000, show_progress=False)
+    model = hf_bpe.train_classic(texts[:-1500], recipe="wordpiece-score", vocab_size=2000, show_progress=False)
     folder = model.save(tmp_path / "wps")
     berts = bert_tokenizers(folder / "vocab.txt")
     assert len(berts) >= 2
@@ -289,7 +289,7 @@ def test_wordpiece_score_versus_real_wordpiece() -> None:
     # real-wordpiece 0.1.7 (it pins tokenizers < 0.20; it runs on the installed one) parts from the course in four
     # ways, each shown here; hf_bpe follows the course.
     theirs = _real_wordpiece(COURSE, 70)
-    ours = list(hf_bpe.train(COURSE, recipe="wordpiece-score", vocab_size=70, show_progress=False).tokens)
+    ours = list(hf_bpe.train_classic(COURSE, recipe="wordpiece-score", vocab_size=70, show_progress=False).tokens)
     # 1. Its alphabet also holds the bare letters met only inside words ("o", "n", ...), ordered by frequency, not
     #    by code point: 52 initial tokens where the course has 40, so fewer merges fit in the same size.
     inner_only = {c for w in COURSE_WORD_FREQS for c in w[1:]} - {w[0] for w in COURSE_WORD_FREQS}
@@ -332,13 +332,13 @@ def test_wordpiece_score_cli_and_bad_input(tmp_path: Path) -> None:
                  str(tmp_path / "small"), "--quiet"]) == 2
     assert not (tmp_path / "small").exists()
     with pytest.raises(InputError, match=r"give vocab_size >= 45"):
-        hf_bpe.train(COURSE, recipe="wordpiece-score", vocab_size=44, show_progress=False)
+        hf_bpe.train_classic(COURSE, recipe="wordpiece-score", vocab_size=44, show_progress=False)
     with pytest.raises(InputError, match=r"needs '\[UNK\]' among the special tokens"):
-        hf_bpe.train(COURSE, recipe="wordpiece-score", vocab_size=70, special_tokens=["[PAD]"], show_progress=False)
+        hf_bpe.train_classic(COURSE, recipe="wordpiece-score", vocab_size=70, special_tokens=["[PAD]"], show_progress=False)
     with pytest.raises(InputError, match="has no min_frequency"):
-        hf_bpe.train(COURSE, recipe="wordpiece-score", vocab_size=70, min_frequency=2, show_progress=False)
+        hf_bpe.train_classic(COURSE, recipe="wordpiece-score", vocab_size=70, min_frequency=2, show_progress=False)
     with pytest.raises(InputError, match="lowercase belongs to the wordpiece recipe"):
-        hf_bpe.train(COURSE, recipe="wordpiece-score", vocab_size=70, lowercase=True, show_progress=False)
+        hf_bpe.train_classic(COURSE, recipe="wordpiece-score", vocab_size=70, lowercase=True, show_progress=False)
     # Word counts as a mapping (first seen first), and training stops when no pair is left (the course fails there).
     tokens, merges = train_wordpiece_score({"ab": 1}, vocab_size=100, special_tokens=["[UNK]"])
     assert tokens == ["[UNK]", "##b", "a", "ab"] and len(merges) == 1

@@ -1,8 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # distutils: language = c++
 """Compiled back end of parity-aware BPE (C++ in csrc/parity_counts.hpp): the pair counts, heaps and words of
-every language, kept up to date merge by merge. ``hf_bpe.training.parity_trainer`` drives it with the reference's
-loop (``parity_reference.run_parity``); its pure-Python twin there is the spec the tests hold it to.
+every language, kept up to date merge by merge. ``hf_bpe.training.parity.trainer`` drives it with the reference's
+loop (``training.parity.reference.run_parity``); its pure-Python twin there is the spec the tests hold it to.
 """
 
 from libc.stdint cimport int32_t, int64_t

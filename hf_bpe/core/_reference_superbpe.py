@@ -1,4 +1,4 @@
-r"""Pure-Python spec of SuperBPE training; ``hf_bpe.training.superbpe`` (compiled) is held equal to it.
+r"""Pure-Python spec of SuperBPE training; ``hf_bpe.training.bpe.superbpe`` (compiled) is held equal to it.
 
 SuperBPE (Liu, Hayase, Hofmann, Oh, Smith, Choi; COLM 2025, arXiv 2503.13423), as the authors' code does it
 (PythonNut/superbpe ``scripts/train_tokenizer.sh``, ``scripts/extend_tokenizer.sh``, ``utils.py``, and their fork
@@ -28,7 +28,7 @@ alisawuffles/tokenizers-superbpe, ``BpeTrainer::do_train_extend`` in ``tokenizer
    split of ``R`` (a match of ``R`` where one starts, else the longest stretch where none starts), so every loader
    -- ``tokenizers`` (Oniguruma), hf_bpe and tiktoken (``regex``/``fancy-regex`` findall) -- cuts text the same way.
 
-The differences from the fork that hf_bpe chooses are listed in :mod:`hf_bpe.training.superbpe`.
+The differences from the fork that hf_bpe chooses are listed in :mod:`hf_bpe.training.bpe.superbpe`.
 
 >>> from hf_bpe.core.patterns import PATTERNS
 >>> vocab, _, merges = train_superbpe(["the cat sat on the mat, the cat sat"] * 4, vocab_size=274, transition=264,

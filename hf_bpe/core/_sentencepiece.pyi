@@ -1,5 +1,5 @@
 """Typed signature of the compiled SentencePiece-mode trainer (hf_bpe/core/_sentencepiece.pyx); spec:
-hf_bpe.training.sentencepiece_bpe.train_sentencepiece_reference."""
+hf_bpe.training.sentencepiece.bpe.train_sentencepiece_reference."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 # distutils: language = c++
 """Compiled SentencePiece-mode BPE (C++ in csrc/sp_trainer.hpp): sentence store, counts and the merge loop.
 
-The spec is the pure-Python ``hf_bpe.training.sentencepiece_bpe.train_sentencepiece_reference``;
-``hf_bpe.training.sentencepiece_trainer`` drives this module with the reference's own option checks, coverage
+The spec is the pure-Python ``hf_bpe.training.sentencepiece.bpe.train_sentencepiece_reference``;
+``hf_bpe.training.sentencepiece.trainer`` drives this module with the reference's own option checks, coverage
 arithmetic and serialization, so only the loops differ. Normalization is SentencePiece's own (csrc/sp_normalizer.hpp,
 spec: ``hf_bpe.core.sentencepiece_normalize``), over the precompiled charsmap a model carries.
 """
@@ -169,7 +169,7 @@ cdef class SentencePieceCorpus:
         """Return ``[text, count]`` lists, characters outside ``required`` written as ``"▅"``: the sentences in
         order, count 1 each (``split_by_whitespace`` false), or their distinct words, by count, then string.
 
-        What ``hf_bpe.training.sentencepiece_bpe.load_sentences`` gives (and its words, as the unigram trainer
+        What ``hf_bpe.training.sentencepiece.bpe.load_sentences`` gives (and its words, as the unigram trainer
         counts them). Call after ``char_counts`` (the store's text is rewritten); may be called again.
         """
         if self.trained:

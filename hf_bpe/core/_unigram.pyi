@@ -1,5 +1,5 @@
 """Typed signature of the compiled unigram training loops (hf_bpe/core/_unigram.pyx); spec:
-hf_bpe.training.unigram_reference."""
+hf_bpe.training.unigram.reference."""
 
 from __future__ import annotations
 

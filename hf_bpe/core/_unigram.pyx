@@ -3,8 +3,8 @@
 """Compiled unigram training loops (C++ in csrc/unigram_lattice.hpp): the E-step, Viterbi counts, second-best
 segmentations and unreachable pieces, float32 bit for bit as sentencepiece 0.2.3.
 
-The spec is ``hf_bpe.training.unigram_lattice`` and ``hf_bpe.training.unigram_reference``;
-``hf_bpe.training.unigram_trainer`` drives this module with the reference's own seeds, M-step, pruning arithmetic
+The spec is ``hf_bpe.training.unigram.lattice`` and ``hf_bpe.training.unigram.reference``;
+``hf_bpe.training.unigram.trainer`` drives this module with the reference's own seeds, M-step, pruning arithmetic
 and finalization, so only the loops differ.
 """
 
@@ -175,11 +175,11 @@ cdef class UnigramModel:
 
 
 def seed_candidates(chunks, char_info, opts, Py_ssize_t keep):
-    """The seed step's strings (phases 2-4 of ``hf_bpe.training.unigram_seed``): the best ``keep`` byte strings of
+    """The seed step's strings (phases 2-4 of ``hf_bpe.training.unigram.seed``): the best ``keep`` byte strings of
     the ``chunks`` (bytes of NUL-terminated sentences) with their float32 scores, best first, as (str, float).
 
     ``char_info``: ``{character: (script code, decimal, forbidden)}`` for every character of the chunks
-    (``hf_bpe.training.sentencepiece_bpe.char_info``); ``opts``: the checked options."""
+    (``hf_bpe.training.sentencepiece.bpe.char_info``); ``opts``: the checked options."""
     cdef vector[pair[string, float]] best = _best_candidates(chunks, char_info, opts, keep)
     return [(p.first.decode("utf-8"), p.second) for p in best]
 
@@ -218,7 +218,7 @@ cdef vector[pair[string, float]] _best_candidates(chunks, char_info, opts, Py_ss
 
 def suffix_array(const uint8_t[:] data):
     """The suffix array of ``data`` (bytes) by the seed step's induced sorting (``sais`` in csrc/unigram_seed.hpp),
-    equal to ``hf_bpe.training.unigram_seed.suffix_array``'s."""
+    equal to ``hf_bpe.training.unigram.seed.suffix_array``'s."""
     cdef int32_t n = data.shape[0]
     cdef vector[int32_t] sa = vector[int32_t](n)
     if n:
@@ -228,7 +228,7 @@ def suffix_array(const uint8_t[:] data):
 
 
 def char_counts(sentences):
-    """Each character's count in the ``[text, count]`` sentences, as a dict (``hf_bpe.training.unigram_seed.
+    """Each character's count in the ``[text, count]`` sentences, as a dict (``hf_bpe.training.unigram.seed.
     count_characters``'s)."""
     cdef unordered_map[uint32_t, int64_t] counts
     cdef vector[uint32_t] chars
@@ -245,7 +245,7 @@ def char_counts(sentences):
 cdef class UnigramTrainer:
     """The trainer's state between the hot loops, in C++ (``csrc/unigram_em.hpp``): the texts, the pieces with
     their float32 scores (never a Python list: the seed model has hundreds of thousands), the seeds' log
-    probabilities, the M-step, pruning and the unreachable pieces' removal, as ``hf_bpe.training.unigram_reference``
+    probabilities, the M-step, pruning and the unreachable pieces' removal, as ``hf_bpe.training.unigram.reference``
     computes them. ``threads``: spm_train's num_threads (the float sums' split); ``workers``: the real threads."""
 
     cdef Trainer* trainer

@@ -13,7 +13,7 @@ form of its *shortest* known prefix: ``"ｓ\\u0301"`` (full-width s, combining a
 in SentencePiece. Training follows SentencePiece (this module); the converted ``tokenizer.json`` cannot, and the
 README names the difference.
 
->>> from hf_bpe.training.sentencepiece_bpe import builtin_charsmap
+>>> from hf_bpe.training.sentencepiece.bpe import builtin_charsmap
 >>> spec = {"precompiled_charsmap": builtin_charsmap("nmt_nfkc"), "add_dummy_prefix": True,
 ...         "remove_extra_whitespaces": True, "escape_whitespaces": True}
 >>> SentencePieceNormalizer(spec).normalize("  ｓ\\u0301 Ａ  b ")

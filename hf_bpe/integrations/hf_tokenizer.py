@@ -266,7 +266,7 @@ class HFBPETokenizer(Transformers4BatchMixin, AlignedBatchMixin, FastBatchMixin,
         >>> new.eos_token, new.convert_ids_to_tokens(new("lowest")["input_ids"])
         ('<e>', ['low', 'e', 'st'])
         """
-        from ..training.bpe_trainer import train
+        from ..training.bpe.trainer import train
 
         unknown = sorted(set(kwargs) - {"min_frequency", "max_token_length", "show_progress"})
         if unknown:

@@ -54,7 +54,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..training.sentencepiece_normalizer import SPACE, sentencepiece_normalizer
+from ..training.sentencepiece.normalizer import SPACE, sentencepiece_normalizer
 from ..formats.sentencepiece_model import CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, SentencePieceModel
 
 __all__ = ["NO_TOKENIZER_JSON", "check_expressible", "missing_tokenizer_json", "save_sentencepiece",
@@ -166,7 +166,7 @@ def sentencepiece_tokenizer(model: SentencePieceModel, *, user_symbols_ok: bool 
     check_expressible(model, user_symbols_ok=user_symbols_ok)
     spec = model.normalizer
     tokenizer = Tokenizer(_unigram_model(model) if model.model_type == "unigram" else _bpe_model(model))
-    # 1. Normalizer: normalizer.cc's steps (training.sentencepiece_normalizer).
+    # 1. Normalizer: normalizer.cc's steps (training.sentencepiece.normalizer).
     tokenizer.normalizer = sentencepiece_normalizer(spec)
     # 2. Decoder: sentencepiece's DecodeIds (the leading space of the dummy prefix dropped).
     parts: list[Any] = [decoders.Replace(SPACE, " ")] if spec["escape_whitespaces"] else []

@@ -46,7 +46,7 @@ SCHEMES: Mapping[str, str | None] = MappingProxyType({
     "rasbt": None,
     "wordpiece": None,
     "wordpiece-score": None,  # BertPreTokenizer words, no normalizer (the HF course's WordPiece chapter)
-    "custom": None,  # hf_bpe.training.scheme.train_scheme: the options are in provenance["options"]
+    "custom": None,  # hf_bpe.train_classic without a recipe: the options are in provenance["options"]
 })
 _BYTE_LEVEL = ("hf-course", "minbpe-basic", "minbpe-regex")
 

@@ -1,6 +1,6 @@
 """``hf_bpe.extend``: extend a byte-level BPE tokenizer given as a model or as a path, recording where the base is.
 
-The merge learning lives in :mod:`hf_bpe.training.extend` (the training layer); reading a base from a path needs
+The merge learning lives in :mod:`hf_bpe.training.bpe.extend` (the training layer); reading a base from a path needs
 :func:`hf_bpe.tools.convert.load_any` (every format hf_bpe reads), which sits in this layer, so the public entry
 is here. It records the base's path and the sha256 of its files in the manifest, which :func:`hf_bpe.verify`
 uses to re-run the extension.
@@ -22,8 +22,8 @@ from typing import Any
 
 from ..formats.folder import GPT2_PAIRS
 from ..model.bpe import BPEModel
-from ..training.bpe_trainer import train as hf_bpe_train
-from ..training.extend import extend_model
+from ..training.bpe.trainer import train as hf_bpe_train
+from ..training.bpe.extend import extend_model
 from .convert import SPECIAL_TOKENS_FILE, load_any
 
 __all__ = ["base_files", "extend", "load_base"]
@@ -98,7 +98,7 @@ def extend(
     and roles (those the base has as transformers loads it: GPT-2 files without a config get GPT2TokenizerFast's
     ``<|endoftext|>`` as bos, eos and unk), new ids start after the largest id in use; the corpus is pre-tokenized
     with the base's pattern, each pre-token segmented exactly as the base encodes it, and ``tokenizers``'
-    ``BpeTrainer`` loop continues from there (:mod:`hf_bpe.training.extend` states the contract).
+    ``BpeTrainer`` loop continues from there (:mod:`hf_bpe.training.bpe.extend` states the contract).
 
     Which text keeps its ids, exactly: a text encodes to the same ids as with the base if and only if none of its
     pre-tokens, as the base encodes them, holds two neighbouring tokens that a new merge joins (and, with

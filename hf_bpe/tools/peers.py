@@ -228,7 +228,7 @@ def sentencepiece_unigram_options(
     change only what would drop data or clutter the log: every sentence (``input_sentence_size=0``,
     ``max_sentence_length`` above the longest document of ``longest`` UTF-8 bytes), the special tokens as
     user-defined symbols, ``num_threads`` (spm_train's default 16: the float sums, hence the model, depend on it)
-    and a quiet log. hf_bpe's ``train_sentencepiece(model_type="unigram")`` takes the very same options.
+    and a quiet log. hf_bpe's ``train_unigram(...)`` takes the very same options.
 
     >>> sentencepiece_unigram_options(vocab_size=1000)["num_threads"]
     16

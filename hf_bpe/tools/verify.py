@@ -31,7 +31,7 @@ from ..formats.manifest import (
     load_manifest,
     versions,
 )
-from ..training.bpe_trainer import train
+from ..training.bpe.trainer import train
 from ..training.corpus import iter_texts
 from ..training.held_out import HeldOutSplit
 
@@ -232,7 +232,7 @@ def verify(
                 if "base" in replay:  # an extended tokenizer: extend its base again
                     model = _re_extend(replay, corpus, text_column, workers, show_progress, checked)
                 elif replay.get("algorithm") == "superbpe":  # both stages again
-                    from ..training.superbpe import replay_superbpe
+                    from ..training.bpe.superbpe import replay_superbpe
 
                     model = replay_superbpe(corpus, replay, text_column=text_column, workers=workers,
                                             show_progress=show_progress)
@@ -276,7 +276,7 @@ def _re_extend(options: dict[str, Any], corpus: Any, text_column: str, workers: 
                checked: list[str]) -> Any:
     """Extend the recorded base again with the recorded options (the base checked against its sha256s first)."""
     from .extend import base_files, load_base
-    from ..training.extend import extend_model
+    from ..training.bpe.extend import extend_model
 
     record = options["base"]
     path = record.get("path") if isinstance(record, dict) else None

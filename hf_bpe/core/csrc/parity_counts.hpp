@@ -1,7 +1,7 @@
 #pragma once
 
 // Parity-aware BPE's pair counts, kept merge by merge: the compiled back end of
-// hf_bpe/training/parity_trainer.py's _Incremental (same steps; the spec is hf_bpe/training/parity_reference.py).
+// hf_bpe/training/parity/trainer.py's _Incremental (same steps; the spec is hf_bpe/training/parity/reference.py).
 // Per language (training and dev corpora alike): the words end to end (merged in place), their counts, the pair
 // counts (64-bit), for every pair the words where it may occur, and for training corpora a max-heap of
 // (count, left, right) checked lazily against the counts. Ties go to the largest (left spelling, right spelling):

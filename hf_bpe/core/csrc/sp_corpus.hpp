@@ -1,7 +1,7 @@
 // SentencePiece-mode BPE, phases 1-2 (trainer_interface.cc's LoadSentences and SplitSentencesByWhitespace): the
 // sentence store that normalizes (csrc/sp_normalizer.hpp), keeps sentences as distinct-word ids, and counts
 // characters and words. The executable spec is train_sentencepiece_reference in
-// hf_bpe/training/sentencepiece_bpe.py; tests/test_sentencepiece_core.py holds the two equal.
+// hf_bpe/training/sentencepiece/bpe.py; tests/test_sentencepiece_core.py holds the two equal.
 #pragma once
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // SentencePiece's IsValidSentencePiece (trainer_interface.cc), shared by the BPE merge loop (sp_trainer.hpp) and the
-// unigram seed step (unigram_seed.hpp). Spec: hf_bpe.training.sentencepiece_bpe.valid_piece.
+// unigram seed step (unigram_seed.hpp). Spec: hf_bpe.training.sentencepiece.bpe.valid_piece.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // SentencePiece-mode BPE (spm_train --model_type=bpe, sentencepiece 0.2.3), phase 3: the exact-count merge loop
 // over the words of a corpus (csrc/sp_corpus.hpp). The executable spec is the pure-Python
-// reference in hf_bpe/training/sentencepiece_bpe.py (train_sentencepiece_reference and its _Trainer); this file is
+// reference in hf_bpe/training/sentencepiece/bpe.py (train_sentencepiece_reference and its _Trainer); this file is
 // held equal to it by tests/test_sentencepiece_core.py. Text is code points (uint32_t) throughout.
 //
 // Merge loop data structures (bpe_model_trainer.cc's, with the reference's names):

@@ -1,7 +1,7 @@
 // Unigram training's driver state between the hot loops, float32 bit for bit as sentencepiece 0.2.3
 // (unigram_model_trainer.cc): the seeds' log probabilities (ToLogProb), the M-step (RunMStep), pruning's arithmetic
 // (PruneSentencePieces' last phase) and the unreachable pieces' removal, over pieces kept in one arena. The spec is
-// hf_bpe/training/unigram_reference.py (_m_step, _prune) and unigram_seed.py (seed_pieces); each float operation is
+// hf_bpe/training/unigram/reference.py (_m_step, _prune) and unigram/seed.py (seed_pieces); each float operation is
 // the spec's, in its order and types (float storage, double log/digamma), so this file too must be compiled without
 // -ffast-math and with -ffp-contract=off.
 //

@@ -1,6 +1,6 @@
 // Unigram training's hot loops (sentencepiece 0.2.3's unigram_model.cc and unigram_model_trainer.cc), float32 bit
 // for bit: the E-step (forward-backward marginals), Viterbi counts, second-best segmentations and unreachable
-// pieces. The spec is hf_bpe/training/unigram_lattice.py; every float operation is sentencepiece's, in its order and
+// pieces. The spec is hf_bpe/training/unigram/lattice.py; every float operation is sentencepiece's, in its order and
 // types (float storage, double exp/log/log1p), so this file must be compiled without -ffast-math and with
 // -ffp-contract=off (no fused multiply-add where sentencepiece's x86-64 build has none).
 //

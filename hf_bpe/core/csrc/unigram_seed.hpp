@@ -2,7 +2,7 @@
 // (induced sorting, O(n), 5 bytes per byte) and its neighbours' LCPs (capped, computed as the walk needs them) are
 // walked as an LCP-interval tree; the byte strings that pass sentencepiece's checks add their counts into one
 // table, which keeps the best 8 * keep entries when it grows past 16 * keep, and gives the best `keep` at the end. The spec is
-// hf_bpe/training/unigram_seed.py (the suffix and LCP arrays are unique, so any correct construction gives libsais's).
+// hf_bpe/training/unigram/seed.py (the suffix and LCP arrays are unique, so any correct construction gives libsais's).
 #pragma once
 
 #include <algorithm>

@@ -18,7 +18,7 @@ Peers and their configuration
 
 Unigram (``algorithm="unigram"``, CLI ``--algorithm unigram``)
 --------------------------------------------------------------
-The same peers, other roles: hf_bpe's ``train_sentencepiece(model_type="unigram")`` and ``sentencepiece``'s
+The same peers, other roles: hf_bpe's ``train_unigram(...)`` and ``sentencepiece``'s
 ``spm_train --model_type=unigram`` train on the same options (spm_train's defaults with every sentence kept,
 ``num_threads`` as given, default 16) and must be *identical*: pieces, float32 score bits, types and the ids of
 every held-out document (by sentencepiece with each model, and by hf_bpe's own ``UnigramModel``);

@@ -56,7 +56,7 @@ def _train(peer: str, docs: list[str], options: dict[str, Any], show_progress: b
         return _train_unigram(peer, docs, options, show_progress)
     if peer == "hf_bpe":
         from ..._version import __version__
-        from ...training.bpe_trainer import train
+        from ...training.bpe.trainer import train
 
         model = train(docs, vocab_size=options["vocab_size"], min_frequency=options["min_frequency"],
                              special_tokens=options["special_tokens"], pattern=options["pattern"],
@@ -85,9 +85,9 @@ def _train_unigram(peer: str, docs: list[str], options: dict[str, Any], show_pro
     spm_options = options["sentencepiece"]
     if peer == "hf_bpe":
         from ..._version import __version__
-        from ...training.sentencepiece_trainer import train_sentencepiece
+        from ...training.unigram.train import train_unigram
 
-        return __version__, train_sentencepiece(docs, **spm_options)
+        return __version__, train_unigram(docs, **spm_options)
     if peer == "tokenizers":
         import tokenizers
 

@@ -201,7 +201,7 @@ def compare(
             tokenizer.json or its folder, "sentencepiece": .model file or its folder}``.
         workers: hf_bpe's counting processes (default: as ``hf_bpe.train`` chooses for the split's size).
         algorithm: ``"bpe"`` (byte-level BPE: equal to tokenizers, metrics against SentencePiece BPE) or
-            ``"unigram"``: hf_bpe's ``train_sentencepiece(model_type="unigram")`` and spm_train's unigram on the same
+            ``"unigram"``: hf_bpe's ``train_unigram(...)`` and spm_train's unigram on the same
             options (spm_train's defaults, every sentence kept:
             :func:`hf_bpe.tools.peers.sentencepiece_unigram_options`)
             must be identical (pieces, float32 score bits, types, held-out ids), and `tokenizers`' ``UnigramTrainer``
@@ -229,7 +229,7 @@ def compare(
     """
     # 1. Check the options before reading anything.
     from ...core.pretokenize import Pretokenizer
-    from ...training.bpe_trainer import check_options
+    from ...training.bpe.trainer import check_options
 
     peers, model_paths = _check_args(vocab_size, against, heldout_fraction, heldout_seed, models, workers,
                                      peer_timeout, algorithm, num_threads, (min_frequency, pattern))

@@ -29,7 +29,7 @@ def sentencepiece_exact(entries: dict[str, dict[str, Any]], documents: list[str]
         result["error"] = "the sentencepiece peer was not trained in this run"
         return result
     from ...formats.sentencepiece_model import SentencePieceModel
-    from ...training.sentencepiece_trainer import train_sentencepiece
+    from ...training.sentencepiece.trainer import train_sentencepiece
 
     peer_file = sorted(Path(entry["path"]).glob("*.model"))[0]
     theirs = SentencePieceModel.load(peer_file)

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import classic
-from .corpus import iter_batches
+from ..corpus import iter_batches
 from .recipe_table import BERT_SPECIAL_TOKENS
 
 __all__ = ["BERT_SPECIAL_TOKENS", "bert_word_counts", "train_wordpiece"]

@@ -18,7 +18,7 @@ SentencePiece's BPE differ from ``tokenizers``':
 
 Where sentencepiece leaves an order to its containers (two paths to one piece with the same count), this
 reference takes the order in which the pairs were queued. ``input_sentence_size`` takes the sentences spm_train takes
-(:func:`~hf_bpe.training.sentencepiece_options.select_sentences`); differential privacy and TSV input are
+(:func:`~hf_bpe.training.sentencepiece.options.select_sentences`); differential privacy and TSV input are
 refused. ``treat_whitespace_as_suffix`` puts the dummy ``▁`` at the end, ends words after a ``▁`` and allows it only
 as a piece's suffix, as spm_train does (such a model gets no ``tokenizer.json``: ``HFSentencePieceTokenizer`` encodes
 it).
@@ -39,13 +39,13 @@ from typing import Any
 
 import regex
 
-from ..formats.sentencepiece_model import (BYTE, CONTROL, NORMAL, TRAINER_DEFAULTS, UNKNOWN, USER_DEFINED, Piece,
+from ...formats.sentencepiece_model import (BYTE, CONTROL, NORMAL, TRAINER_DEFAULTS, UNKNOWN, USER_DEFINED, Piece,
                                            SentencePieceModel)
-from ..core.sentencepiece_normalize import SentencePieceNormalizer
-from .sentencepiece_normalizer import SPACE
-from .sentencepiece_scripts import script_of
-from .sentencepiece_options import (EMPTY_CORPUS, SPM_DEFAULTS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences,
-                                   closest_option, known_options, parse_spm_options, select_sentences, typed)
+from ...core.sentencepiece_normalize import SentencePieceNormalizer
+from .normalizer import SPACE
+from .options import (EMPTY_CORPUS, SPM_DEFAULTS, SPM_NO_EFFECT, SPM_ONLY, SPM_REFUSED, LongSentences, closest_option,
+                      known_options, parse_spm_options, select_sentences, typed)
+from .scripts import script_of
 
 __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "assemble_model", "builtin_charsmap", "char_info",
            "check_spm_options", "load_sentences", "load_store", "parse_spm_options", "prepare_training", "select_required",
@@ -603,7 +603,7 @@ def load_store(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int
     Raises:
         TypeError, ValueError: what :func:`load_sentences` raises, with the same messages.
     """
-    from ..core._sentencepiece import SentencePieceCorpus
+    from ...core._sentencepiece import SentencePieceCorpus
 
     store = SentencePieceCorpus(charsmap=spec["precompiled_charsmap"],
                                 remove_extra_whitespaces=opts["remove_extra_whitespaces"],
@@ -640,7 +640,7 @@ def train_sentencepiece_reference(corpus: Iterable[str], *, vocab_size: int, **o
     # 1. Options, meta pieces and the normalizer.
     if options.get("model_type", "bpe") != "bpe":
         raise ValueError(f"model_type={options['model_type']!r}: this reference trains BPE; for unigram use "
-                         "hf_bpe.training.unigram_reference.train_unigram_reference")
+                         "hf_bpe.training.unigram.reference.train_unigram_reference")
     opts, meta, spec = prepare_training(vocab_size, options)
     # 2-3. Sentences, normalized, with the characters outside the coverage made unknown.
     sentences, required = load_sentences(corpus, opts, meta, spec, vocab_size)

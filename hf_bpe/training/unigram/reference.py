@@ -4,8 +4,8 @@ for score (float32 bits), type for type: the pure-Python reference (the executab
 Phases, as ``unigram_model_trainer.cc`` runs them (``Trainer::Train`` with the default discrete pruning):
 
 1. options, meta pieces, normalizer spec; sentences loaded, normalized and covered exactly as for BPE
-   (:func:`~hf_bpe.training.sentencepiece_bpe.load_sentences`);
-2. seed pieces from the sentences (:mod:`hf_bpe.training.unigram_seed`), then, with ``split_by_whitespace``, the
+   (:func:`~hf_bpe.training.sentencepiece.bpe.load_sentences`);
+2. seed pieces from the sentences (:mod:`hf_bpe.training.unigram.seed`), then, with ``split_by_whitespace``, the
    sentences become their words with counts (most frequent first, then smaller);
 3. EM rounds until at most ``int(1.1 * vocab_size)`` pieces remain: ``num_sub_iterations`` times an E-step (each of
    ``num_threads`` "threads" ``n`` sums, in float32, the posteriors of the sentences ``i ≡ n (mod num_threads)``;
@@ -33,12 +33,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from ..core.sentencepiece_normalize import SentencePieceNormalizer
-from ..formats.sentencepiece_model import SentencePieceModel
-from .sentencepiece_bpe import load_sentences, prepare_training, serialize_pieces, split_words
-from .sentencepiece_options import typed
-from .unigram_lattice import Lattice, TrainerModel, digamma, f32
-from .unigram_seed import count_characters, reference_candidates, seed_pieces
+from ...core.sentencepiece_normalize import SentencePieceNormalizer
+from ...formats.sentencepiece_model import SentencePieceModel
+from ..sentencepiece.bpe import load_sentences, prepare_training, serialize_pieces, split_words
+from ..sentencepiece.options import typed
+from .lattice import Lattice, TrainerModel, digamma, f32
+from .seed import count_characters, reference_candidates, seed_pieces
 
 __all__ = ["ReferenceLoops", "UNIGRAM_DEFAULTS", "check_unigram_options", "count_words", "finalize_pieces",
            "run_unigram", "train_unigram_reference"]
@@ -75,7 +75,7 @@ def check_unigram_options(vocab_size: Any, options: Mapping[str, Any]) -> tuple[
 
 class ReferenceLoops:
     """The hot loops in pure Python over ``texts`` (``[text, count]``) split among ``threads`` as spm_train splits
-    them; ``hf_bpe.training.unigram_trainer`` has the compiled ones, with the same methods and results."""
+    them; ``hf_bpe.training.unigram.trainer`` has the compiled ones, with the same methods and results."""
 
     normalizer = SentencePieceNormalizer
     candidates = staticmethod(reference_candidates)

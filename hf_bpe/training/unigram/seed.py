@@ -31,8 +31,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .sentencepiece_bpe import BOUNDARY, UNK_CHAR, char_info, valid_piece
-from .unigram_lattice import f32
+from ..sentencepiece.bpe import BOUNDARY, UNK_CHAR, char_info, valid_piece
+from .lattice import f32
 
 __all__ = ["CHUNK_BYTES", "chunks", "compiled_candidates", "compiled_count_characters", "count_characters",
            "lcp_array", "reference_candidates", "seed_characters", "seed_pieces", "suffix_array"]
@@ -178,7 +178,7 @@ def reference_candidates(chunks: Iterable[bytes], chars: Iterable[str], opts: Ma
 def compiled_candidates(chunks: Iterable[bytes], chars: Iterable[str], opts: Mapping[str, Any],
                         keep: int) -> list[tuple[str, float]]:
     """:func:`reference_candidates` on the compiled core (``csrc/unigram_seed.hpp``), with the same results."""
-    from ..core._unigram import seed_candidates
+    from ...core._unigram import seed_candidates
 
     info = {c: char_info(c) for c in {*chars, UNK_CHAR, BOUNDARY}}
     return seed_candidates(chunks, info, opts, keep)
@@ -198,7 +198,7 @@ def count_characters(sentences: Iterable[Sequence[Any]]) -> dict[str, int]:
 
 def compiled_count_characters(sentences: Iterable[Sequence[Any]]) -> dict[str, int]:
     """:func:`count_characters` on the compiled core, with the same result."""
-    from ..core._unigram import char_counts
+    from ...core._unigram import char_counts
 
     return char_counts(sentences)
 

@@ -3,7 +3,7 @@
 ``ParityBpeTrainer`` (``models/bpe/parity_trainer.rs``, PR #1974; Foroutan et al., "Parity-aware BPE", ACL 2026)
 learns one merge list for several languages, serving at each step the language that is compressed worst. This
 module states what it does, step for step, and recounts everything at every step so that it can be read;
-:mod:`hf_bpe.training.parity_trainer` does the same incrementally on the compiled core (``core._parity``) and the
+:mod:`hf_bpe.training.parity.trainer` does the same incrementally on the compiled core (``core._parity``) and the
 tests hold the two equal (and both equal to ``tokenizers`` on real text). The driver :func:`run_parity` (language choice, exhaustion, stopping) is shared:
 only the pair counting and the merging differ between the two.
 
@@ -66,7 +66,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain
 from typing import Literal, NamedTuple, Protocol
 
-from ..core.bytelevel import BYTE_TO_UNICODE, token_to_str
+from ...core.bytelevel import BYTE_TO_UNICODE, token_to_str
 
 __all__ = ["BYTE_LEVEL_ALPHABET", "ParityOptions", "ParityResult", "initial_vocab", "merge_word", "run_parity",
            "train_parity_reference", "with_rebuilt_specials"]
@@ -77,7 +77,7 @@ BYTE_LEVEL_ALPHABET = tuple(BYTE_TO_UNICODE.values())
 
 
 class ParityOptions(NamedTuple):
-    """The trainer's options (checked by :func:`hf_bpe.training.parity.check_parity_options`)."""
+    """The trainer's options (checked by :func:`hf_bpe.training.parity.parity.check_parity_options`)."""
 
     num_merges: int
     variant: Variant = "base"

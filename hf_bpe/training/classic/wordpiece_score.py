@@ -51,9 +51,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..errors import InputError
+from ...errors import InputError
 from . import classic
-from .corpus import iter_batches
+from ..corpus import iter_batches
 from .recipe_table import BERT_SPECIAL_TOKENS
 from .wordpiece import _WHITESPACE, _extend, _punctuation
 

@@ -42,16 +42,16 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..core import _core
-from ..core._reference import saved_merges
-from ..core.bytelevel import str_to_token
-from ..errors import InputError
-from ..model.bpe import BPEModel
-from ..core.pretokenize import Pretokenizer
-from .bpe_trainer import check_options, train
-from .counts import WordCounts, choose_workers, corpus_chars_hint
-from .held_out import HeldOutSplit
-from .progress import progress_bar
+from ...core import _core
+from ...core._reference import saved_merges
+from ...core.bytelevel import str_to_token
+from ...errors import InputError
+from ...model.bpe import BPEModel
+from ...core.pretokenize import Pretokenizer
+from .trainer import check_options, train
+from ..counts import WordCounts, choose_workers, corpus_chars_hint
+from ..held_out import HeldOutSplit
+from ..progress import progress_bar
 
 __all__ = ["extend_model", "extend_from_counts", "resolve_size", "seed_keys"]
 
@@ -212,7 +212,7 @@ def _extend_counts(
     options: Mapping[str, Any] | None = None,
 ) -> BPEModel:
     # rules: the merge loop's SuperBPE rules (max_words, forbidden); options: what the manifest records instead of
-    # an extension's options (training/superbpe.py: stage 2 is this loop, its manifest replays both stages).
+    # an extension's options (training/bpe/superbpe.py: stage 2 is this loop, its manifest replays both stages).
     if counts.documents == 0 or not counts:
         raise InputError("the corpus is empty: it yielded no text to learn from")
     # 1-2. Each distinct pre-token as the base encodes it (a word of one token has no pair, so it is left out), then

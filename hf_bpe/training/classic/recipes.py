@@ -17,7 +17,7 @@ recipe             reproduces
                    ``##``, ``[PAD] [UNK] [CLS] [SEP] [MASK]``); ``lowercase`` for uncased; ``vocab.txt``
 ``wordpiece-score`` the Hugging Face course's WordPiece chapter: ``BertPreTokenizer`` words, pairs ranked by
                    ``freq(ab) / (freq(a) freq(b))``, ties to the pair seen first; longest-match-first encoding;
-                   ``vocab.txt`` (:mod:`hf_bpe.training.wordpiece_score`)
+                   ``vocab.txt`` (:mod:`hf_bpe.training.classic.wordpiece_score`)
 =================  ==================================================================================================
 
 Sizes are given as each system gives them: ``num_merges`` where it counts merges (subword-nmt's ``-s``, minbpe,
@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.bytelevel import token_to_str
-from ..errors import InputError
-from ..model.classic import ClassicModel
-from ..model.segment import rasbt_pretokenize
+from ...core.bytelevel import token_to_str
+from ...errors import InputError
+from ...model.classic import ClassicModel
+from ...model.segment import rasbt_pretokenize
 from . import classic
 from .recipe_table import RECIPES, Recipe
 from .subword_nmt_loop import learn_like_subword_nmt, merges_stay_exact

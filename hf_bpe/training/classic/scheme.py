@@ -1,7 +1,7 @@
 """Train BPE with the classic options spelled out: alphabet, word marks, pre-tokenization and tie-break.
 
-The named recipes (:mod:`hf_bpe.training.recipes`) fix these options to reproduce one published system each;
-:func:`train_scheme` lets you combine them yourself, on the same compiled merge loop:
+The named recipes (:mod:`hf_bpe.training.classic.recipes`) fix these options to reproduce one published system each;
+:func:`hf_bpe.train_classic` without ``recipe`` lets you combine them yourself, on the same compiled merge loop:
 
 - ``alphabet``: ``"chars"`` (the characters seen, as the classic and WordPiece trainers) or ``"bytes"`` (UTF-8
   bytes, spelled as GPT-2's byte characters); ``limit_alphabet`` keeps the most frequent characters, the others
@@ -14,7 +14,7 @@ The named recipes (:mod:`hf_bpe.training.recipes`) fix these options to reproduc
 
 Ids: special tokens, then the alphabet by code point, then the marked forms by code point, then one per new token.
 
->>> model = train_scheme(["low lower lowest"], num_merges=2, end_of_word_suffix="</w>", show_progress=False)
+>>> model = scheme_model(["low lower lowest"], num_merges=2, end_of_word_suffix="</w>", show_progress=False)
 >>> model.merge_pairs
 [('l', 'o'), ('lo', 'w')]
 >>> [model.tokens[i] for i in model.encode("low lower")]
@@ -23,19 +23,20 @@ Ids: special tokens, then the alphabet by code point, then the marked forms by c
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..core.bytelevel import token_to_str
-from ..core.pretokenize import Pretokenizer
-from ..core._reference_classic import TIE_BREAKS
-from ..errors import InputError
-from ..model.classic import ClassicModel, scheme_symbols
+from ...core.bytelevel import token_to_str
+from ...core.pretokenize import Pretokenizer
+from ...core._reference_classic import TIE_BREAKS
+from ...errors import InputError
+from ...model.classic import ClassicModel, scheme_symbols
 from . import classic
 
-__all__ = ["train_scheme"]
+__all__ = ["scheme_model", "train_scheme"]
 
 
 def _check(alphabet: str, pretokenize: str, tie_break: str, unk_token: str | None, limit_alphabet: int | None) -> None:
@@ -62,7 +63,7 @@ def _pieces(texts: Iterable[str], pretokenize: str) -> dict[str, int]:
     return counts
 
 
-def train_scheme(
+def scheme_model(
     corpus: Any,
     *,
     vocab_size: int | None = None,
@@ -125,3 +126,13 @@ def train_scheme(
     return ClassicModel("custom", [t.decode() for t in vocab], merges,
                         special_tokens={s: ids[s] for s in specials}, provenance={"options": options})
 
+
+def train_scheme(corpus: Any, **options: Any) -> ClassicModel:
+    """Train a ``"custom"`` ClassicModel; deprecated: call :func:`hf_bpe.train_classic` with the same arguments.
+
+    Warns:
+        DeprecationWarning: always; ``train_scheme`` goes in a future release.
+    """
+    warnings.warn("hf_bpe.train_scheme(corpus, ...) is deprecated: call hf_bpe.train_classic(corpus, ...) with the "
+                  "same keyword arguments", DeprecationWarning, stacklevel=2)
+    return scheme_model(corpus, **options)

@@ -14,7 +14,7 @@ The contract (held by tests/test_parity.py on real multilingual text): the folde
 
 Note ``add_prefix_space=False``: ``ByteLevel()``'s default is True, which hf_bpe gives as ``add_prefix_space=True``.
 Other patterns are the pre-tokenizer :func:`hf_bpe.tools.peers.tokenizers_pre_tokenizer` builds. The semantics of
-the merge loop are written out in :mod:`hf_bpe.training.parity_reference`. Unlike ``train``, the alphabet is the
+the merge loop are written out in :mod:`hf_bpe.training.parity.reference`. Unlike ``train``, the alphabet is the
 256 bytes by default (``initial_alphabet`` above, as ``hf_bpe.train``); ``all_bytes=False`` drops it from both
 sides: the alphabet is then the bytes seen in training or dev text, ``ParityBpeTrainer``'s default.
 
@@ -34,15 +34,15 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core._reference import saved_merges
-from ..core.bytelevel import str_to_token
-from ..errors import InputError
-from ..model.bpe import BPEModel
-from .bpe_trainer import check_special_tokens
-from .counts import WordCounts
-from .parity_reference import ParityResult
-from .parity_trainer import train_parity_fast
-from .progress import progress_bar
+from ...core._reference import saved_merges
+from ...core.bytelevel import str_to_token
+from ...errors import InputError
+from ...model.bpe import BPEModel
+from ..bpe.trainer import check_special_tokens
+from ..counts import WordCounts
+from .reference import ParityResult
+from .trainer import train_parity_fast
+from ..progress import progress_bar
 
 __all__ = ["VARIANTS", "StallWarning", "check_parity_options", "train_parity"]
 
@@ -50,7 +50,7 @@ VARIANTS = ("base", "window")
 
 
 class StallWarning(UserWarning):
-    """Training went where `tokenizers`' ``ParityBpeTrainer`` loops forever (see :mod:`.parity_reference`)."""
+    """Training went where `tokenizers`' ``ParityBpeTrainer`` loops forever (see :mod:`.reference`)."""
 
 
 def train_parity(
@@ -125,7 +125,7 @@ def train_parity(
     if result.stalls:
         warnings.warn(f"{result.stalls} language choices were ones tokenizers' ParityBpeTrainer never returns from "
                       f"(it loops forever there); hf_bpe served the first language not yet exhausted instead "
-                      f"(hf_bpe.training.parity_reference)", StallWarning, stacklevel=2)
+                      f"(hf_bpe.training.parity.reference)", StallWarning, stacklevel=2)
     if len(result.merges) < result.budget:
         warnings.warn(f"every language ran out of mergeable pairs (min_frequency={min_frequency}): "
                       f"{len(result.merges)} merges, not the {result.budget} asked for", stacklevel=2)
@@ -142,7 +142,7 @@ def model_from_result(result: ParityResult, specials: Sequence[str], *, pattern:
                       provenance: Mapping[str, Any] | None = None) -> BPEModel:
     """Build the :class:`BPEModel` of a parity run: regular tokens as bytes, specials by content, merges as saved.
 
-    >>> from hf_bpe.training.parity_reference import train_parity_reference
+    >>> from hf_bpe.training.parity.reference import train_parity_reference
     >>> model_from_result(train_parity_reference([{b"ab": 2}], num_merges=1), [], pattern="gpt2",
     ...                   add_prefix_space=False).merges
     ((b'a', b'b'),)

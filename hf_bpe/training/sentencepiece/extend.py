@@ -58,10 +58,10 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..formats.sentencepiece_model import NORMAL, UNUSED, USER_DEFINED, Piece, SentencePieceModel
-from .sentencepiece_options import select_sentences
-from .sentencepiece_bpe import SPM_DEFAULTS, UNK_CHAR, LongSentences, _Trainer, char_info, check_spm_options, select_required
-from .sentencepiece_trainer import sentences_of
+from ...formats.sentencepiece_model import NORMAL, UNUSED, USER_DEFINED, Piece, SentencePieceModel
+from .bpe import SPM_DEFAULTS, UNK_CHAR, LongSentences, _Trainer, char_info, check_spm_options, select_required
+from .options import select_sentences
+from .trainer import sentences_of
 
 __all__ = ["extend_sentencepiece"]
 
@@ -118,7 +118,7 @@ def _extend(base: Any, corpus: Any, *, vocab_size: int | None, new_tokens: int |
             trace: list[Any] | None = None) -> SentencePieceModel:
     """``extend_sentencepiece``; ``reference``: segment words and run the loop in plain Python (the spec), appending
     ``(words with counts, their segmentations, the options)`` to ``trace`` if given."""
-    from ..core._sentencepiece import SentencePieceCorpus
+    from ...core._sentencepiece import SentencePieceCorpus
 
     # 1. The base, the number of new pieces, the options.
     model = _load(base)

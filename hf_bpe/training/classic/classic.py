@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core import _classic
-from ..core.pretokenize import Pretokenizer
-from . import progress
-from .corpus import is_paths, iter_texts
+from ...core import _classic
+from ...core.pretokenize import Pretokenizer
+from .. import progress
+from ..corpus import is_paths, iter_texts
 
 __all__ = [
     "END_OF_WORD",

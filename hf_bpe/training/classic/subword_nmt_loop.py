@@ -23,7 +23,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..model.segment import merge_by_rank
+from ...model.segment import merge_by_rank
 
 __all__ = ["learn_like_subword_nmt", "merges_stay_exact"]
 

@@ -1,7 +1,7 @@
 """SentencePiece unigram training on the compiled core: ``train_unigram``, equal to ``spm_train
 --model_type=unigram`` (sentencepiece 0.2.3) piece for piece and score bit for score bit.
 
-:func:`run_compiled` runs the reference's phases (:func:`hf_bpe.training.unigram_reference.run_unigram`) with the
+:func:`run_compiled` runs the reference's phases (:func:`hf_bpe.training.unigram.reference.run_unigram`) with the
 pieces in C++ from the seeds to the last pruning (``hf_bpe.core._unigram.UnigramTrainer``, ``csrc/unigram_em.hpp``:
 the seeds' scores, the M-step, pruning's arithmetic); the hot loops run in ``csrc/unigram_lattice.hpp`` (the
 E-step, the Viterbi counts, the second-best segmentations and the unreachable pieces, on up to ``workers`` real
@@ -19,23 +19,23 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..formats.sentencepiece_model import SentencePieceModel
-from .progress import counted, progress_bar
-from .sentencepiece_bpe import BOUNDARY, UNK_CHAR, char_info, load_store, serialize_pieces
-from .unigram_reference import check_unigram_options, finalize_pieces
-from .unigram_seed import chunks, compiled_candidates, compiled_count_characters, seed_characters
+from ...formats.sentencepiece_model import SentencePieceModel
+from ..progress import counted, progress_bar
+from ..sentencepiece.bpe import BOUNDARY, UNK_CHAR, char_info, load_store, serialize_pieces
+from .reference import check_unigram_options, finalize_pieces
+from .seed import chunks, compiled_candidates, compiled_count_characters, seed_characters
 
 __all__ = ["CompiledLoops", "run_compiled", "train_unigram"]
 
 
 class CompiledLoops:
-    """:class:`~hf_bpe.training.unigram_reference.ReferenceLoops`' methods on the compiled core."""
+    """:class:`~hf_bpe.training.unigram.reference.ReferenceLoops`' methods on the compiled core."""
 
     candidates = staticmethod(compiled_candidates)
     count_chars = staticmethod(compiled_count_characters)
 
     def __init__(self, texts: Sequence[Sequence[Any]], threads: int, workers: int | None = None) -> None:
-        from ..core._unigram import UnigramCorpus
+        from ...core._unigram import UnigramCorpus
 
         self.corpus = UnigramCorpus((text, count) for text, count in texts)
         self.threads = threads
@@ -45,7 +45,7 @@ class CompiledLoops:
     def load(corpus: Iterable[str], opts: Mapping[str, Any], meta: Mapping[int, tuple[str, int]],
              spec: dict[str, Any], vocab_size: int) -> tuple[list[list[Any]], dict[str, int],
                                                              Callable[[], list[list[Any]]]]:
-        """:meth:`~hf_bpe.training.unigram_reference.ReferenceLoops.load` on the compiled store (normalized,
+        """:meth:`~hf_bpe.training.unigram.reference.ReferenceLoops.load` on the compiled store (normalized,
         counted and made into words in C++), with the same results."""
         store, required = load_store(corpus, opts, meta, spec, vocab_size)
         return (store.texts(required, False), required,
@@ -53,7 +53,7 @@ class CompiledLoops:
 
     @staticmethod
     def model(pieces: Sequence[tuple[str, float]]) -> Any:
-        from ..core._unigram import UnigramModel
+        from ...core._unigram import UnigramModel
 
         return UnigramModel(pieces)
 
@@ -106,13 +106,13 @@ def _rounds(size: int, desired: int, factor: float) -> int:
 
 def run_compiled(corpus: Iterable[str], vocab_size: int, options: Mapping[str, Any],
                  workers: int | None = None, *, show_progress: bool = False) -> SentencePieceModel:
-    """:func:`~hf_bpe.training.unigram_reference.run_unigram`'s phases with the pieces kept in C++ from the seeds
+    """:func:`~hf_bpe.training.unigram.reference.run_unigram`'s phases with the pieces kept in C++ from the seeds
     to the last pruning (``core._unigram.UnigramTrainer``: seeds' scores, E- and M-steps, pruning, unreachable
     pieces), on ``workers`` real threads (default: ``min(num_threads, cores)``); only the final pieces become Python
     objects. The same model as ``run_unigram(..., CompiledLoops)`` and the reference, at a fraction of the memory:
     the seed model's pieces as Python tuples were the trainer's peak. ``show_progress``: a bar per phase on stderr
     (loading, seeding, EM and pruning rounds)."""
-    from ..core._unigram import UnigramTrainer
+    from ...core._unigram import UnigramTrainer
 
     # 1. Options, meta pieces, normalizer; the sentences (the compiled store).
     opts, meta, spec = check_unigram_options(vocab_size, options)

@@ -23,7 +23,7 @@ import math
 from array import array
 from collections.abc import Sequence
 
-from ..core.stl_heap import heap_pop, heap_push
+from ...core.stl_heap import heap_pop, heap_push
 
 __all__ = ["Lattice", "TrainerModel", "digamma", "f32"]
 

@@ -1,7 +1,7 @@
 """SentencePiece-mode BPE training on the compiled core: ``train_sentencepiece``, equal to ``spm_train
 --model_type=bpe`` piece for piece.
 
-The phases are the reference's (:func:`hf_bpe.training.sentencepiece_bpe.train_sentencepiece_reference`), with the
+The phases are the reference's (:func:`hf_bpe.training.sentencepiece.bpe.train_sentencepiece_reference`), with the
 same option checks, coverage arithmetic and serialization; the loops run in ``hf_bpe.core._sentencepiece``:
 
 1. options, meta pieces, the normalizer spec (the reference's ``prepare_training``);
@@ -17,12 +17,13 @@ holds both equal to ``sentencepiece`` itself.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..formats.sentencepiece_model import SentencePieceModel
-from .progress import counted, progress_bar
-from .sentencepiece_bpe import assemble_model, char_info, load_store, prepare_training
+from ...formats.sentencepiece_model import SentencePieceModel
+from ..progress import counted, progress_bar
+from .bpe import assemble_model, char_info, load_store, prepare_training
 
 __all__ = ["sentences_of", "train_sentencepiece"]
 
@@ -73,11 +74,25 @@ def _both(first: Callable[[int], object], second: Callable[[int], object]) -> Ca
     return both
 
 
+def unigram_from_corpus(corpus: Any, *, vocab_size: int, text_column: str, progress: Callable[[int], object] | None,
+                        options: dict[str, Any], show_progress: bool = False) -> SentencePieceModel:
+    """Train SentencePiece unigram on a corpus read as :func:`sentences_of` reads it (``hf_bpe.train_unigram``)."""
+    from ..unigram.trainer import run_compiled
+
+    model = run_compiled(sentences_of(corpus, text_column=text_column), vocab_size, options,
+                         show_progress=show_progress)
+    if progress is not None:
+        progress(len(model.pieces))
+    return model
+
+
 def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str = "text",
                         progress: Callable[[int], object] | None = None, show_progress: bool = False,
                         **options: Any) -> SentencePieceModel:
-    """Train a SentencePiece model equal to ``spm_train`` with the same options: BPE (``model_type="bpe"``, the
-    default here) or unigram (``model_type="unigram"``, spm_train's default, sentencepiece 0.2.3's algorithm).
+    """Train a SentencePiece BPE model equal to ``spm_train --model_type=bpe`` with the same options.
+
+    Unigram (spm_train's default model type) is :func:`hf_bpe.train_unigram`; ``model_type="unigram"`` here still
+    trains it, with a ``DeprecationWarning``.
 
     Args:
         corpus: text files (paths: one sentence per line), a ``datasets`` Dataset (``text_column``), or an iterable
@@ -106,17 +121,12 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
     >>> model = train_sentencepiece(["low lower lowest"] * 3, vocab_size=16)
     >>> [p.piece for p in model.pieces][3:8]
     ['lo', 'low', '▁low', '▁lowe', 'st']
-    >>> train_sentencepiece(["low lower lowest"] * 3, vocab_size=12, model_type="unigram").model_type
-    'unigram'
     """
     if options.get("model_type", "bpe") == "unigram":
-        from .unigram_trainer import run_compiled
-
-        model = run_compiled(sentences_of(corpus, text_column=text_column), vocab_size, options,
-                             show_progress=show_progress)
-        if progress is not None:
-            progress(len(model.pieces))
-        return model
+        warnings.warn("hf_bpe.train_sentencepiece(corpus, model_type='unigram', ...) is deprecated: call "
+                      "hf_bpe.train_unigram(corpus, ...) with the other arguments", DeprecationWarning, stacklevel=2)
+        return unigram_from_corpus(corpus, vocab_size=vocab_size, text_column=text_column, progress=progress,
+                                   options=options, show_progress=show_progress)
 
     # 1. Options, meta pieces, normalizer.
     opts, meta, spec = prepare_training(vocab_size, options)

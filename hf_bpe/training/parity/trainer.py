@@ -1,6 +1,6 @@
-"""Parity-aware BPE on the compiled core: :mod:`.parity_reference`'s spec, fast.
+"""Parity-aware BPE on the compiled core: :mod:`.reference`'s spec, fast.
 
-The driver (language choice, exhaustion, stopping) is the reference's :func:`~.parity_reference.run_parity`, a few
+The driver (language choice, exhaustion, stopping) is the reference's :func:`~.reference.run_parity`, a few
 Python steps per merge; the pair counting is ``core._parity.CompiledCounts`` (C++, ``csrc/parity_counts.hpp``),
 which never recounts: per language, the pair counts (64-bit), for every pair the words where it may occur, and a
 heap of ``(count, left, right)`` checked lazily against the counts (``ParityBpeTrainer``'s ``pop_best_pair``;
@@ -19,9 +19,9 @@ from array import array
 from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate
 
-from ..core._parity import CompiledCounts
-from ..core.bytelevel import BYTE_TO_UNICODE
-from .parity_reference import ParityOptions, ParityResult, initial_vocab, run_parity, with_rebuilt_specials
+from ...core._parity import CompiledCounts
+from ...core.bytelevel import BYTE_TO_UNICODE
+from .reference import ParityOptions, ParityResult, initial_vocab, run_parity, with_rebuilt_specials
 
 __all__ = ["train_parity_fast"]
 
@@ -39,13 +39,13 @@ def train_parity_fast(
     """Train parity-aware BPE on per-language pre-token counts, as :func:`train_parity_reference` does, fast.
 
     Args:
-        languages, dev, special_tokens, all_bytes, **options: as :func:`~.parity_reference.train_parity_reference`.
+        languages, dev, special_tokens, all_bytes, **options: as :func:`~.reference.train_parity_reference`.
         progress: called with 1 after each merge.
         consume: empty each mapping (a dict) once its words are copied to the compiled counts, so that the Python
             objects are not held under the merge loop (``train_parity`` hands over its own counts).
 
     Returns:
-        A :class:`~.parity_reference.ParityResult`, equal to the reference's.
+        A :class:`~.reference.ParityResult`, equal to the reference's.
     """
     opts = ParityOptions(**options)  # type: ignore[arg-type]
     seen = set(range(256)) if all_bytes else set().union(*(set(b"".join(t)) for t in (*languages, *(dev or ()))))

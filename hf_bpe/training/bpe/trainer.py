@@ -25,18 +25,19 @@ from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..core import _core
-from ..core._reference import saved_merges
-from ..core.pretokenize import Pretokenizer
-from ..errors import InputError
-from ..model.bpe import BPEModel
-from .counts import WordCounts, choose_workers, corpus_chars_hint
-from .progress import progress_bar
+from ...core import _core
+from ...core._reference import saved_merges
+from ...core.pretokenize import Pretokenizer
+from ...errors import InputError
+from ...model.bpe import BPEModel
+from ..counts import WordCounts, choose_workers, corpus_chars_hint
+from ..progress import progress_bar
 
 if TYPE_CHECKING:
-    from ..model.classic import ClassicModel  # annotations only: the recipes' trainers import it
+    from ...model.classic import ClassicModel  # annotations only: the recipes' trainers import it
 
-__all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "check_special_tokens", "train", "train_from_counts"]
+__all__ = ["DEFAULT_VOCAB_SIZE", "check_options", "check_recipe_options", "check_special_tokens", "train",
+           "train_from_counts"]
 
 # tokenizers' BpeTrainer default.
 DEFAULT_VOCAB_SIZE = 30000
@@ -62,8 +63,8 @@ def train(
     eos_token: str | None = None,
     unk_token: str | None = None,
     pad_token: str | None = None,
-) -> BPEModel | ClassicModel:
-    """Train a byte-level BPE model on a corpus (or, with ``recipe``, reproduce a published trainer).
+) -> BPEModel:  # the deprecated recipe= spelling returns a ClassicModel
+    """Train a byte-level BPE model on a corpus, merge for merge as `tokenizers`' ``BpeTrainer``.
 
     Args:
         corpus: an iterable of str, a ``datasets`` Dataset or IterableDataset, or path(s) (``pathlib.Path``) of
@@ -82,30 +83,25 @@ def train(
             ``"multiset"`` (order-free, for datasets whose rows come in any order). The model never depends on
             the order; only the fingerprint does.
         show_progress: progress bars on stderr.
-        recipe: train a published system exactly instead (``"subword-nmt"``, ``"hf-course"``, ``"wordpiece"``,
-            ...; :mod:`hf_bpe.training.recipes`); ``pattern``, ``add_prefix_space``, ``max_token_length``,
-            ``workers`` and ``corpus_order`` then do not apply.
-        num_merges: with a recipe that counts merges, how many to learn (instead of ``vocab_size``).
-        lowercase: with the ``wordpiece`` recipe, BERT's uncased setup.
+        recipe, num_merges, lowercase: deprecated (a ``DeprecationWarning``): the recipes are trained by
+            :func:`hf_bpe.train_classic`, which takes the same arguments and always returns a ``ClassicModel``.
         bos_token, eos_token, unk_token, pad_token: give a special token a role for transformers (written to
             ``tokenizer_config.json``, so ``tok.eos_token`` is set); a token not in ``special_tokens`` is added
             after them.
 
     Returns:
-        The trained :class:`BPEModel` (with a recipe, a :class:`hf_bpe.model.classic.ClassicModel`).
+        The trained :class:`BPEModel` (only the deprecated ``recipe=`` spelling returns a ``ClassicModel``).
 
     Raises:
         TypeError, ValueError: for bad options or a bad corpus; see :func:`hf_bpe.training.corpus.iter_texts`.
     """
     given_roles = {"bos_token": bos_token, "eos_token": eos_token, "unk_token": unk_token, "pad_token": pad_token}
     if recipe is not None or num_merges is not None or lowercase:
-        if any(token is not None for token in given_roles.values()):
-            raise InputError("bos_token/eos_token/unk_token/pad_token apply to byte-level training; a recipe keeps "
-                             "its own special tokens (special_tokens=...)")
-        return _train_recipe(corpus, recipe, vocab_size, min_frequency, special_tokens, text_column, show_progress,
-                             num_merges=num_merges, lowercase=lowercase, pattern=pattern,
-                             add_prefix_space=add_prefix_space, max_token_length=max_token_length, workers=workers,
-                             corpus_order=corpus_order)
+        return _deprecated_recipe(corpus, recipe, given_roles, {
+            "pattern": pattern, "add_prefix_space": add_prefix_space, "max_token_length": max_token_length,
+            "workers": workers, "corpus_order": corpus_order}, vocab_size=vocab_size, num_merges=num_merges,
+            min_frequency=min_frequency, special_tokens=special_tokens, lowercase=lowercase, text_column=text_column,
+            show_progress=show_progress)
     vocab_size = DEFAULT_VOCAB_SIZE if vocab_size is None else vocab_size
     min_frequency = 0 if min_frequency is None else min_frequency
     special_tokens = () if special_tokens is None else special_tokens
@@ -233,24 +229,36 @@ def _train_counts(
     return model
 
 
-def _train_recipe(corpus: Any, recipe: str | None, vocab_size: int | None, min_frequency: int | None,
-                  special_tokens: Sequence[str] | None, text_column: str, show_progress: bool, *,
-                  num_merges: int | None, lowercase: bool, **byte_level: Any) -> ClassicModel:
-    """Hand a recipe to ``recipes.train_recipe``, refusing the byte-level options it would silently ignore."""
-    from ..errors import InputError
-    from .recipes import train_recipe
+def check_recipe_options(recipe: str | None, roles: dict[str, str | None], byte_level: dict[str, Any]) -> None:
+    """Refuse, beside a recipe, the byte-level options it would silently ignore (``train``'s and the CLI's check).
 
-    defaults = {"pattern": "gpt2", "add_prefix_space": False, "max_token_length": None, "workers": None,
-                "corpus_order": "sequence"}
+    >>> check_recipe_options("subword-nmt", {}, {"pattern": "gpt4"})
+    Traceback (most recent call last):
+    hf_bpe.errors.InputError: recipe 'subword-nmt' fixes its own pre-tokenization and training; drop pattern='gpt4'
+    """
+    if any(token is not None for token in roles.values()):
+        raise InputError("bos_token/eos_token/unk_token/pad_token apply to byte-level training; a recipe keeps "
+                         "its own special tokens (special_tokens=...)")
     if recipe is None:
         raise InputError("num_merges and lowercase belong to the named recipes; pass recipe=NAME (CLI --recipe)")
+    defaults = {"pattern": "gpt2", "add_prefix_space": False, "max_token_length": None, "workers": None,
+                "corpus_order": "sequence"}
     contradicting = [f"{k}={v!r}" for k, v in byte_level.items() if v != defaults[k]]
     if contradicting:
         raise InputError(f"recipe {recipe!r} fixes its own pre-tokenization and training; drop "
                          f"{', '.join(contradicting)}")
-    return train_recipe(corpus, recipe, vocab_size=vocab_size, num_merges=num_merges, min_frequency=min_frequency,
-                        special_tokens=special_tokens, lowercase=lowercase, text_column=text_column,
-                        show_progress=show_progress)
+
+
+def _deprecated_recipe(corpus: Any, recipe: str | None, roles: dict[str, str | None], byte_level: dict[str, Any],
+                       **classic: Any) -> ClassicModel:
+    """``train(corpus, recipe=...)``, the spelling before ``train_classic``: the same model, with a warning."""
+    from ..classic.train import train_classic
+
+    check_recipe_options(recipe, roles, byte_level)
+    warnings.warn(f"hf_bpe.train(corpus, recipe={recipe!r}, ...) is deprecated: call "
+                  f"hf_bpe.train_classic(corpus, recipe={recipe!r}, ...), which always returns a ClassicModel "
+                  "(train will always return a BPEModel)", DeprecationWarning, stacklevel=3)
+    return train_classic(corpus, recipe=recipe, **classic)
 
 
 def _build_model(

@@ -2,7 +2,7 @@ r"""Train a SuperBPE tokenizer: byte-level BPE up to a transition, then superwor
 
 SuperBPE (Liu, Hayase, Hofmann, Oh, Smith, Choi; COLM 2025, arXiv 2503.13423). The exact algorithm, as the authors'
 code runs it, is the docstring of the pure-Python spec :mod:`hf_bpe.core._reference_superbpe`; this module runs it
-on the compiled core (stage 1: :func:`~hf_bpe.train`; stage 2: the seeded loop of :mod:`hf_bpe.training.extend`,
+on the compiled core (stage 1: :func:`~hf_bpe.train`; stage 2: the seeded loop of :mod:`hf_bpe.training.bpe.extend`,
 ``core._core.continue_merges_from_words``) and records both stages' options in the manifest.
 
 Differences from the authors' fork, each chosen and tested (tests/test_superbpe.py):
@@ -31,16 +31,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, cast
 
-from ..core._reference_superbpe import (
+from ...core._reference_superbpe import (
     STAGE2_PATTERN,
     STAGE2_REGEX,
     isolated_split_pattern,
 )
-from ..core.pretokenize import Pretokenizer
-from ..errors import InputError
-from ..model.bpe import BPEModel
-from .bpe_trainer import check_options, train, with_roles
-from .counts import WordCounts, choose_workers, corpus_chars_hint
+from ...core.pretokenize import Pretokenizer
+from ...errors import InputError
+from ...model.bpe import BPEModel
+from .trainer import check_options, train, with_roles
+from ..counts import WordCounts, choose_workers, corpus_chars_hint
 from .extend import _extend_counts
 
 __all__ = ["STAGE2_PATTERN", "STAGE2_REGEX", "isolated_split_pattern", "replay_superbpe", "train_superbpe"]

@@ -3,7 +3,7 @@ one value only, which are refused, and why.
 
 sentencepiece 0.2.3's options are the fields of its ``TrainerSpec`` and ``NormalizerSpec`` plus ``spm_train``'s own
 flags (``random_seed``, ``minloglevel``). The ones that shape a BPE model are reproduced and checked in
-:data:`hf_bpe.training.sentencepiece_bpe.SPM_DEFAULTS`; every other one is in exactly one table here.
+:data:`hf_bpe.training.sentencepiece.bpe.SPM_DEFAULTS`; every other one is in exactly one table here.
 :class:`LongSentences` says what ``max_sentence_length`` left out, as spm_train logs it.
 
 >>> sorted(set(SPM_NO_EFFECT) & set(SPM_ONLY)), sorted(set(SPM_ONLY) & set(SPM_REFUSED))
@@ -40,7 +40,7 @@ SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
 # flags). Accepted, type-checked and not used: options that cannot change a BPE model (each checked against the
 # real trainer in tests/test_sentencepiece_bpe.py), with spm_train's defaults and why.
 SPM_NO_EFFECT: Mapping[str, tuple[Any, str]] = MappingProxyType({
-    # The next four shape unigram models (hf_bpe.training.unigram_reference.UNIGRAM_DEFAULTS), not BPE ones.
+    # The next four shape unigram models (hf_bpe.training.unigram.reference.UNIGRAM_DEFAULTS), not BPE ones.
     "num_threads": (16, "BPE training gives the same model on any number of threads"),
     "seed_sentencepiece_size": (1000000, "unigram's seed pieces"),
     "shrinking_factor": (0.75, "unigram's pruning"),
@@ -94,7 +94,7 @@ def closest_option(name: str) -> str:
     import difflib
 
     close = difflib.get_close_matches(name, [*known_options(), *SPM_REFUSED], n=3, cutoff=0.6)
-    where = "hf_bpe.training.sentencepiece_bpe.SPM_DEFAULTS lists the options spm_train and hf_bpe share"
+    where = "hf_bpe.training.sentencepiece.options.SPM_DEFAULTS lists the options spm_train and hf_bpe share"
     return f"; did you mean {' or '.join(close)}?" if close else f" ({where})"
 
 
@@ -260,7 +260,7 @@ class LongSentences:
     def not_unicode(self, error: UnicodeEncodeError) -> ValueError:
         """The error for the last sentence :meth:`watch` yielded, which holds a lone surrogate (``error``: its
         UTF-8 encoding's failure): no UTF-8 text, which spm_train cannot take either (pybind11 refuses the str)."""
-        from ..errors import excerpt
+        from ...errors import excerpt
 
         bad = error.object[error.start:error.end]
         return ValueError(f"corpus item {self.index} holds a lone surrogate {bad!r} at character {error.start} "

@@ -1,0 +1,1 @@
+"""Classic BPE as published trainers run it (the named recipes, free schemes) and WordPiece."""
