@@ -5,7 +5,6 @@ environment without a compiler and runs the quickstart."""
 from __future__ import annotations
 
 import os
-import runpy
 import shutil
 import subprocess
 import sys
@@ -24,25 +23,34 @@ def _build_sources() -> list[str]:
     return sorted(listed)
 
 
-def _build_ext_command(tree: Path, monkeypatch: pytest.MonkeyPatch) -> object:
-    """setup.py's build_ext command over ``tree`` (a copy of the sources), with nothing compiled or cythonized."""
-    import Cython.Build
-    import setuptools
-    from setuptools.command.build_ext import build_ext
+# setup.py's build_ext command over a copy of the sources, with nothing compiled or cythonized, run in a fresh
+# interpreter: setuptools must load its own distutils, which it cannot once another test of the same worker has
+# imported the standard library's. Each call of build_extensions() writes its stderr between two marker lines.
+_BUILD_EXT_CHILD = r"""
+import runpy, sys
+import Cython.Build
+import setuptools
+from setuptools.command.build_ext import build_ext
 
-    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
-    monkeypatch.setattr(Cython.Build, "cythonize", lambda extensions, **kwargs: extensions)
-    monkeypatch.setattr(build_ext, "build_extensions", lambda self: None)  # the compiler is never run
-    monkeypatch.chdir(tree)
-    names = runpy.run_path(str(tree / "setup.py"))
-    command = names["_BuildExt"](setuptools.Distribution({"ext_modules": names["extensions"]}))
-    command.initialize_options()
-    command.build_lib, command.build_temp = str(tree / "build-lib"), str(tree / "build-temp")
-    command.finalize_options()
-    return command
+tree = sys.argv[1]
+setuptools.setup = lambda **kwargs: None
+Cython.Build.cythonize = lambda extensions, **kwargs: extensions
+build_ext.build_extensions = lambda self: None  # the compiler is never run
+names = runpy.run_path(tree + "/setup.py")
+command = names["_BuildExt"](setuptools.Distribution({"ext_modules": names["extensions"]}))
+command.initialize_options()
+command.build_lib, command.build_temp = tree + "/build-lib", tree + "/build-temp"
+command.finalize_options()
+for step in sys.stdin:  # one line a call: the steps are done by the parent between calls
+    sys.stderr.write("<<call>>\n")
+    command.build_extensions()
+    sys.stderr.write("<<end>>\n")
+    sys.stderr.flush()
+    print("done", flush=True)
+"""
 
 
-def test_packaging_build_says_what_it_compiles_before_compiling(tmp_path, monkeypatch, capfd):
+def test_packaging_build_says_what_it_compiles_before_compiling(tmp_path):
     # Issue 33.13: the set-up command compiled C++ for minutes with nothing said.
     tree = tmp_path / "tree"
     shutil.copytree(ROOT / "hf_bpe" / "core", tree / "hf_bpe" / "core",
@@ -52,22 +60,32 @@ def test_packaging_build_says_what_it_compiles_before_compiling(tmp_path, monkey
     count = len(list((tree / "hf_bpe" / "core").glob("_*.pyx")))  # one extension per .pyx
     if len(built) != count:
         pytest.skip(f"the tree's compiled core is not built in place ({len(built)} of {count} extensions)")
-    command = _build_ext_command(tree, monkeypatch)
-    command.build_extensions()  # every extension built in the tree, newer than its sources: reused, nothing said
-    assert "compiling" not in capfd.readouterr().err
+    env = {k: v for k, v in os.environ.items() if k != "PIP_BUILD_TRACKER"}
+    child = subprocess.Popen([sys.executable, "-c", _BUILD_EXT_CHILD, str(tree)], cwd=tree, env=env, text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def call() -> None:  # one build_extensions() in the child, synchronised on its answer
+        child.stdin.write("call\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == "done\n"
+
+    call()  # every extension built in the tree, newer than its sources: reused, nothing said
     pyx = tree / "hf_bpe" / "core" / "_core.pyx"
     os.utime(pyx, (pyx.stat().st_mtime + 3600,) * 2)  # an edited source: that extension compiles again
-    command.build_extensions()
-    cores = len(os.sched_getaffinity(0))
-    err = capfd.readouterr().err
-    assert err.startswith("hf_bpe: compiling 1 C++ extension (Cython, -O3), about 1 minute on "
-                          f"{cores} core{'s' if cores > 1 else ''}"), err
+    call()
     for path in built:
         path.unlink()
-    command.build_extensions()
-    err = capfd.readouterr().err
-    assert err.startswith(f"hf_bpe: compiling {count} C++ extensions (Cython, -O3), about "), err
-    assert err.count("\n") == 1, err
+    call()
+    _, stderr = child.communicate(timeout=600)  # closes stdin: the child's loop ends
+    assert child.returncode == 0, stderr[-3000:]
+    calls = [part.split("<<end>>\n")[0] for part in stderr.split("<<call>>\n")[1:]]
+    assert len(calls) == 3, stderr[-3000:]
+    assert "compiling" not in calls[0]
+    cores = len(os.sched_getaffinity(0))
+    assert calls[1].startswith("hf_bpe: compiling 1 C++ extension (Cython, -O3), about 1 minute on "
+                               f"{cores} core{'s' if cores > 1 else ''}"), calls[1]
+    assert calls[2].startswith(f"hf_bpe: compiling {count} C++ extensions (Cython, -O3), about "), calls[2]
+    assert calls[2].count("\n") == 1, calls[2]
 
 
 def test_packaging_gitignore_covers_what_set_up_and_tests_write():
