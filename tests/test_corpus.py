@@ -307,3 +307,16 @@ def test_corpus_bad_byte_in_a_large_block_names_its_file_and_line(tmp_path):
     with pytest.raises(ValueError) as again:
         list(iter_texts(path))  # the decoding path (no blocks) says the same
     assert str(again.value) == expected
+
+
+@pytest.mark.parametrize("entry", ["train", "train_sentencepiece", "train_unigram"])
+def test_corpus_missing_file_is_refused_before_any_progress_bar(tmp_path, capfd, entry):
+    # Issue 33.12, through the Python API as through the CLI: the error comes before the first bar is drawn.
+    import hf_bpe
+
+    good = tmp_path / "good.txt"
+    good.write_text("hello world\n" * 10, encoding="utf-8")
+    missing = tmp_path / "missing.txt"
+    with pytest.raises(FileNotFoundError, match=r"corpus file '.*missing\.txt' does not exist"):
+        getattr(hf_bpe, entry)([good, missing], vocab_size=300, show_progress=True)
+    assert capfd.readouterr().err == ""

@@ -26,7 +26,7 @@ from ..core._tally import Sha256, Utf8Block, line_stats
 from ..core.fragment import Fragment, SafeCutter
 from ..errors import InputError, excerpt
 
-__all__ = ["iter_texts", "iter_batches", "LineBlock", "is_paths", "check_corpus_files", "default_corpus_files", "default_corpus", "describe_default_corpus", "load_dataset", "load_text_files"]
+__all__ = ["iter_texts", "iter_batches", "LineBlock", "is_paths", "check_paths", "check_corpus_files", "default_corpus_files", "default_corpus", "describe_default_corpus", "load_dataset", "load_text_files"]
 
 # Rows read from a datasets.Dataset per Arrow batch: large enough to amortise the per-batch cost, small enough
 # to keep memory flat.
@@ -187,9 +187,15 @@ def _line_block_size(total: int) -> int:
     return min(_LINE_BLOCK, max(_MIN_LINE_BLOCK, total // 16))
 
 
-def _check_paths(paths: Iterable[Path]) -> None:
-    # Every path before reading any, so a typo in the last one fails at once, not after a long read.
-    for path in paths:
+def check_paths(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Refuse a corpus path that does not exist, is no regular file or is not readable (every path before reading any,
+    so a typo in the last one fails at once, not after a long read, and before any progress bar).
+
+    >>> check_paths(["no-such-file.txt"])
+    Traceback (most recent call last):
+    FileNotFoundError: corpus file 'no-such-file.txt' does not exist
+    """
+    for path in map(Path, paths):
         if not path.exists():
             raise FileNotFoundError(f"corpus file {os.fspath(path)!r} does not exist")
         if not path.is_file():
@@ -214,7 +220,7 @@ def check_corpus_files(paths: Iterable[str | os.PathLike[str]]) -> None:
     FileNotFoundError: corpus file 'no-such-file.txt' does not exist
     """
     paths = [Path(p) for p in paths]
-    _check_paths(paths)
+    check_paths(paths)
     if paths and not any(path.stat().st_size for path in paths):
         names = ", ".join(repr(os.fspath(p)) for p in paths[:3]) + (", ..." if len(paths) > 3 else "")
         raise ValueError(f"the corpus is empty: {names} hold(s) no text; give files with one text per line")
@@ -229,7 +235,7 @@ def check_corpus_files(paths: Iterable[str | os.PathLike[str]]) -> None:
 
 
 def _iter_files(paths: list[Path], max_line_bytes: int | None = None, blocks: bool = False) -> Iterator[Any]:
-    _check_paths(paths)
+    check_paths(paths)
     limit = -1 if max_line_bytes is None else max_line_bytes
     size = _line_block_size(sum(path.stat().st_size for path in paths)) if blocks else _READ_BLOCK
     for path in paths:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ...formats.sentencepiece_model import SentencePieceModel
+from ..corpus import check_paths
 from ..progress import counted, progress_bar
 from .bpe import assemble_model, char_info, load_store, prepare_training
 
@@ -37,6 +38,7 @@ def sentences_of(corpus: Any, *, text_column: str = "text") -> Iterable[str]:
     if isinstance(corpus, str | os.PathLike):
         corpus = [corpus]
     if isinstance(corpus, list | tuple) and corpus and all(isinstance(p, os.PathLike) for p in corpus):
+        check_paths(corpus)  # a missing file is an error before the progress bar is drawn
         return _file_lines([os.fspath(p) for p in corpus])
     column_names = getattr(corpus, "column_names", None)
     if column_names is not None:
@@ -132,9 +134,9 @@ def train_sentencepiece(corpus: Any, *, vocab_size: int = 8000, text_column: str
     opts, meta, spec = prepare_training(vocab_size, options)
     # 2-3. Sentences, normalized (SentencePiece's own rules) into the compiled store; the characters kept by the
     #      coverage.
+    sentences = sentences_of(corpus, text_column=text_column)  # files checked here, before the bar
     with progress_bar(show_progress, desc="load sentences", unit=" sentences") as bar:
-        store, required = load_store(counted(sentences_of(corpus, text_column=text_column), bar), opts, meta, spec,
-                                     vocab_size)
+        store, required = load_store(counted(sentences, bar), opts, meta, spec, vocab_size)
     # 4. Words and the merge loop.
     merges = vocab_size - len(meta) - len(required)
     with progress_bar(show_progress, desc="merges", total=max(0, merges)) as bar:
