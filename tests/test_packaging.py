@@ -67,7 +67,9 @@ def test_packaging_build_says_what_it_compiles_before_compiling(tmp_path):
     def call() -> None:  # one build_extensions() in the child, synchronised on its answer
         child.stdin.write("call\n")
         child.stdin.flush()
-        assert child.stdout.readline() == "done\n"
+        if child.stdout.readline() != "done\n":  # the child died: its traceback says why
+            child.stdin.close()
+            pytest.fail(f"setup.py's build_ext failed in a child process:\n{child.stderr.read()[-3000:]}")
 
     call()  # every extension built in the tree, newer than its sources: reused, nothing said
     pyx = tree / "hf_bpe" / "core" / "_core.pyx"
