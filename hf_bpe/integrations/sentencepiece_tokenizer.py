@@ -2,9 +2,12 @@
 for id ``sentencepiece``.
 
 The folders :func:`hf_bpe.save_sentencepiece` and ``hf-bpe convert MODEL.model --to tokenizers`` write hold
-``tokenizer.model``, ``tokenizer.json`` and a ``tokenizer_config.json`` naming this class, so that
-``AutoTokenizer.from_pretrained(folder)`` (with ``hf_bpe`` imported) returns it and ``PreTrainedTokenizerFast``
-(without ``hf_bpe``) reads ``tokenizer.json``; both encode as ``sentencepiece.SentencePieceProcessor.encode``.
+``tokenizer.model``, ``tokenizer.json`` and a ``tokenizer_config.json`` naming ``PreTrainedTokenizerFast`` by
+default (transformers 4.x and 5.x load it from ``tokenizer.json`` without ``hf_bpe``) or this class when asked
+(``tokenizer_class="HFSentencePieceTokenizer"``, ``--tokenizer-class HFSentencePieceTokenizer``) and when the folder
+has no ``tokenizer.json``: ``AutoTokenizer.from_pretrained(folder)`` (with ``hf_bpe`` imported) then returns it. Both
+encode as ``sentencepiece.SentencePieceProcessor.encode``; ``HFSentencePieceTokenizer.from_pretrained(folder)`` loads
+either folder.
 
 The class reads ``tokenizer.model``, normalizes as SentencePiece does (its own normalizer, compiled:
 :mod:`hf_bpe.core.sentencepiece_normalize`; user-defined symbols copied and frozen) and merges with the BPE model of
