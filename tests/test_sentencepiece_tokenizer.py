@@ -223,8 +223,8 @@ def test_sentencepiece_tokenizer_samples_among_sentencepieces_nbest_with_a_seed(
     whole = HFSentencePieceTokenizer.from_pretrained(unigram_folder, sp_model_kwargs={**kwargs, "nbest_size": -1})
     assert all(sp.decode(whole(text)["input_ids"]) == text for _ in range(50))
     tok.save_pretrained(tmp_path / "saved")
-    reloaded = transformers.AutoTokenizer.from_pretrained(tmp_path / "saved")
-    assert reloaded.sp_model_kwargs == kwargs
+    reloaded = transformers.AutoTokenizer.from_pretrained(tmp_path / "saved")  # sampling: hf_bpe's class named
+    assert type(reloaded) is HFSentencePieceTokenizer and reloaded.sp_model_kwargs == kwargs
     assert [tuple(reloaded(text)["input_ids"]) for _ in range(200)] == draws
     plain = HFSentencePieceTokenizer.from_pretrained(unigram_folder)
     assert plain(text)["input_ids"] == sp.encode(text)
@@ -334,6 +334,17 @@ def test_sentencepiece_tokenizer_hf_class_is_the_explicit_choice(shared_data, tm
     assert "HFSentencePieceTokenizer names the class of SentencePiece folders" in capsys.readouterr().err
     with pytest.raises(ValueError, match="tokenizer_class must be one of .*got 'HFBPETokenizer'"):
         hf_bpe.save_sentencepiece(model, tmp_path / "x", tokenizer_class="HFBPETokenizer")
+    # Re-saved by HFSentencePieceTokenizer (a Trainer checkpoint), a folder keeps its class; made in memory, the
+    # default; without tokenizer.json, hf_bpe's class.
+    for source, made, expected in (("default", None, "PreTrainedTokenizerFast"),
+                                   ("own", None, "HFSentencePieceTokenizer"),
+                                   ("suffix", None, "HFSentencePieceTokenizer"),
+                                   ("memory", model, "PreTrainedTokenizerFast")):
+        tok = HFSentencePieceTokenizer(sentencepiece_model=made) if made is not None else \
+            HFSentencePieceTokenizer.from_pretrained(tmp_path / source)
+        tok.save_pretrained(tmp_path / f"{source}-again")
+        assert named(f"{source}-again") == expected, source
+    assert AutoTokenizer.from_pretrained(tmp_path / "default-again")("a b")["input_ids"] == tok("a b")["input_ids"]
     if transformers_major() < 5:
         # The control: what 4.x's AutoTokenizer refuses without hf_bpe (the reason it is not the default).
         refused = load_without_hf_bpe(tmp_path / "own", ["a"])

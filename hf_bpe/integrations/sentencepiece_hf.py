@@ -262,8 +262,8 @@ def _json(data: dict[str, Any]) -> str:
 
 NO_TOKENIZER_JSON = ("tokenizer.json left out: the model has user-defined symbols (or, unigram, UNUSED pieces; or "
                      "treat_whitespace_as_suffix=true), which no tokenizers pipeline encodes as sentencepiece does; "
-                     "the folder names tokenizer_class HFSentencePieceTokenizer: it loads with hf_bpe.HFSentencePieceTokenizer "
-                     "(and AutoTokenizer with hf_bpe imported), which encodes exactly")
+                     "the folder names tokenizer_class HFSentencePieceTokenizer: it loads with "
+                     "hf_bpe.HFSentencePieceTokenizer (and AutoTokenizer with hf_bpe imported), which encodes exactly")
 
 
 def missing_tokenizer_json(folder: str | os.PathLike[str]) -> str | None:
