@@ -44,6 +44,7 @@ examples:
   hf-bpe train part-*.txt --spark local[2] --vocab-size 32000 --out my-tok    # count with Apache Spark
   hf-bpe train corpus.txt --algorithm sentencepiece-bpe --vocab-size 8000 --out spm-tok --spm byte_fallback=true
   hf-bpe train corpus.txt --algorithm unigram --vocab-size 8000 --out uni-tok    # as spm_train (and compare)
+  hf-bpe train corpus.txt --algorithm unigram --out uni-tok --tokenizer-class HFSentencePieceTokenizer
   hf-bpe train corpus.txt --algorithm superbpe --vocab-size 32000 --transition 25000 --out super-tok
   hf-bpe train --algorithm parity --language en=en.txt --language hi=hi.txt --ratio en=1 --ratio hi=2.57 \\
       --num-merges 32000 --out parity-tok   # parity-aware BPE, as tokenizers' ParityBpeTrainer (or --dev NAME=FILE)
@@ -110,11 +111,14 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     train.add_argument("--corpus-order", choices=("sequence", "multiset"), default="sequence",
                        help="fingerprint the corpus as an ordered sequence (default) or an order-free multiset")
     train.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
-    train.add_argument("--tokenizer-class", choices=("PreTrainedTokenizerFast", "HFBPETokenizer"), default=None,
+    train.add_argument("--tokenizer-class", choices=("PreTrainedTokenizerFast", "HFBPETokenizer",
+                                                     "HFSentencePieceTokenizer"), default=None,
                        help="the class tokenizer_config.json names for AutoTokenizer: PreTrainedTokenizerFast "
                             "(default: the folder loads with the same ids everywhere, transformers 4.x and 5.x, "
-                            "with or without hf_bpe) or HFBPETokenizer (hf_bpe's class; the folder then needs "
-                            "hf_bpe imported wherever it loads)")
+                            "with or without hf_bpe) or hf_bpe's class, HFBPETokenizer (byte-level BPE) or "
+                            "HFSentencePieceTokenizer (--algorithm unigram or sentencepiece-bpe; the default there "
+                            "when the folder gets no tokenizer.json): the folder then needs hf_bpe imported "
+                            "wherever it loads")
     train.add_argument("--for-sharing", action="store_true",
                        help="the default now (tokenizer_class PreTrainedTokenizerFast); kept for old scripts")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -239,7 +243,7 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
         ("--min-frequency", args.min_frequency is not None), ("--special-token", args.special_token),
         ("--pattern", args.pattern != "gpt2"), ("--add-prefix-space", args.add_prefix_space),
         ("--max-token-length", args.max_token_length is not None), ("--for-sharing", args.for_sharing),
-        ("--tokenizer-class", args.tokenizer_class is not None),
+        ("--tokenizer-class HFBPETokenizer", args.tokenizer_class == "HFBPETokenizer"),
         *((f"--{role}-token", getattr(args, f"{role}_token") is not None) for role in ("bos", "eos", "unk", "pad")),
     ) if given]
     if unsupported:
@@ -273,7 +277,10 @@ def _cmd_train_sentencepiece(args: argparse.Namespace) -> int:
                         show_progress=not args.quiet, **options)
     for warning in caught:  # e.g. sentences skipped for max_sentence_length
         log(f"warning: {warning.message}")
-    folder = save_sentencepiece(model, out, force=args.force)
+    try:
+        folder = save_sentencepiece(model, out, force=args.force, tokenizer_class=args.tokenizer_class)
+    except ValueError as exc:  # PreTrainedTokenizerFast asked for a model that gets no tokenizer.json
+        raise InputError(f"--tokenizer-class: {exc}") from None
     log(f"wrote a SentencePiece {model.model_type} model of {len(model.pieces)} pieces to {os.fspath(folder)}")
     if note := missing_tokenizer_json(folder):
         log(note)
@@ -369,6 +376,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from .training.bpe.trainer import DEFAULT_VOCAB_SIZE, train, train_from_counts
     from .training.counts import WordCounts
 
+    if args.tokenizer_class == "HFSentencePieceTokenizer" and ALGORITHMS[args.algorithm] is None:
+        raise InputError("--tokenizer-class HFSentencePieceTokenizer names the class of SentencePiece folders "
+                         "(--algorithm unigram or sentencepiece-bpe); for this one give HFBPETokenizer or "
+                         "PreTrainedTokenizerFast")
     if args.algorithm == "parity":
         return cmd_train_parity(args, finish=_finish_training)
     if parity_flags := parity_flags_given(args):

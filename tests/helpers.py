@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -168,3 +172,39 @@ def udhr(shared_data: Path, codes: list[str]) -> dict[str, list[str]]:
             if code in lines:
                 lines[code].append(text)
     return lines
+
+
+# A child interpreter in which hf_bpe cannot be imported (-I drops PYTHONPATH; the meta-path entry also hides an
+# installed or editable hf_bpe), loading a folder through AutoTokenizer as someone without hf_bpe would.
+WITHOUT_HF_BPE = textwrap.dedent("""
+    import json, sys
+
+    class _NoHfBpe:
+        def find_spec(self, name, path=None, target=None):
+            if name == "hf_bpe" or name.startswith("hf_bpe."):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    sys.meta_path.insert(0, _NoHfBpe())
+    try:
+        import hf_bpe
+    except ModuleNotFoundError:
+        pass
+    else:
+        raise SystemExit("hf_bpe is importable in the child")
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    tok = AutoTokenizer.from_pretrained(sys.argv[1])
+    texts = json.loads(sys.stdin.read())
+    ids = [tok(text)["input_ids"] for text in texts]
+    fast = PreTrainedTokenizerFast.from_pretrained(sys.argv[1])
+    print(json.dumps({"ids": ids, "decoded": [tok.decode(i) for i in ids], "eos": tok.eos_token,
+                      "pad": tok.pad_token, "class": type(tok).__name__,
+                      "fast_ids": [fast(text)["input_ids"] for text in texts]}))
+""")
+
+
+def load_without_hf_bpe(folder: Path, texts: list[str]) -> subprocess.CompletedProcess:
+    """Load ``folder`` with AutoTokenizer and PreTrainedTokenizerFast in a child that cannot import hf_bpe; its
+    last stdout line is JSON: ids (and fast_ids, decoded, eos, pad, class) of ``texts`` (sent on stdin)."""
+    return subprocess.run([sys.executable, "-I", "-c", WITHOUT_HF_BPE, str(folder)], input=json.dumps(texts),
+                          capture_output=True, text=True, encoding="utf-8", check=False)

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 
 import pytest
 import tokenizers
@@ -15,7 +12,7 @@ from transformers import GPT2TokenizerFast, PreTrainedTokenizerFast
 
 import hf_bpe
 from conftest import shared_data_path
-from helpers import corpus_sample, fast_fields, needs_transformers_5, transformers_major
+from helpers import corpus_sample, fast_fields, load_without_hf_bpe, needs_transformers_5, transformers_major
 from hf_bpe.integrations.hf_tokenizer import HFBPETokenizer
 from hf_bpe.model.bpe import BPEModel
 
@@ -302,40 +299,6 @@ def test_hf_loading_vocabulary_as_the_extractor_hands_it(tmp_path):
         HFBPETokenizer(vocab=[("a", 0.0), 7], merges=[])
 
 
-# A child interpreter in which hf_bpe cannot be imported (-I drops PYTHONPATH; the meta-path entry also hides an
-# installed or editable hf_bpe), loading a folder through AutoTokenizer as someone without hf_bpe would.
-_WITHOUT_HF_BPE = textwrap.dedent("""
-    import json, sys
-
-    class _NoHfBpe:
-        def find_spec(self, name, path=None, target=None):
-            if name == "hf_bpe" or name.startswith("hf_bpe."):
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-    sys.meta_path.insert(0, _NoHfBpe())
-    try:
-        import hf_bpe
-    except ModuleNotFoundError:
-        pass
-    else:
-        raise SystemExit("hf_bpe is importable in the child")
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
-
-    tok = AutoTokenizer.from_pretrained(sys.argv[1])
-    texts = json.loads(sys.argv[2])
-    ids = [tok(text)["input_ids"] for text in texts]
-    fast = PreTrainedTokenizerFast.from_pretrained(sys.argv[1])
-    print(json.dumps({"ids": ids, "decoded": [tok.decode(i) for i in ids], "eos": tok.eos_token,
-                      "pad": tok.pad_token, "class": type(tok).__name__,
-                      "fast_ids": [fast(text)["input_ids"] for text in texts]}))
-""")
-
-
-def _load_without_hf_bpe(folder, texts):
-    return subprocess.run([sys.executable, "-I", "-c", _WITHOUT_HF_BPE, str(folder), json.dumps(texts)],
-                          capture_output=True, text=True, check=False)
-
-
 _SHARED_TEXTS = [*_TEXTS, "<pad><|endoftext|> x", " leading space", "Ünïcödé 日本 42,000"]
 
 
@@ -375,7 +338,7 @@ def test_hf_loading_default_folder_loads_everywhere_with_the_same_ids(tmp_path, 
     ours = HFBPETokenizer.from_pretrained(folder)
     expected = [ours(text)["input_ids"] for text in texts]
     assert expected == [BPEModel.load(folder).encode(text, allowed_special="all") for text in texts]
-    child = _load_without_hf_bpe(folder, texts)
+    child = load_without_hf_bpe(folder, texts)
     assert child.returncode == 0, child.stderr[-2000:]
     loaded = json.loads(child.stdout.strip().splitlines()[-1])
     assert loaded["ids"] == expected and loaded["fast_ids"] == expected
@@ -415,7 +378,7 @@ def test_hf_loading_hf_bpe_class_is_the_explicit_choice(tmp_path, how):
         "tokenizer_class"] == "HFBPETokenizer"
     if transformers_major() < 5:
         # The control: what 4.x's AutoTokenizer refuses without hf_bpe (the reason it is not the default).
-        refused = _load_without_hf_bpe(folder, _SHARED_TEXTS)
+        refused = load_without_hf_bpe(folder, _SHARED_TEXTS)
         assert refused.returncode != 0 and "HFBPETokenizer does not exist" in refused.stderr
 
 

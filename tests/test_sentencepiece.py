@@ -67,8 +67,7 @@ def test_sentencepiece_reads_the_model_proto(llama2):
 def test_sentencepiece_llama2_folder_encodes_like_sentencepiece(llama2, shared_data, tmp_path):
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
-    import hf_bpe  # noqa: F401 - registers HFSentencePieceTokenizer, which AutoTokenizer then returns
-
+    # The folder names PreTrainedTokenizerFast: AutoTokenizer gives the fast tokenizer of tokenizer.json.
     _assert_same_ids(llama2, _lines(shared_data))
     assert main(["convert", str(llama2), "--to", "tokenizers", "--out", str(tmp_path / "llama2")]) == 0
     for cls in (AutoTokenizer, PreTrainedTokenizerFast):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hf_bpe
+from helpers import load_without_hf_bpe, transformers_major
 from hf_bpe.formats.sentencepiece_model import SentencePieceModel
 from hf_bpe.integrations.sentencepiece_tokenizer import HFSentencePieceTokenizer
 from hf_bpe.integrations.transformers_compat import MAJOR
@@ -37,7 +39,9 @@ def _lines(shared_data: Path, limit: int = 60_000) -> list[str]:
 @pytest.fixture(scope="module")
 def llama2_folder(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     model = SentencePieceModel.load(shared_data / "sentencepiece" / "llama2_tokenizer.model")
-    return hf_bpe.save_sentencepiece(model, tmp_path_factory.mktemp("llama2") / "folder")
+    # hf_bpe's class, asked for (the default folder names PreTrainedTokenizerFast: see the end of this file).
+    return hf_bpe.save_sentencepiece(model, tmp_path_factory.mktemp("llama2") / "folder",
+                                     tokenizer_class="HFSentencePieceTokenizer")
 
 
 def _assert_like_sentencepiece(tok, sp, lines: list[str]) -> None:
@@ -219,8 +223,8 @@ def test_sentencepiece_tokenizer_samples_among_sentencepieces_nbest_with_a_seed(
     whole = HFSentencePieceTokenizer.from_pretrained(unigram_folder, sp_model_kwargs={**kwargs, "nbest_size": -1})
     assert all(sp.decode(whole(text)["input_ids"]) == text for _ in range(50))
     tok.save_pretrained(tmp_path / "saved")
-    reloaded = transformers.AutoTokenizer.from_pretrained(tmp_path / "saved")
-    assert reloaded.sp_model_kwargs == kwargs
+    reloaded = transformers.AutoTokenizer.from_pretrained(tmp_path / "saved")  # sampling: hf_bpe's class named
+    assert type(reloaded) is HFSentencePieceTokenizer and reloaded.sp_model_kwargs == kwargs
     assert [tuple(reloaded(text)["input_ids"]) for _ in range(200)] == draws
     plain = HFSentencePieceTokenizer.from_pretrained(unigram_folder)
     assert plain(text)["input_ids"] == sp.encode(text)
@@ -238,3 +242,110 @@ def test_sentencepiece_tokenizer_refuses_bad_sampling_options_clearly(unigram_fo
         HFSentencePieceTokenizer.from_pretrained(unigram_folder, sp_model_kwargs=["enable_sampling"])
     # Off, the options change nothing.
     assert HFSentencePieceTokenizer(sentencepiece_model=bpe, sp_model_kwargs={"alpha": 0.3})("low")["input_ids"]
+
+
+# -- the default folder loads everywhere (issue 33.8, for SentencePiece folders) -------------------------------------
+
+def _english_and_chinese(shared: Path) -> tuple[list[str], list[str]]:
+    """Real lines: English and Chinese (cut at 300 characters) to train on, and 200 + 200 held out."""
+    corpora = shared / "corpora"
+    english = (corpora / "en" / "english_combined.txt").read_bytes()[:300_000].decode("utf-8", "ignore").split("\n")
+    chinese = [line[:300] for line in (corpora / "zh" / "zh_classics_mixed.txt").read_bytes()[:300_000]
+               .decode("utf-8", "ignore").split("\n")[:-1] if line]
+    return english[:1500] + chinese[:300], english[-201:-1] + chinese[-200:]
+
+
+def _trained(shared: Path, model_type: str, byte_fallback: bool) -> SentencePieceModel:
+    trainer = hf_bpe.train_unigram if model_type == "unigram" else hf_bpe.train_sentencepiece
+    return trainer(_english_and_chinese(shared)[0], vocab_size=2000, character_coverage=0.98,
+                   byte_fallback=byte_fallback, hard_vocab_limit=False, show_progress=False)
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("byte_fallback", [False, True], ids=["no-byte-fallback", "byte-fallback"])
+@pytest.mark.parametrize("model_type", ["bpe", "unigram"])
+def test_sentencepiece_tokenizer_default_folder_loads_everywhere_with_sentencepieces_ids(shared_data, tmp_path,
+                                                                                         model_type, byte_fallback):
+    # The folder named HFSentencePieceTokenizer, which transformers 4.x's AutoTokenizer refuses in a process without
+    # hf_bpe. It names PreTrainedTokenizerFast where it has the exact tokenizer.json: AutoTokenizer and
+    # PreTrainedTokenizerFast without hf_bpe, with it, HFSentencePieceTokenizer and sentencepiece give the same ids
+    # (CI runs this file under transformers 4.x and 5.x). LlamaTokenizerFast is not exact: under transformers 5 it
+    # rebuilds the pipeline from the vocabulary (hundreds of these lines differ).
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    model = _trained(shared_data, model_type, byte_fallback)
+    folder = hf_bpe.save_sentencepiece(model, tmp_path / "shared")
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert config["tokenizer_class"] == "PreTrainedTokenizerFast"
+    assert (config["add_bos_token"], config["add_eos_token"]) == (False, False)
+    sp = spm.SentencePieceProcessor(model_file=str(folder / "tokenizer.model"))
+    # Unigram's tokenizer.json finds "<s>" in a text (module docstring of sentencepiece_hf): no such edge text.
+    texts = _english_and_chinese(shared_data)[1] + [t for t in EDGE_TEXTS if model_type == "bpe" or "<" not in t]
+    expected = sp.encode(texts)
+    assert any(sp.unk_id() in ids or any(sp.IsByte(i) for i in ids) for ids in expected)  # unknowns or bytes met
+    exact = HFSentencePieceTokenizer.from_pretrained(folder)
+    assert [exact(text)["input_ids"] for text in texts] == expected
+    child = load_without_hf_bpe(folder, texts)
+    assert child.returncode == 0, child.stderr[-2000:]
+    loaded = json.loads(child.stdout.strip().splitlines()[-1])
+    assert loaded["class"] in ("PreTrainedTokenizerFast", "TokenizersBackend")  # transformers 4.x, 5.x
+    assert loaded["ids"] == expected and loaded["fast_ids"] == expected
+    known = [i for i, ids in enumerate(expected) if sp.unk_id() not in ids]  # (<unk>: ' ⁇ ' in sentencepiece)
+    assert [loaded["decoded"][i] for i in known] == [sp.decode(expected[i]) for i in known]
+    assert (loaded["eos"], loaded["pad"]) == ("</s>", None)
+    for tok in (AutoTokenizer.from_pretrained(folder), PreTrainedTokenizerFast.from_pretrained(folder)):
+        assert [tok(text)["input_ids"] for text in texts] == expected  # hf_bpe imported: the same
+
+
+@pytest.mark.shared_data
+def test_sentencepiece_tokenizer_hf_class_is_the_explicit_choice(shared_data, tmp_path, capsys):
+    from transformers import AutoTokenizer
+
+    from hf_bpe.cli import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(_english_and_chinese(shared_data)[0][:1000]) + "\n", encoding="utf-8")
+
+    def train(out: str, *extra: str) -> int:
+        return main(["train", str(corpus), "--algorithm", "unigram", "--vocab-size", "600", "--quiet",
+                     "--out", str(tmp_path / out), *extra])
+
+    def named(out: str) -> str:
+        return json.loads((tmp_path / out / "tokenizer_config.json").read_text(encoding="utf-8"))["tokenizer_class"]
+
+    assert train("default") == 0 and named("default") == "PreTrainedTokenizerFast"
+    assert train("own", "--tokenizer-class", "HFSentencePieceTokenizer") == 0
+    assert named("own") == "HFSentencePieceTokenizer" and (tmp_path / "own" / "tokenizer.json").exists()
+    assert type(AutoTokenizer.from_pretrained(tmp_path / "own")) is HFSentencePieceTokenizer  # hf_bpe imported
+    model = SentencePieceModel.load(tmp_path / "own" / "tokenizer.model")
+    hf_bpe.save_sentencepiece(model, tmp_path / "api", tokenizer_class="HFSentencePieceTokenizer")
+    assert named("api") == "HFSentencePieceTokenizer"
+    # No tokenizer.json (whitespace as suffix): HFSentencePieceTokenizer, the only class that loads it.
+    assert train("suffix", "--spm", "treat_whitespace_as_suffix=true") == 0
+    assert named("suffix") == "HFSentencePieceTokenizer" and not (tmp_path / "suffix" / "tokenizer.json").exists()
+    capsys.readouterr()
+    for extra in (["--spm", "treat_whitespace_as_suffix=true", "--tokenizer-class", "PreTrainedTokenizerFast"],
+                  ["--tokenizer-class", "HFBPETokenizer"]):
+        assert train("refused", *extra) == 2
+        err = capsys.readouterr().err
+        assert err.count("hf-bpe: error:") == 1 and "--tokenizer-class" in err, err
+    assert main(["train", str(corpus), "--out", str(tmp_path / "bpe"), "--quiet",
+                 "--tokenizer-class", "HFSentencePieceTokenizer"]) == 2
+    assert "HFSentencePieceTokenizer names the class of SentencePiece folders" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="tokenizer_class must be one of .*got 'HFBPETokenizer'"):
+        hf_bpe.save_sentencepiece(model, tmp_path / "x", tokenizer_class="HFBPETokenizer")
+    # Re-saved by HFSentencePieceTokenizer (a Trainer checkpoint), a folder keeps its class; made in memory, the
+    # default; without tokenizer.json, hf_bpe's class.
+    for source, made, expected in (("default", None, "PreTrainedTokenizerFast"),
+                                   ("own", None, "HFSentencePieceTokenizer"),
+                                   ("suffix", None, "HFSentencePieceTokenizer"),
+                                   ("memory", model, "PreTrainedTokenizerFast")):
+        tok = HFSentencePieceTokenizer(sentencepiece_model=made) if made is not None else \
+            HFSentencePieceTokenizer.from_pretrained(tmp_path / source)
+        tok.save_pretrained(tmp_path / f"{source}-again")
+        assert named(f"{source}-again") == expected, source
+    assert AutoTokenizer.from_pretrained(tmp_path / "default-again")("a b")["input_ids"] == tok("a b")["input_ids"]
+    if transformers_major() < 5:
+        # The control: what 4.x's AutoTokenizer refuses without hf_bpe (the reason it is not the default).
+        refused = load_without_hf_bpe(tmp_path / "own", ["a"])
+        assert refused.returncode != 0 and "HFSentencePieceTokenizer does not exist" in refused.stderr

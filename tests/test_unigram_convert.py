@@ -89,11 +89,14 @@ def test_convert_unigram_folder_encodes_like_sentencepiece(shared_data, tmp_path
     sp = spm.SentencePieceProcessor(model_file=str(model))
     lines = (shared_data / "corpora" / corpus).read_text(encoding="utf-8").splitlines()[:limit] + _PROBES[:-2]
     assert not _differing(_json_ids(Tokenizer.from_file(str(folder / "tokenizer.json"))), sp, lines)
-    tok = AutoTokenizer.from_pretrained(folder)
-    assert type(tok) is HFSentencePieceTokenizer
+    tok = HFSentencePieceTokenizer.from_pretrained(folder)
     assert not _differing(_hf_ids(tok), sp, lines[:1000] + _PROBES)
+    # The folder names PreTrainedTokenizerFast (transformers 4.x and 5.x load it without hf_bpe): tokenizer.json.
+    assert json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))["tokenizer_class"] == \
+        "PreTrainedTokenizerFast"
     fast = PreTrainedTokenizerFast.from_pretrained(folder)
     assert not _differing(_hf_ids(fast), sp, lines[:1000])
+    assert not _differing(_hf_ids(AutoTokenizer.from_pretrained(folder)), sp, lines[:1000])
     # sentencepiece decodes <unk> as ' ⁇ ', transformers as '<unk>' (as for BPE folders: README)
     texts = ["Hello world, and 123 more.", "吾輩は猫である。名前はまだ無い。", *lines]
     ids = next(ids for ids in sp.encode(texts) if sp.unk_id() not in ids)

@@ -54,11 +54,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..formats.hf_config import SHARING_TOKENIZER_CLASS
 from ..training.sentencepiece.normalizer import SPACE, sentencepiece_normalizer
 from ..formats.sentencepiece_model import CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, SentencePieceModel
 
-__all__ = ["NO_TOKENIZER_JSON", "check_expressible", "missing_tokenizer_json", "save_sentencepiece",
-           "sentencepiece_config", "tokenizer_json_blocker",
+__all__ = ["NO_TOKENIZER_JSON", "SENTENCEPIECE_CLASS", "SENTENCEPIECE_CLASSES", "check_expressible", "folder_class",
+           "missing_tokenizer_json", "save_sentencepiece", "sentencepiece_config", "tokenizer_json_blocker",
            "sentencepiece_files", "sentencepiece_merges", "sentencepiece_tokenizer", "user_symbols"]
 
 
@@ -210,17 +211,47 @@ def _unigram_model(model: SentencePieceModel) -> Any:
         raise ValueError(f"pieces: tokenizers cannot build a Unigram model of them ({exc})") from None
 
 
-def sentencepiece_config(model: SentencePieceModel) -> dict[str, Any]:
-    """Return the ``tokenizer_config.json`` of the converted folder: hf_bpe's ``HFSentencePieceTokenizer`` (what
-    ``AutoTokenizer`` returns with ``hf_bpe`` imported; ``PreTrainedTokenizerFast`` reads ``tokenizer.json``) with
-    the model's roles (bos/eos/unk/pad from the trainer spec), adding no special tokens (as ``sentencepiece.encode``).
+# hf_bpe's class for SentencePiece folders: what a folder without tokenizer.json names, or asked for explicitly.
+SENTENCEPIECE_CLASS = "HFSentencePieceTokenizer"
+SENTENCEPIECE_CLASSES = (SHARING_TOKENIZER_CLASS, SENTENCEPIECE_CLASS)
+
+
+def folder_class(model: SentencePieceModel, tokenizer_class: str | None = None) -> str:
+    """Return the ``tokenizer_class`` of the folder of ``model``: by default ``PreTrainedTokenizerFast`` where the
+    folder has an exact ``tokenizer.json`` (transformers 4.x and 5.x load it without hf_bpe, with sentencepiece's
+    ids), ``HFSentencePieceTokenizer`` where it has none (:func:`tokenizer_json_blocker`).
+
+    Raises:
+        ValueError: an unknown class, or ``PreTrainedTokenizerFast`` for a model that gets no ``tokenizer.json``.
+
+    >>> from hf_bpe.formats.sentencepiece_model import Piece, SentencePieceModel
+    >>> model = SentencePieceModel((Piece("<unk>", 0, 2), Piece("a", -1, 1)), trainer={"model_type": 2})
+    >>> folder_class(model), folder_class(model, "HFSentencePieceTokenizer")
+    ('PreTrainedTokenizerFast', 'HFSentencePieceTokenizer')
+    """
+    blocker = tokenizer_json_blocker(model)
+    if tokenizer_class is None:
+        return SENTENCEPIECE_CLASS if blocker else SHARING_TOKENIZER_CLASS
+    if tokenizer_class not in SENTENCEPIECE_CLASSES:
+        raise ValueError(f"tokenizer_class must be one of {list(SENTENCEPIECE_CLASSES)!r} for a SentencePiece "
+                         f"folder, got {tokenizer_class!r:.80}")
+    if tokenizer_class == SHARING_TOKENIZER_CLASS and blocker:
+        raise ValueError(f"tokenizer_class {tokenizer_class!r} reads tokenizer.json, which this folder cannot have "
+                         f"({blocker}); leave tokenizer_class out (the folder names {SENTENCEPIECE_CLASS!r})")
+    return tokenizer_class
+
+
+def sentencepiece_config(model: SentencePieceModel, *, tokenizer_class: str | None = None) -> dict[str, Any]:
+    """Return the ``tokenizer_config.json`` of the converted folder (``tokenizer_class``: see :func:`folder_class`)
+    with the model's roles (bos/eos/unk/pad from the trainer spec), adding no special tokens (as
+    ``sentencepiece.encode``) and never matching them in text (``split_special_tokens``).
     """
     roles: dict[str, Any] = {}
     for role in ("bos", "eos", "unk", "pad"):
         index = model.trainer[f"{role}_id"]
         if 0 <= index < len(model.pieces) and model.pieces[index].type in (CONTROL, UNKNOWN, USER_DEFINED):
             roles[f"{role}_token"] = model.pieces[index].piece
-    return {"tokenizer_class": "HFSentencePieceTokenizer", "add_bos_token": False, "add_eos_token": False,
+    return {"tokenizer_class": folder_class(model, tokenizer_class), "add_bos_token": False, "add_eos_token": False,
             "clean_up_tokenization_spaces": False, "split_special_tokens": True,
             "model_max_length": 1000000000000000019884624838656, **roles}
 
@@ -231,8 +262,8 @@ def _json(data: dict[str, Any]) -> str:
 
 NO_TOKENIZER_JSON = ("tokenizer.json left out: the model has user-defined symbols (or, unigram, UNUSED pieces; or "
                      "treat_whitespace_as_suffix=true), which no tokenizers pipeline encodes as sentencepiece does; "
-                     "the folder loads with hf_bpe.HFSentencePieceTokenizer (and AutoTokenizer with hf_bpe imported), "
-                     "which encodes exactly")
+                     "the folder names tokenizer_class HFSentencePieceTokenizer: it loads with "
+                     "hf_bpe.HFSentencePieceTokenizer (and AutoTokenizer with hf_bpe imported), which encodes exactly")
 
 
 def missing_tokenizer_json(folder: str | os.PathLike[str]) -> str | None:
@@ -242,12 +273,13 @@ def missing_tokenizer_json(folder: str | os.PathLike[str]) -> str | None:
     return NO_TOKENIZER_JSON if missing else None
 
 
-def sentencepiece_files(model: SentencePieceModel, source: bytes) -> dict[str, str | bytes]:
+def sentencepiece_files(model: SentencePieceModel, source: bytes, *,
+                        tokenizer_class: str | None = None) -> dict[str, str | bytes]:
     """The converted folder's files: ``tokenizer.json`` (left out for a model with user-defined symbols:
-    :data:`NO_TOKENIZER_JSON`), ``tokenizer_config.json``, ``special_tokens_map.json`` and the model itself as
-    ``tokenizer.model``."""
+    :data:`NO_TOKENIZER_JSON`), ``tokenizer_config.json`` (naming ``tokenizer_class``: :func:`folder_class`),
+    ``special_tokens_map.json`` and the model itself as ``tokenizer.model``."""
     check_expressible(model, user_symbols_ok=True)
-    config = sentencepiece_config(model)
+    config = sentencepiece_config(model, tokenizer_class=tokenizer_class)
     roles = {k: v for k, v in config.items() if k.endswith("_token") and isinstance(v, str)}
     files: dict[str, str | bytes] = {"tokenizer_config.json": _json(config), "special_tokens_map.json": _json(roles),
                                      "tokenizer.model": source}
@@ -256,16 +288,29 @@ def sentencepiece_files(model: SentencePieceModel, source: bytes) -> dict[str, s
     return files
 
 
-def save_sentencepiece(model: SentencePieceModel, directory: str | os.PathLike[str], *, force: bool = False) -> Path:
+def save_sentencepiece(model: SentencePieceModel, directory: str | os.PathLike[str], *, force: bool = False,
+                       tokenizer_class: str | None = None) -> Path:
     """Write a SentencePiece BPE or unigram model as a folder: ``tokenizer.model`` (``sentencepiece`` loads it) and
     the ``tokenizer.json`` (not for user-defined symbols, nor a unigram model's UNUSED pieces:
     :data:`NO_TOKENIZER_JSON`), ``tokenizer_config.json`` and ``special_tokens_map.json`` that encode like it, all or
     nothing. Returns the folder.
 
+    Args:
+        model: the SentencePiece BPE or unigram model.
+        directory: the folder to write (created if missing).
+        force: replace existing files.
+        tokenizer_class: the class ``tokenizer_config.json`` names for ``AutoTokenizer``. By default
+            ``"PreTrainedTokenizerFast"`` when the folder has ``tokenizer.json`` (transformers 4.x and 5.x load it,
+            with or without hf_bpe, with sentencepiece's ids), else ``"HFSentencePieceTokenizer"``;
+            ``"HFSentencePieceTokenizer"`` (hf_bpe's exact class; the folder then needs hf_bpe imported wherever
+            ``AutoTokenizer`` loads it) when given.
+
     Raises:
-        ValueError: the model cannot be expressed exactly as a tokenizer.json (see :func:`check_expressible`).
+        ValueError: the model cannot be expressed exactly as a tokenizer.json (see :func:`check_expressible`), or
+            a ``tokenizer_class`` that :func:`folder_class` refuses.
         FileExistsError: the files exist and ``force`` is false.
     """
     from ..formats import atomic
 
-    return atomic.replace_folder(directory, sentencepiece_files(model, model.to_bytes()), force=force)
+    files = sentencepiece_files(model, model.to_bytes(), tokenizer_class=tokenizer_class)
+    return atomic.replace_folder(directory, files, force=force)

@@ -2,9 +2,12 @@
 for id ``sentencepiece``.
 
 The folders :func:`hf_bpe.save_sentencepiece` and ``hf-bpe convert MODEL.model --to tokenizers`` write hold
-``tokenizer.model``, ``tokenizer.json`` and a ``tokenizer_config.json`` naming this class, so that
-``AutoTokenizer.from_pretrained(folder)`` (with ``hf_bpe`` imported) returns it and ``PreTrainedTokenizerFast``
-(without ``hf_bpe``) reads ``tokenizer.json``; both encode as ``sentencepiece.SentencePieceProcessor.encode``.
+``tokenizer.model``, ``tokenizer.json`` and a ``tokenizer_config.json`` naming ``PreTrainedTokenizerFast`` by
+default (transformers 4.x and 5.x load it from ``tokenizer.json`` without ``hf_bpe``) or this class when asked
+(``tokenizer_class="HFSentencePieceTokenizer"``, ``--tokenizer-class HFSentencePieceTokenizer``) and when the folder
+has no ``tokenizer.json``: ``AutoTokenizer.from_pretrained(folder)`` (with ``hf_bpe`` imported) then returns it. Both
+encode as ``sentencepiece.SentencePieceProcessor.encode``; ``HFSentencePieceTokenizer.from_pretrained(folder)`` loads
+either folder.
 
 The class reads ``tokenizer.model``, normalizes as SentencePiece does (its own normalizer, compiled:
 :mod:`hf_bpe.core.sentencepiece_normalize`; user-defined symbols copied and frozen) and merges with the BPE model of
@@ -21,6 +24,7 @@ added unless asked (``add_bos_token``/``add_eos_token``). ``save_pretrained`` wr
 
 from __future__ import annotations
 
+import json
 import operator
 import os
 import random
@@ -33,7 +37,8 @@ from ..core._sentencepiece import SentencePieceNormalizer as CompiledNormalizer
 from ..formats.sentencepiece_model import CONTROL, UNKNOWN, USER_DEFINED, SentencePieceModel
 from ..model.unigram import UnigramModel
 from .saved_json import saved_tokenizer_json, template_flags, template_processing
-from .sentencepiece_hf import sentencepiece_tokenizer, tokenizer_json_blocker, user_symbols
+from .sentencepiece_hf import (SENTENCEPIECE_CLASSES, folder_class, sentencepiece_tokenizer, tokenizer_json_blocker,
+                               user_symbols)
 from .special_ends import SpecialEndsMixin
 from .transformers_compat import PreTrainedConfig, PreTrainedTokenizer, register_with_auto
 
@@ -107,6 +112,10 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
         self._unigram = (UnigramModel.from_sentencepiece(sentencepiece_model)
                          if sentencepiece_model.model_type == "unigram" else None)
         self._write_json = tokenizer_json_blocker(sentencepiece_model) is None
+        # The class save_pretrained names: the source folder's where it is one of the two, else the default
+        # (PreTrainedTokenizerFast when tokenizer.json is written, which loads everywhere without hf_bpe).
+        source = None if vocab_file is None else os.path.dirname(os.fspath(vocab_file))
+        self._tokenizer_class = _source_class(source, sentencepiece_model)
         if sp_model_kwargs is not None and not isinstance(sp_model_kwargs, Mapping):
             raise TypeError(f"sp_model_kwargs must be a dict such as {{'enable_sampling': True}}, got "
                             f"{type(sp_model_kwargs).__name__}: {sp_model_kwargs!r:.80}")
@@ -235,6 +244,25 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
 
     # -- saving ---------------------------------------------------------------------------------------------------
 
+    def save_pretrained(self, save_directory: str | os.PathLike[str], *args: Any, **kwargs: Any) -> tuple[str, ...]:
+        """Save as transformers does; ``tokenizer_config.json`` names the class of the folder this tokenizer was
+        loaded from (``PreTrainedTokenizerFast`` by default, ``HFSentencePieceTokenizer`` where that was chosen,
+        the folder has no ``tokenizer.json``, or ``sp_model_kwargs`` enables sampling)."""
+        from ..formats import atomic
+        from ..formats.hf_config import TOKENIZER_CONFIG_FILE, load_tokenizer_config
+
+        written = super().save_pretrained(save_directory, *args, **kwargs)
+        name = (kwargs.get("filename_prefix") or "") and f"{kwargs['filename_prefix']}-"
+        path = os.path.join(save_directory, name + TOKENIZER_CONFIG_FILE)
+        if os.path.isfile(path):
+            config = load_tokenizer_config(path)
+            # Sampling (sp_model_kwargs) is this class's alone: the fast tokenizer would silently not sample.
+            shared = self._write_json and not name and self._sampling is None
+            config["tokenizer_class"] = self._tokenizer_class if shared else TOKENIZER_CLASS
+            text = json.dumps(config, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            atomic.replace_folder(save_directory, {name + TOKENIZER_CONFIG_FILE: text}, force=True)
+        return written
+
     def save_vocabulary(self, save_directory: str, filename_prefix: str | None = None) -> tuple[str, ...]:
         """Write ``tokenizer.model`` and the exact ``tokenizer.json`` (atomically); return their paths."""
         from ..formats import atomic
@@ -253,6 +281,20 @@ class HFSentencePieceTokenizer(SpecialEndsMixin, PreTrainedTokenizer):
                                                            template_processing(*ends))
         atomic.replace_folder(save_directory, files, force=True)
         return tuple(os.path.join(save_directory, name) for name in files)
+
+
+def _source_class(folder: str | None, model: SentencePieceModel) -> str:
+    """The ``tokenizer_class`` the folder ``folder`` names when it is a SentencePiece folder's, else the default."""
+    from ..formats.hf_config import TOKENIZER_CONFIG_FILE, load_tokenizer_config
+
+    named = None
+    if folder is not None:
+        try:
+            named = load_tokenizer_config(os.path.join(folder, TOKENIZER_CONFIG_FILE)).get("tokenizer_class")
+        except (OSError, ValueError):
+            named = None  # no config, or a broken one (what reads the folder reports it)
+    return folder_class(model, named if named in SENTENCEPIECE_CLASSES and (
+        named == TOKENIZER_CLASS or tokenizer_json_blocker(model) is None) else None)
 
 
 _SAMPLING_KEYS = ("enable_sampling", "nbest_size", "alpha", "seed")
