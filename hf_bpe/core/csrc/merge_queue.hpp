@@ -20,12 +20,19 @@ namespace hfbpe {
 // times, and every access is a sequential one: a binary heap of a million entries misses the caches at each level.
 // Below part: a key pushed below last goes to `below` (std heap, lowest on top). pop() takes below's top when it
 // is lower than last (every key of the radix part is >= last), else an entry of bucket 0 (keys == last).
+// Sorted runs: a bucket to be emptied whose keys are already in ascending order (appends keep their order, and a
+// rank's entries are pushed left to right: the first pairs of a word, a run of one character) is moved whole into
+// `run` (reversed: its lowest key at the back) instead of being split, when `run` is empty; last becomes its lowest
+// key, as when a bucket is split. No key is pushed into `run`; pop() compares its back with the other two parts,
+// and empties a radix bucket only when bucket 0 is empty and `run`'s back is above last (a lower bound of every
+// radix key), so that otherwise `run`'s back is the lowest of both.
 // Entries with equal keys leave in any order (merge_all's outcome does not depend on it: see there).
 template <typename Item>
 struct MergeQueue {
     static constexpr int BUCKETS = 65;
     std::vector<Item> buckets[BUCKETS];
     std::vector<Item> below;
+    std::vector<Item> run;  // keys in descending order
     uint64_t last = 0;
     size_t radix_count = 0;
 
@@ -39,10 +46,11 @@ struct MergeQueue {
     void clear() {
         for (auto& b : buckets) b.clear();
         below.clear();
+        run.clear();
         last = 0;
         radix_count = 0;
     }
-    bool empty() const { return radix_count == 0 && below.empty(); }
+    bool empty() const { return radix_count == 0 && below.empty() && run.empty(); }
     void push(const Item& item) {
         if (item.key < last) {
             below.push_back(item);
@@ -54,11 +62,22 @@ struct MergeQueue {
     }
     // The entry with the lowest key. Precondition: !empty().
     Item pop() {
-        if (radix_count != 0 && buckets[0].empty()) refill();
-        if (!below.empty() && (radix_count == 0 || below.front().key < last)) {
+        while (radix_count != 0 && buckets[0].empty() && (run.empty() || run.back().key > last)) refill();
+        // Now bucket 0 holds the radix part's lowest keys (== last), or that part is empty, or run's back is at most
+        // last (so at most every radix key). below's keys are all below last.
+        const uint64_t none = ~0ULL;
+        const uint64_t from_run = run.empty() ? none : run.back().key;
+        const uint64_t from_below = below.empty() ? none : below.front().key;
+        const bool radix_first = radix_count != 0 && !buckets[0].empty() && last < from_run && last <= from_below;
+        if (!radix_first && !below.empty() && from_below < from_run) {
             std::pop_heap(below.begin(), below.end(), After());
             const Item top = below.back();
             below.pop_back();
+            return top;
+        }
+        if (!radix_first && !run.empty()) {
+            const Item top = run.back();
+            run.pop_back();
             return top;
         }
         const Item top = buckets[0].back();
@@ -73,9 +92,20 @@ private:
         int i = 1;
         while (buckets[i].empty()) ++i;
         std::vector<Item>& from = buckets[i];
-        uint64_t lowest = from[0].key;
-        for (const Item& item : from) lowest = item.key < lowest ? item.key : lowest;
-        last = lowest;
+        uint64_t lowest = from[0].key, previous = from[0].key;
+        bool ascending = true;
+        for (const Item& item : from) {
+            lowest = item.key < lowest ? item.key : lowest;
+            ascending &= previous <= item.key;
+            previous = item.key;
+        }
+        last = lowest;  // the buckets above i keep their meaning; those below are empty
+        if (ascending && run.empty()) {  // a sorted run: taken as it is
+            radix_count -= from.size();
+            run.assign(from.rbegin(), from.rend());
+            from.clear();
+            return;
+        }
         for (const Item& item : from) buckets[bucket_of(item.key, last)].push_back(item);  // each to a bucket < i
         from.clear();
     }
