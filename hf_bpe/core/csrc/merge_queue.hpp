@@ -23,9 +23,9 @@ namespace hfbpe {
 // Sorted runs: a bucket to be emptied whose keys are already in ascending order (appends keep their order, and a
 // rank's entries are pushed left to right: the first pairs of a word, a run of one character) is moved whole into
 // `run` (reversed: its lowest key at the back) instead of being split, when `run` is empty; last becomes its lowest
-// key, as when a bucket is split. No key is pushed into `run`; pop() compares its back with the other two parts,
-// and empties a radix bucket only when bucket 0 is empty and `run`'s back is above last (a lower bound of every
-// radix key), so that otherwise `run`'s back is the lowest of both.
+// key, as when a bucket is split. No key is pushed into `run`; pop() compares its back with the other two parts'
+// lowest keys (each bucket's lowest key is kept as entries arrive), and empties a radix bucket only when the radix
+// part holds the lowest key: last never passes the lowest key left, so few keys fall below it.
 // Entries with equal keys leave in any order (merge_all's outcome does not depend on it: see there).
 template <typename Item>
 struct MergeQueue {
@@ -33,6 +33,8 @@ struct MergeQueue {
     std::vector<Item> buckets[BUCKETS];
     std::vector<Item> below;
     std::vector<Item> run;  // keys in descending order
+    uint64_t lowest[BUCKETS];  // lowest[i]: the lowest key in bucket i (when not empty)
+    uint64_t occupied = 0;     // bit i - 1: bucket i >= 1 not empty
     uint64_t last = 0;
     size_t radix_count = 0;
 
@@ -47,6 +49,7 @@ struct MergeQueue {
         for (auto& b : buckets) b.clear();
         below.clear();
         run.clear();
+        occupied = 0;
         last = 0;
         radix_count = 0;
     }
@@ -57,28 +60,35 @@ struct MergeQueue {
             std::push_heap(below.begin(), below.end(), After());
             return;
         }
-        buckets[bucket_of(item.key, last)].push_back(item);
+        put(item);
         ++radix_count;
     }
     // The entry with the lowest key. Precondition: !empty().
     Item pop() {
-        while (radix_count != 0 && buckets[0].empty() && (run.empty() || run.back().key > last)) refill();
-        // Now bucket 0 holds the radix part's lowest keys (== last), or that part is empty, or run's back is at most
-        // last (so at most every radix key). below's keys are all below last.
         const uint64_t none = ~0ULL;
+        // The radix part's lowest key: last if bucket 0 holds any, else the lowest of the first non-empty bucket.
+        uint64_t from_radix = none;
+        if (!buckets[0].empty()) {
+            from_radix = last;
+        } else if (occupied != 0) {
+            from_radix = lowest[__builtin_ctzll(occupied) + 1];
+        }
         const uint64_t from_run = run.empty() ? none : run.back().key;
         const uint64_t from_below = below.empty() ? none : below.front().key;
-        const bool radix_first = radix_count != 0 && !buckets[0].empty() && last < from_run && last <= from_below;
-        if (!radix_first && !below.empty() && from_below < from_run) {
+        if (from_below < from_run && from_below < from_radix) {
             std::pop_heap(below.begin(), below.end(), After());
             const Item top = below.back();
             below.pop_back();
             return top;
         }
-        if (!radix_first && !run.empty()) {
+        if (from_run <= from_radix) {  // not none: the queue is not empty
             const Item top = run.back();
             run.pop_back();
             return top;
+        }
+        if (buckets[0].empty()) {
+            refill();
+            if (buckets[0].empty()) return pop();  // the bucket became `run` (whose back is its lowest key)
         }
         const Item top = buckets[0].back();
         buckets[0].pop_back();
@@ -87,26 +97,32 @@ struct MergeQueue {
     }
 
 private:
-    // Precondition: radix_count != 0 and bucket 0 empty, so some bucket i >= 1 holds an entry (the loop ends).
-    void refill() {
-        int i = 1;
-        while (buckets[i].empty()) ++i;
-        std::vector<Item>& from = buckets[i];
-        uint64_t lowest = from[0].key, previous = from[0].key;
-        bool ascending = true;
-        for (const Item& item : from) {
-            lowest = item.key < lowest ? item.key : lowest;
-            ascending &= previous <= item.key;
-            previous = item.key;
+    void put(const Item& item) {  // into its radix bucket (key >= last)
+        const int i = bucket_of(item.key, last);
+        if (i == 0) {
+            buckets[0].push_back(item);
+            return;
         }
-        last = lowest;  // the buckets above i keep their meaning; those below are empty
+        const uint64_t bit = 1ULL << (i - 1);
+        if (!(occupied & bit) || item.key < lowest[i]) lowest[i] = item.key;
+        occupied |= bit;
+        buckets[i].push_back(item);
+    }
+    // Precondition: bucket 0 empty, some bucket i >= 1 not (occupied != 0).
+    void refill() {
+        const int i = __builtin_ctzll(occupied) + 1;
+        occupied &= occupied - 1;
+        std::vector<Item>& from = buckets[i];
+        last = lowest[i];  // the buckets above i keep their meaning; those below are empty
+        bool ascending = true;
+        for (size_t k = 1; k < from.size(); ++k) ascending &= from[k - 1].key <= from[k].key;
         if (ascending && run.empty()) {  // a sorted run: taken as it is
             radix_count -= from.size();
             run.assign(from.rbegin(), from.rend());
             from.clear();
             return;
         }
-        for (const Item& item : from) buckets[bucket_of(item.key, last)].push_back(item);  // each to a bucket < i
+        for (const Item& item : from) put(item);  // each to a bucket < i
         from.clear();
     }
 };
