@@ -209,3 +209,69 @@ def test_long_path_with_whole_words(seed, alphabet) -> None:
     reference = ReferenceEncoder(merges, range(256), cache_size=0, whole_words=whole)
     pieces = [alphabet * 40, *(_pieces(rng, alphabet, list(tables.tokens), rng.randrange(2, 300)) for _ in range(5))]
     assert linear.encode_words(pieces) == reference.encode_words(pieces)
+
+
+def _llama3_like_merges(seed: int, count: int, alphabet: bytes) -> tuple[list[tuple[int, int, int]], list[bytes]]:
+    """Merges as Llama 3's merges.txt lists them: every split of each token into two tokens, ranks shuffled.
+
+    Each id spells one byte string (lengths consistent), several pairs make it, and a merge may take an id that
+    only a higher rank makes (not monotone): the long pieces go through merge_all's queue. Also the tokens' bytes.
+    """
+    rng = random.Random(seed)
+    monotone = _monotone_merges(seed, count, alphabet)
+    spelled = {b: bytes([b]) for b in range(256)}
+    for left, right, new in monotone:
+        spelled[new] = spelled[left] + spelled[right]
+    by_spelling = {v: k for k, v in spelled.items()}
+    merges = []
+    for _left, _right, new in monotone:
+        word = spelled[new]
+        for cut in range(1, len(word)):
+            left, right = by_spelling.get(word[:cut]), by_spelling.get(word[cut:])
+            if left is not None and right is not None:
+                merges.append((left, right, new))
+    rng.shuffle(merges)
+    return merges, [spelled[new] for _left, _right, new in monotone]
+
+
+def _long_pieces_of(rng: random.Random, alphabet: bytes, tokens: list[bytes]) -> list[bytes]:
+    sizes = [65, 66, rng.randrange(67, 400), rng.randrange(400, 1500)]
+    return [_pieces(rng, alphabet, tokens, size) for size in sizes] + [
+        bytes(rng.choice(b"0123456789") for _ in range(200)),
+        "一".encode() * rng.randrange(22, 200),
+        bytes([alphabet[0]]) * rng.randrange(65, 3000),
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from(_ALPHABETS), st.integers(1, 120))
+def test_queue_merge_equals_reference_on_llama3_like_merges(seed, alphabet, count) -> None:
+    # merge_all (csrc/merge_queue.hpp's radix queue; an entry is current iff its pair still ends where it did) on
+    # non-monotone merge lists with consistent lengths, as Llama 3's: equal to the reference merge on long pieces.
+    merges, tokens = _llama3_like_merges(seed, count, alphabet + "一".encode())
+    encoder = WordEncoder(merges, range(256), cache_size=0)
+    assert encoder._merges_by_scan()  # lengths consistent: merge_all decides by the pair's end
+    assert not encoder._long_pieces()["usable"] or LongPieceTables.build(merges, list(range(256))) is not None
+    encoder._long_pieces(min_bytes=2**40)
+    reference = ReferenceEncoder(merges, range(256), cache_size=0)
+    rng = random.Random(seed)
+    tokens += [bytes([b]) for b in alphabet]
+    for piece in _long_pieces_of(rng, alphabet, tokens):
+        assert encoder.encode_word(piece) == reference._merge_all(piece)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from(_ALPHABETS), st.integers(1, 60), st.booleans())
+def test_queue_merge_equals_reference_on_arbitrary_merges(seed, alphabet, count, built) -> None:
+    # Merges whose new ids need not spell their pairs (lengths inconsistent, ids made from themselves): merge_all
+    # falls back to tokenizers' test (the current pair makes the entry's id) where the pair's end moved.
+    rng = random.Random(seed)
+    ids = list(alphabet) + list(range(256, 256 + count))
+    merges = [(rng.choice(ids), rng.choice(ids), 256 + rng.randrange(count)) for _ in range(count * 2)]
+    encoder = WordEncoder(merges, range(256), cache_size=0)
+    if built:
+        encoder._merges_by_scan()
+    encoder._long_pieces(min_bytes=2**40)
+    reference = ReferenceEncoder(merges, range(256), cache_size=0)
+    for piece in _long_pieces_of(rng, alphabet, [bytes([b]) for b in alphabet]):
+        assert encoder.encode_word(piece) == reference._merge_all(piece)

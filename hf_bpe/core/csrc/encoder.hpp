@@ -3,6 +3,7 @@
 #include "common.hpp"
 #include "hash.hpp"
 #include "long_piece.hpp"
+#include "merge_queue.hpp"
 #include "pair_map.hpp"
 #include "piece_cache.hpp"
 #include "shared_word_cache.hpp"
@@ -187,7 +188,8 @@ public:
     // what encode() gives for it. Call after the merges, whole words and cache size are set, before encoding on
     // threads (it replaces the tables' image; copies made before still see it).
     void build_piece_image(bool seeded) {
-        tables->scan_merges = scan_is_exact();
+        tables->ends_decide = spelled_lengths_consistent();
+        tables->scan_merges = tables->ends_decide || unique_makers();  // scan_is_exact()
         auto image = std::make_shared<PieceImage>();
         std::vector<std::string> keys;
         const size_t shortest = tables->whole.empty() ? 3 : 1;  // shorter ones never reach the cache
@@ -479,16 +481,16 @@ private:
         uint32_t left, right;
         int32_t new_id;
     };
+    // merge_all's symbol at its first byte's position: its id (-1 once absorbed), the previous symbol's position
+    // (-1 for the first) and the next one's (n for the last, so that a symbol's end is its `next`).
     struct Symbol {
-        int32_t c, prev, next, len;
+        int32_t c, prev, next;
     };
+    // A heap entry: key = rank << 32 | position (the lowest on top: tokenizers' order), the id it makes and the end
+    // of the pair when it was pushed (see merge_all for why that end decides whether it is still current).
     struct Item {
-        int32_t rank, pos, new_id;
-    };
-    struct ItemAfter {  // std heap functions keep the greatest on top: make it the lowest (rank, pos)
-        bool operator()(const Item& x, const Item& y) const {
-            return x.rank != y.rank ? x.rank > y.rank : x.pos > y.pos;
-        }
+        uint64_t key;
+        int32_t new_id, end;
     };
     struct Tables {
         PairMap<RankValue> ranks;
@@ -499,6 +501,7 @@ private:
         std::vector<Merge> merges;                // in rank order: the image's spellings are built from them
         std::shared_ptr<const PieceImage> image;  // what pieces tables start from (none until built)
         bool scan_merges = false;                 // merge_scan is exact (scan_is_exact), set with the image
+        bool ends_decide = false;                 // spelled_lengths_consistent, set with the image (merge_all)
         // Pieces of at least long_min bytes are encoded by long_piece (linear time), built at the first such
         // piece, when the merges allow it (long_piece.hpp: (M), (S)); else by merge_all.
         LongPiece long_piece;
@@ -512,7 +515,7 @@ private:
     PieceCache own_pieces;
     EntryArena own_arena;  // own_pieces' spilled ids
     std::vector<Symbol> symbols;
-    std::vector<Item> heap;
+    MergeQueue<Item> heap;
     std::vector<uint8_t> long_dead;  // long_piece's scratch
     std::vector<int32_t> long_stack;
     std::vector<uint64_t> long_memo;
@@ -540,48 +543,64 @@ private:
         });
     }
 
-    void push(const Item& item) {
-        heap.push_back(item);
-        std::push_heap(heap.begin(), heap.end(), ItemAfter());
-    }
-    // O(n log n) for a word of n bytes: each merge pops one entry and pushes at most two.
+    // O(n log n) for a word of n bytes: each merge pops one entry and pushes at most two, in tokenizers' order
+    // (lowest rank, then leftmost; merge_queue.hpp: a radix queue, sequential accesses), with lazy deletion.
+    // An entry pushed for the pair (L, R) at position p is executed iff the pair now at p makes the entry's id
+    // (tokenizers' test). With lengths consistent (scan_is_exact (a): ends_decide), that is iff the symbol at p is
+    // alive, has a next symbol, and that pair still ends where (L, R) ended. Proof: symbols only grow (a merge
+    // joins a symbol with the one after it), and a symbol's id changes only when its span does. If the span of p's
+    // symbol is still L's, its next symbol starts where R started; that symbol ends where R ended iff its span (so
+    // its id) is R's: the pair is (L, R). If p's symbol grew, it absorbed R, so the pair at p now ends after R's
+    // end. Hence "same end" is "same pair", and tokenizers' test is the same test: the same pair makes the same id,
+    // and a pair with another end spells more bytes, so (a) another id. Without (a), the same end still passes
+    // (same pair), and another end asks the merge table, as tokenizers does. The test reads two symbols the merge
+    // touches anyway, where a lookup in the merge table (megabytes: a cache miss) used to be.
+    // Entries with equal keys (the same rank, so the same pair and new id, at the same position) may leave the
+    // queue in any order: whichever comes first, the test above decides on the current pair and that id alone.
+    static uint64_t rank_key(int32_t rank) { return (uint64_t)((uint32_t)rank ^ 0x80000000u) << 32; }  // signed order
     void merge_all(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
         const int32_t n = (int32_t)size;
+        const PairMap<RankValue>& map = tables->ranks;
         symbols.resize(size);
         heap.clear();
-        for (int32_t i = 0; i < n; ++i) symbols[i] = Symbol{byte_ids[bytes[i]], i - 1, i + 1 < n ? i + 1 : -1, 1};
+        for (int32_t i = 0; i < n; ++i) symbols[i] = Symbol{byte_ids[bytes[i]], i - 1, i + 1};
+        constexpr int32_t AHEAD = 8;  // the pair table's slots asked for this many pairs before they are read
+        for (int32_t i = 0; i + 1 < n && i < AHEAD; ++i) map.prefetch(pair_key(symbols[i].c, symbols[i + 1].c));
         for (int32_t i = 0; i + 1 < n; ++i) {
-            RankValue* found = tables->ranks.find(pair_key(symbols[i].c, symbols[i + 1].c));
-            if (found) heap.push_back(Item{found->rank, i, found->new_id});
+            if (i + AHEAD + 1 < n) map.prefetch(pair_key(symbols[i + AHEAD].c, symbols[i + AHEAD + 1].c));
+            const RankValue* found = map.find(pair_key(symbols[i].c, symbols[i + 1].c));
+            if (found) heap.push(Item{rank_key(found->rank) | (uint32_t)i, found->new_id, i + 2});
         }
-        std::make_heap(heap.begin(), heap.end(), ItemAfter());
         while (!heap.empty()) {
-            std::pop_heap(heap.begin(), heap.end(), ItemAfter());
-            Item top = heap.back();
-            heap.pop_back();
-            Symbol& current = symbols[top.pos];
-            if (current.len == 0 || current.next == -1) continue;  // absorbed, or last symbol
-            const int32_t next_pos = current.next;
-            const Symbol right = symbols[next_pos];
-            RankValue* found = tables->ranks.find(pair_key(current.c, right.c));
-            if (!found || found->new_id != top.new_id) continue;  // expired (tokenizers compares new ids)
+            const Item top = heap.pop();
+            const int32_t pos = (int32_t)(uint32_t)top.key;
+            Symbol& current = symbols[pos];
+            if (current.c < 0 || current.next >= n) continue;  // absorbed, or last symbol
+            const int32_t right = current.next;
+            const int32_t after = symbols[right].next;
+            if (after != top.end) {  // not the pair it was pushed for (see above)
+                if (tables->ends_decide) continue;
+                const RankValue* found = map.find(pair_key(current.c, symbols[right].c));
+                if (!found || found->new_id != top.new_id) continue;  // tokenizers' test
+            }
+            const int32_t before = current.prev;
+            if (before >= 0) map.prefetch(pair_key(symbols[before].c, top.new_id));
+            if (after < n) map.prefetch(pair_key(top.new_id, symbols[after].c));
             current.c = top.new_id;
-            current.len += right.len;
-            current.next = right.next;
-            symbols[next_pos].len = 0;
-            if (right.next > -1) symbols[right.next].prev = top.pos;
-            if (current.prev >= 0) {
-                found = tables->ranks.find(pair_key(symbols[current.prev].c, current.c));
-                if (found) push(Item{found->rank, current.prev, found->new_id});
+            current.next = after;
+            symbols[right].c = -1;
+            if (after < n) symbols[after].prev = pos;
+            if (before >= 0) {
+                const RankValue* found = map.find(pair_key(symbols[before].c, current.c));
+                if (found) heap.push(Item{rank_key(found->rank) | (uint32_t)before, found->new_id, after});
             }
-            if (current.next > -1) {
-                found = tables->ranks.find(pair_key(current.c, symbols[current.next].c));
-                if (found) push(Item{found->rank, top.pos, found->new_id});
+            if (after < n) {
+                const RankValue* found = map.find(pair_key(current.c, symbols[after].c));
+                if (found) heap.push(Item{rank_key(found->rank) | (uint32_t)pos, found->new_id,
+                                     symbols[after].next});
             }
         }
-        for (int32_t i = 0; i < n; ++i) {
-            if (symbols[i].len != 0) out.push_back(symbols[i].c);
-        }
+        for (int32_t i = 0; i < n; i = symbols[i].next) out.push_back(symbols[i].c);
     }
 };
 
