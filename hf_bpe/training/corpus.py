@@ -96,8 +96,9 @@ def iter_texts(corpus: Any, *, text_column: str = "text", max_line_bytes: int | 
             f"{type(corpus).__name__} {corpus[:60]!r}; pass [text] for one document, or pathlib.Path(...) for a file"
         )
     if is_paths(corpus):
-        paths = [corpus] if isinstance(corpus, os.PathLike) else list(corpus)
-        return _iter_files([Path(p) for p in paths], max_line_bytes, line_blocks)
+        paths = [Path(p) for p in ([corpus] if isinstance(corpus, os.PathLike) else corpus)]
+        check_paths(paths)  # here, not in the generator: before the caller reads anything or draws a progress bar
+        return _iter_files(paths, max_line_bytes, line_blocks)
     if _is_dataset(corpus):
         return _iter_dataset(corpus, text_column)
     if isinstance(corpus, dict):
@@ -235,7 +236,7 @@ def check_corpus_files(paths: Iterable[str | os.PathLike[str]]) -> None:
 
 
 def _iter_files(paths: list[Path], max_line_bytes: int | None = None, blocks: bool = False) -> Iterator[Any]:
-    check_paths(paths)
+    # The callers checked the paths (check_paths) before calling.
     limit = -1 if max_line_bytes is None else max_line_bytes
     size = _line_block_size(sum(path.stat().st_size for path in paths)) if blocks else _READ_BLOCK
     for path in paths:
@@ -471,6 +472,7 @@ def load_text_files(paths: list[Path]) -> Any:
         if not Path(path).is_file():
             raise FileNotFoundError(f"{os.fspath(path)!r} is not a file; pass UTF-8 text files")
         resolved.append(Path(path).resolve())
+    check_paths(resolved)
     key = Sha256(repr([(os.fspath(p), p.stat().st_size, p.stat().st_mtime_ns) for p in resolved]).encode())
     cache = Path(datasets.config.HF_DATASETS_CACHE) / "hf_bpe_text" / f"lines-{key.hexdigest()[:24]}.arrow"
     # 2. Rows written once, a few MB at a time, under a temporary name (a killed run leaves no cache file).

@@ -38,7 +38,7 @@ from ..core._tally import release_free_memory
 from ..core.pretokenize import Pretokenizer, usable_cpus
 from ..errors import InputError, excerpt
 from ..formats.manifest import ORDERS, CorpusFingerprint, combine_fingerprints
-from .corpus import LineBlock, check_paths, is_paths, iter_batches, iter_texts
+from .corpus import LineBlock, is_paths, iter_batches, iter_texts
 from .progress import progress_bar
 
 __all__ = ["COUNTS_FORMAT_VERSION", "MAX_COUNT", "WordCounts", "choose_workers", "corpus_chars_hint", "count_words"]
@@ -174,8 +174,6 @@ class WordCounts(Mapping[bytes, int]):
         long_lines = _FRAGMENT_BYTES if pretokenizer.name in CUTTABLE_PATTERNS else None
         # Text files reach the compiled counter as blocks of lines, with no str made per line.
         blocks = pretokenizer.compiled and is_paths(corpus)
-        if is_paths(corpus):  # a missing file is an error before the progress bar is drawn, not after
-            check_paths([corpus] if isinstance(corpus, os.PathLike) else corpus)
         texts = iter_texts(corpus, text_column=text_column, max_line_bytes=long_lines, line_blocks=blocks)
         if workers is None:
             workers = choose_workers(pretokenizer, corpus_chars_hint(corpus))
