@@ -271,7 +271,8 @@ def test_core_encoder_long_whole_words_equal_reference(merges, texts, cache_size
 
 def test_core_encoder_texts_find_seeded_spellings() -> None:
     # The batch loop's keys (16-byte loads, or byte by byte near a text's end) equal the keys the seeded image was
-    # built with: every piece that is a spelling hits, far from the end and near it; the rest are bytes or misses.
+    # built with: every piece that is a spelling hits, far from the end and near it; so does a 1-byte piece (every
+    # image keys the 256 bytes, so that the loop has no branch on a piece's length).
     from hf_bpe.core import _scanner
 
     from hf_bpe.core.pretokenize import Pretokenizer
@@ -286,7 +287,37 @@ def test_core_encoder_texts_find_seeded_spellings() -> None:
     ids = core.encode_texts([text], _scanner.pieces_function(), _scanner.SCANNERS["gpt2"], 1)
     reference = _reference.WordEncoder(merges, list(range(256)))
     assert ids == [reference.encode_words(Pretokenizer("gpt2").split_bytes(text))]
-    assert core._cache_stats() | {"seeded": 0} == {"hits": 16, "misses": 0, "uncached": 1, "wipes": 0, "seeded": 0}
+    assert core._cache_stats() | {"seeded": 0} == {"hits": 17, "misses": 0, "uncached": 0, "wipes": 0, "seeded": 0}
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    text=st.text(alphabet="ab .,'\n\u00e9", max_size=200),
+    wholes=st.dictionaries(st.sampled_from([b"a", b".", b" ", b"ab", b" ab", b"\xc3"]), st.integers(300, 310),
+                           max_size=3),
+    placeholder=st.booleans(),
+    seeded=st.booleans(),
+    cache_size=st.sampled_from([0, 2, 65536]),
+)
+def test_core_encoder_texts_single_bytes_as_keys_equal_reference(text, wholes, placeholder, seeded,
+                                                                 cache_size) -> None:
+    # Every pieces table keys the 256 single bytes (encode_pieces then looks 1-byte pieces up with no branch on a
+    # piece's length): the ids stay the reference's with whole words that are single bytes, shared byte ids, a
+    # missing byte's placeholder id (too large for a slot: that byte is merged every time), seeded or not.
+    from hf_bpe.core import _scanner
+
+    from hf_bpe.core.pretokenize import Pretokenizer
+
+    merges = [(97, 98, 256), (32, 256, 257), (46, 46, 258)]
+    byte_ids = [b if b != 10 else 11 for b in range(256)]  # \n and \x0b share an id
+    if placeholder:
+        byte_ids[0xC3] = 2**31 - 1
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=wholes or None)
+    core._seed_cache(seeded)
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=wholes or None)
+    expected = reference.encode_words(Pretokenizer("gpt2").split_bytes(text))
+    for _ in range(2):  # cold, then from the table
+        assert core.encode_texts([text], _scanner.pieces_function(), _scanner.SCANNERS["gpt2"], 1) == [expected]
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)

@@ -93,6 +93,10 @@ struct PieceImage {
     uint64_t mask = 0;
     size_t limit = 0;   // pieces a table may add before it is full
     size_t seeded = 0;  // pieces in the image
+    // Every single byte is a key of the image (a seeded one, of a vocabulary whose byte ids fit a slot): then
+    // encode_pieces looks 1-byte pieces up as any other short piece, with no branch on the piece's length.
+    bool bytes_keyed = false;
+    size_t bytes = 0;  // of `seeded`, the single bytes added for that (not spellings of the vocabulary)
     EntryArena spill;
 };
 
