@@ -131,19 +131,14 @@ def test_long_text_is_cut_at_every_safe_point_and_nowhere_else():
             seen.append((bounds, threads))
             return []
 
-        def encode_utf8(self, text, pieces, pid, bounds, threads=1):  # a text that is not ASCII: UTF-8 offsets
-            seen.append(("utf8", bounds, threads))
-            return []
-
     pre = pretokenize.Pretokenizer("gpt2")
     pre.encode_text("ab cd  ef\r\n g中文 x", Spy(), threads=2, part_chars=1)
     pre.encode_text("中文中文", Spy(), threads=2, part_chars=1)
     pre.encode_text("ab cd", Spy(), threads=2)
     pre.encode_text("ab cd  ef", Spy(), threads=2, part_chars=1)
     pre.encode_text("ab\ud800 cd", Spy(), threads=2, part_chars=1)  # no UTF-8 form: its code points are cut
-    # 中 and 文 are 3 bytes each: the cut before " x" is at character 15, byte 19. No cut: no thread to start.
-    assert seen == [("utf8", [0, 2, 5, 19, 21], 2), ("utf8", [0, 12], 1), (None, 1), ([0, 2, 5, 9], 2),
-                    ([0, 6], 1)]
+    # Code point offsets, whatever the text (its parts are transcoded in their threads). No cut: no thread to start.
+    assert seen == [([0, 2, 5, 15, 17], 2), ([0, 4], 1), (None, 1), ([0, 2, 5, 9], 2), ([0, 6], 1)]
 
 
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
@@ -325,3 +320,40 @@ def test_long_text_small_batches_cut_their_long_texts(pattern, texts):
             assert ids.tolist() == [i for row in rows for i in row]
             assert np.diff(offsets).tolist() == [len(row) for row in rows]
             assert model.encode_ordinary_batch_arrow(texts, num_threads=2, eos_id=eos_id).to_pylist() == rows
+
+
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+@pytest.mark.parametrize("extra", ["é", "\u201c", "😀"])  # one-, two- and four-byte text (PEP 393 kinds)
+@settings(max_examples=4, deadline=None, derandomize=True)
+@given(fragments=st.lists(_FRAGMENTS, min_size=1, max_size=40), length=st.sampled_from([16383, 16384, 70000]))
+def test_long_text_transcoded_whole_splits_and_encodes_as_by_code_point(pattern, extra, fragments, length):
+    # A text of TRANSCODE_MIN (16384) code points or more that is not ASCII is transcoded to UTF-8 whole (64K units
+    # at a time) and scanned as UTF-8, where shorter ones are scanned by code point: the same pieces as the regex,
+    # the reference's ids, across the threshold and a 64K-unit step, for each kind of str.
+    from hf_bpe.core import _scanner
+
+    unit = "".join(fragments) + extra
+    text = (unit * (length // len(unit) + 1))[:length]
+    if extra not in text:
+        text = text[:-1] + extra
+    expected = [piece.encode("utf-8") for piece in regex.findall(PATTERNS[pattern], text)]
+    assert _scanner.split_utf8(text, _scanner.SCANNERS[pattern]) == expected
+    model = _model(pattern)
+    assert model.encode_ordinary_batch([text, "x"], num_threads=1)[0] == _reference_ids(model, text)
+
+
+def test_long_text_transcoded_whole_declines_a_lone_surrogate() -> None:
+    # The whole-text transcoder's lone surrogate (in any 64K-unit step) is the UnicodeEncodeError the code point
+    # scanner raises; surrogates="replace" encodes U+FFFD in its place.
+    from hf_bpe.core import _scanner
+
+    model = _model("gpt2")
+    for at in (5, 70000, 139999):
+        text = "naïve café " * 12728
+        text = text[:at] + "\ud800" + text[at + 1:]
+        with pytest.raises(UnicodeEncodeError):
+            _scanner.split_utf8(text, _scanner.SCANNERS["gpt2"])
+        with pytest.raises(UnicodeEncodeError):
+            model.encode_ordinary(text, surrogates="strict")
+        fixed = text.replace("\ud800", "\ufffd")
+        assert model.encode_ordinary(text) == model.encode_ordinary(fixed) == _reference_ids(model, fixed)

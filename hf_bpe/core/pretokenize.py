@@ -329,9 +329,8 @@ class Pretokenizer:
             threads: with ``part_chars``, encode the parts on this many threads without the GIL.
             part_chars: 0 to encode the text whole; else cut it near every ``part_chars`` characters, where every
                 named pattern ends a piece (:func:`hf_bpe.core.fragment.next_safe_cut`), and encode the parts on
-                ``threads`` threads. The ids never depend on ``threads`` or ``part_chars``. A cut text that is not
-                ASCII is read in its UTF-8 form (CPython's, kept in the str; no transcoding per piece), cut at the
-                same places into as many parts (``_scanner.utf8_cuts``).
+                ``threads`` threads. The ids never depend on ``threads`` or ``part_chars``. A part that is not
+                ASCII is transcoded to UTF-8 in its thread, whole, and scanned as UTF-8 (``csrc/scanner.hpp``).
 
         Raises:
             UnicodeEncodeError: `text` holds a lone surrogate.
@@ -368,16 +367,6 @@ class Pretokenizer:
             _PIECES.append(_scanner.pieces_function())
         if part_chars <= 0 or len(text) <= part_chars or self._name not in CUTTABLE_PATTERNS:
             return (encoder.encode_text_array if array else encoder.encode_text)(text, _PIECES[0], self._scanner_id)
-        if not text.isascii():
-            # Scanned in its UTF-8 form (CPython's, kept in the str) at the same safe cuts as byte offsets, into as
-            # many parts: no transcoding per piece. None: no UTF-8 form (a lone surrogate), the code points below
-            # raise UnicodeEncodeError as before.
-            cuts = _scanner.utf8_cuts(text, parts=len(text) // part_chars, window=_CUT_WINDOW)
-            if cuts is not None:
-                call = encoder.encode_utf8_array if array else encoder.encode_utf8
-                ids = call(text, _PIECES[0], self._scanner_id, cuts, threads if len(cuts) > 2 else 1)
-                if ids is not None:
-                    return ids
         n, bounds, target = len(text), [0], part_chars
         while target < n:  # target grows every turn; the searched ranges do not overlap: O(len(text)) in all
             cut = next_safe_cut(text, target, min(n, target + _CUT_WINDOW))

@@ -68,6 +68,40 @@ HFBPE_SCAN_INLINE Idx utf8_of(const Ch* s, Idx a, Idx b, char* out) {
     return j;
 }
 
+// UTF-8 of all of s[0..n) into out (room for 4 bytes per code point); -1 on a lone surrogate. As utf8_of, but
+// back to 8 bytes of code units at a time after every non-ASCII stretch (utf8_of stops at the first): a text is
+// mostly ASCII with a few other characters (English with curly quotes, code), or none ASCII (CJK: one failed test
+// per 8 bytes). O(n), each unit read once or twice.
+template <class Ch>
+inline Idx utf8_all(const Ch* s, Idx n, char* out) {
+    constexpr Idx kStep = 8 / sizeof(Ch);
+    constexpr Idx kWide = 32;  // units per test of the wide loop (fixed-size loops the compiler vectorizes)
+    Idx i = 0, j = 0;
+    while (i < n) {
+        while (n - i >= kWide) {
+            uint32_t any = 0;
+            for (Idx k = 0; k < kWide; ++k) any |= (uint32_t)s[i + k];
+            if (any >= 0x80) break;
+            for (Idx k = 0; k < kWide; ++k) out[j + k] = (char)s[i + k];
+            i += kWide;
+            j += kWide;
+        }
+        const Idx stop = n - i > kStep ? i + kStep : n;  // at least one unit: the loop advances
+        const Idx m = utf8_of(s, i, stop, out + j);  // (a whole ASCII block: its 8-byte path)
+        if (m < 0) return -1;
+        j += m;
+        i = stop;
+    }
+    return j;
+}
+
+// Texts of at least this many code points that are not ASCII are transcoded whole, then scanned as UTF-8 (the mask
+// scanner, 64 bytes at a time), where shorter ones are scanned by code point, each piece copied as UTF-8. Measured
+// (o200k, one thread): whole-text transcoding made batches of Chinese and Cyrillic lines 10-20 % slower, and the
+// parts of a long text (32K code points and more) faster: 10 MB of English ~15 %, on two threads ~2x (the
+// transcoding, serial in CPython's PyUnicode_AsUTF8AndSize before, runs in the parts' threads).
+static constexpr Idx TRANSCODE_MIN = 1 << 14;
+
 // A text's pieces' end offsets in *ends, and 1 when the text is its own UTF-8 (ASCII, or UTF-8 read in place: ends
 // are offsets in `s`, *utf8 is left alone: no copy), 0 when its UTF-8 was written to *utf8 (ends are offsets in
 // it), -1 for a lone surrogate. `Next` is one pattern's scanner, inlined into the loop. Other text's UTF-8 is
@@ -110,6 +144,30 @@ inline int pieces_of(const Ch* s, Idx n, bool ascii, std::string* utf8, std::vec
 
 template <class Ch>
 inline int pieces(const Ch* s, Idx n, bool ascii, int pid, std::string* utf8, std::vector<size_t>* ends) {
+    if constexpr (!std::is_same<Ch, char>::value) {
+        if (!ascii && n >= TRANSCODE_MIN) {
+            // The text's UTF-8 in *utf8, then its pieces as UTF-8's (the same pieces: the scanners read UTF-8 and
+            // code points alike, held equal by tests/test_mask_scanner.py): 0, the ends index *utf8.
+            // Room for the most bytes reserved (not touched), then written 64K units at a time: resize() zero-fills
+            // what it adds, and zero-filling the most (3 bytes a unit of two-byte text) cost a tenth of a long
+            // English text's time; this way it fills the bytes written and one step more.
+            constexpr size_t kMost = sizeof(Ch) == 1 ? 2 : sizeof(Ch) == 2 ? 3 : 4;
+            constexpr Idx kChunk = 1 << 16;
+            utf8->clear();
+            utf8->reserve((size_t)n * kMost);
+            for (Idx i = 0; i < n;) {  // code units are whole code points (PEP 393): any cut is a character's
+                const Idx e = n - i > kChunk ? i + kChunk : n;
+                const size_t used = utf8->size();
+                utf8->resize(used + (size_t)(e - i) * kMost);
+                const Idx m = utf8_all(s + i, e - i, &(*utf8)[used]);
+                if (m < 0) return -1;
+                utf8->resize(used + (size_t)m);
+                i = e;
+            }
+            pieces<char>(utf8->data(), (Idx)utf8->size(), true, pid, nullptr, ends);
+            return 0;
+        }
+    }
     switch (pid) {
         case PID_GPT2: return pieces_of<Ch, next_gpt2<Ch>, FAM_GPT2, 0>(s, n, ascii, utf8, ends);
         case PID_GPT4: return pieces_of<Ch, next_cl100k<3, true, Ch>, FAM_CL100K, 3>(s, n, ascii, utf8, ends);
