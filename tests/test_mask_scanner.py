@@ -152,3 +152,14 @@ def test_mask_scanner_runs_longer_than_a_block(run) -> None:
         body = (run * size)[:size]
         for text in (body, "x " + body, body + " y1,", "1" + body + "a\n"):
             _assert_both_paths_equal_regex(text)
+
+
+@settings(deadline=None, derandomize=True, max_examples=150)
+@given(pad=st.integers(0, 70), size=st.integers(60, 260), digits=st.sampled_from(["0123456789", "7", "90"]),
+       before=st.sampled_from(["", " ", "'", "a", "A", "-", "\n", "\u0663", "x1", "12"]),
+       after=st.sampled_from(["", " ", "a", "'s", "\u0663", "\u00e9", ".", "\r\n"]))
+def test_mask_scanner_digit_blocks_are_cut_every_max_digits(pad, size, digits, before, after) -> None:
+    # A block of 64 ASCII digits from a piece's start is cut every 3 digits (cl100k, o200k, Llama 3) or every
+    # digit (Qwen2) without the scalar scanner: at every offset of a block, whatever comes before and after.
+    body = (digits * (size // len(digits) + 1))[:size]
+    _assert_both_paths_equal_regex("q" * pad + before + body + after + " tail 1234")

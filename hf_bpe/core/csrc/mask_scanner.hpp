@@ -212,6 +212,15 @@ inline Idx mask_pieces(const Ch* s, Idx n, std::vector<size_t>* ends) {
     BlockMasks m;
     while (p + 64 <= n) {
         classify64((const unsigned char*)s + p, &m);
+        if (kMaxDigits > 0 && m.D == ~0ULL && m.X == 0) {
+            // 64 ASCII digits from p, a piece's start: whatever the pattern's other branches, a digit there starts
+            // \p{N}{1,kMaxDigits}, which takes kMaxDigits of them while the run goes on, so the pieces inside the
+            // block end every kMaxDigits bytes (issue 37's digit runs: ~21 scalar scans a block before).
+            const Idx last = p + 64 - 64 % kMaxDigits;
+            for (Idx q = p + kMaxDigits; q <= last; q += kMaxDigits) ends->push_back((size_t)q);
+            p = last;
+            continue;
+        }
         uint64_t st = block_starts<kFam, kMaxDigits>(s, n, p, m);
         if (st == 0) {
             // Nothing before the first non-ASCII byte, or one run longer than the block: the scalar scanner, past
