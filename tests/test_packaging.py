@@ -73,7 +73,10 @@ def test_packaging_build_says_what_it_compiles_before_compiling(tmp_path):
 
     call()  # every extension built in the tree, newer than its sources: reused, nothing said
     pyx = tree / "hf_bpe" / "core" / "_core.pyx"
-    os.utime(pyx, (pyx.stat().st_mtime + 3600,) * 2)  # an edited source: that extension compiles again
+    # An edited source: that extension compiles again. Newer than every build, whenever the tree was built (the
+    # source's own mtime + 1 hour was older than a build made 2 hours after the last edit of the .pyx).
+    edited = max(path.stat().st_mtime for path in built) + 3600
+    os.utime(pyx, (edited, edited))
     call()
     for path in built:
         path.unlink()
