@@ -105,6 +105,11 @@ public:
         uint64_t k0s[BLOCK], k1s[BLOCK], hashes[BLOCK];
         int32_t buf[4 * BLOCK];
         uint64_t hits = 0, direct = 0;  // the stats, kept in registers
+        // The table's slots and mask in locals: the stores to the key arrays and to buf may alias the table's
+        // members as far as the compiler knows, which reloaded both for every piece. Asked again after the slow
+        // way, which may grow or wipe the encoder's own table.
+        const PieceSlot* slots = pieces->slots();
+        uint64_t mask = pieces->mask();
         size_t from = 0;
         const size_t wide_end = n ? ends[n - 1] : 0;  // the text's bytes are text[0..wide_end)
         for (size_t base = 0; base < n; base += BLOCK) {
@@ -120,7 +125,7 @@ public:
                         piece_key(text + from, size, k0s[j], k1s[j]);
                     }
                     hashes[j] = piece_hash(k0s[j], k1s[j]);
-                    pieces->prefetch(hashes[j]);
+                    __builtin_prefetch(&slots[hashes[j] & mask]);
                 } else if (size == 1) {
                     k0s[j] = (uint64_t)(uint32_t)byte_ids[(unsigned char)text[from]];
                     k1s[j] = 1;
@@ -137,7 +142,7 @@ public:
                 const uint64_t k1 = k1s[j];
                 const PieceSlot* slot = nullptr;
                 if (k1 > 1) {
-                    slot = pieces->find(k0s[j], k1, hashes[j]);
+                    slot = PieceCache::find_in(slots, mask, k0s[j], k1, hashes[j]);
                     if (slot != nullptr && (slot->v0 & 15) <= 4) {
                         const uint64_t v0 = slot->v0, v1 = slot->v1;
                         buf[at] = (int32_t)((v0 >> 4) & 0x0FFFFFFF);
@@ -165,6 +170,8 @@ public:
                 } else {
                     encode(word, size, out, shared, arena);
                 }
+                slots = pieces->slots();
+                mask = pieces->mask();
             }
             out.insert(out.end(), buf, buf + at);
         }

@@ -173,6 +173,19 @@ public:
         }
         return true;
     }
+    // The slots and the index mask, for a loop that keeps them in registers (valid until the table grows or is
+    // wiped: after put(), grow() or reset(), ask again).
+    const PieceSlot* slots() const { return slots_.data(); }
+    uint64_t mask() const { return mask_; }
+    // The slot of (k0, k1) in `slots` (from slots(), with `mask`), or null: find() on registers.
+    static const PieceSlot* find_in(const PieceSlot* slots, uint64_t mask, uint64_t k0, uint64_t k1, uint64_t hash) {
+        for (uint64_t i = hash & mask;; i = (i + 1) & mask) {
+            const PieceSlot& slot = slots[i];
+            const uint64_t seen = __atomic_load_n(&slot.k1, __ATOMIC_ACQUIRE);
+            if (seen == k1 && slot.k0 == k0) return &slot;
+            if (seen == 0) return nullptr;
+        }
+    }
     // Start loading the slot where a lookup of `hash` begins (the batch loop asks a few pieces ahead).
     void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
 
