@@ -156,43 +156,6 @@ def test_long_text_array_equals_the_list_ids(pattern, add_prefix_space, text, pa
         assert got.dtype == np.int32 and got.tolist() == expected
 
 
-@pytest.mark.parametrize("pattern", sorted(CUTTABLE_PATTERNS))
-@settings(max_examples=60, deadline=None, derandomize=True)
-@given(text=st.lists(_FRAGMENTS | st.text(max_size=6), max_size=20).map("".join), parts=st.integers(1, 50))
-def test_long_text_utf8_cuts_are_the_code_point_cuts(pattern, text, parts):
-    # A long text that is not ASCII is cut in its UTF-8 form: at the same safe points, as byte offsets, and the
-    # ids of its parts (scanned as UTF-8) are the one-thread ids of the whole.
-    from hf_bpe.core import _scanner
-    from hf_bpe.core.fragment import _cut_patterns
-
-    text = text or "x"  # (an empty text is never cut)
-    data = text.encode("utf-8")
-    every = [0, *(len(text[: m.start()].encode()) for m in _cut_patterns()[1].finditer(text)), len(data)]
-    assert _scanner.utf8_cuts(text, part=1) == every
-    cuts = _scanner.utf8_cuts(text, parts=parts)
-    assert set(cuts) <= set(every) and cuts[0] == 0 and cuts[-1] == len(data)
-    model = _model(pattern)
-    pieces = _scanner.pieces_function()
-    pid = _scanner.SCANNERS[pattern]
-    expected = _reference_ids(model, text)
-    assert model._encoder.encode_utf8(text, pieces, pid, cuts, 2) == expected
-    assert list(memoryview(model._encoder.encode_utf8_array(text, pieces, pid, cuts, 2))) == expected
-
-
-def test_long_text_utf8_path_declines_lone_surrogates_and_checks_its_bounds():
-    from hf_bpe.core import _scanner
-
-    model = _model("gpt2")
-    pieces, pid = _scanner.pieces_function(), _scanner.SCANNERS["gpt2"]
-    assert _scanner.utf8_cuts("a\ud83d b", part=1) is None
-    assert model._encoder.encode_utf8("a\ud83d b", pieces, pid, [0, 3]) is None
-    assert model._encoder.encode_utf8_array("a\ud83d b", pieces, pid, [0, 3]) is None
-    with pytest.raises(ValueError, match="bounds must run from 0 to len"):
-        model._encoder.encode_utf8("é b", pieces, pid, [0, 3])  # 4 bytes
-    with pytest.raises(ValueError, match="bounds must increase"):
-        model._encoder.encode_utf8("é b", pieces, pid, [0, 2, 2, 4], 2)
-
-
 @pytest.mark.parametrize("pattern, tail", [("gpt2", ""), ("gpt4", " 中文")])
 def test_long_text_surrogates_behave_as_before_in_lists_and_arrays(pattern, tail):
     model = _model(pattern)
@@ -339,7 +302,13 @@ def test_long_text_transcoded_whole_splits_and_encodes_as_by_code_point(pattern,
     expected = [piece.encode("utf-8") for piece in regex.findall(PATTERNS[pattern], text)]
     assert _scanner.split_utf8(text, _scanner.SCANNERS[pattern]) == expected
     model = _model(pattern)
-    assert model.encode_ordinary_batch([text, "x"], num_threads=1)[0] == _reference_ids(model, text)
+    expected_ids = _reference_ids(model, text)
+    assert model.encode_ordinary_batch([text, "x"], num_threads=1)[0] == expected_ids
+    # A long text's parts (cut at code points) are transcoded in their threads the same way.
+    for threads in (1, 2):
+        assert single_text.encode_ordinary(model, text, threads, "replace", part_chars=20000) == expected_ids
+        got = single_text.encode_ordinary_array(model, text, threads, "replace", part_chars=20000)
+        assert got.tolist() == expected_ids
 
 
 def test_long_text_transcoded_whole_declines_a_lone_surrogate() -> None:

@@ -1250,45 +1250,6 @@ cdef class WordEncoder:
             _cut_refs(whole, bounds, refs, whole.kind)
         return self._encode_parts(text, refs, split, pid, threads, True)
 
-    def encode_utf8(self, str text not None, pieces not None, int pid, bounds not None, int threads=1):
-        """Encode a long text as :meth:`encode_text` does, reading its UTF-8 form (kept in the str by CPython).
-
-        The scanner reads the UTF-8 bytes in place: no transcoding per piece (a text that is not all ASCII),
-        which was a fifth of the instructions of a long English text (callgrind).
-
-        Args:
-            text, pieces, pid, threads: as :meth:`encode_text`.
-            bounds: increasing byte offsets ``[0, c1, ..., len(utf8)]`` where the scanner ends a piece whether or
-                not the text goes on (``hf_bpe.core._scanner.utf8_cuts``); one part: no thread.
-
-        Returns:
-            The ids, or None when the text has no UTF-8 form (a lone surrogate: the caller repairs or raises).
-
-        Raises:
-            ValueError: ``bounds`` not increasing from 0 to the UTF-8 size, or ``threads < 1``.
-        """
-        return self._encode_utf8(text, pieces, pid, bounds, threads, False)
-
-    def encode_utf8_array(self, str text not None, pieces not None, int pid, bounds not None, int threads=1):
-        """:meth:`encode_utf8` into a :class:`TokenBuffer` of ids (int32), or None (no UTF-8 form)."""
-        return self._encode_utf8(text, pieces, pid, bounds, threads, True)
-
-    cdef object _encode_utf8(self, str text, pieces, int pid, bounds, int threads, bint array):
-        cdef PiecesFn split = _splitter(pieces, threads)
-        cdef TextRef whole
-        cdef vector[TextRef] refs
-        cdef Py_ssize_t size
-        whole.data = PyUnicode_AsUTF8AndSize(text, &size)
-        if whole.data == NULL:
-            PyErr_Clear()
-            return None
-        whole.length = size
-        whole.kind = PyUnicode_1BYTE_KIND
-        whole.ascii = 0
-        whole.utf8 = 1
-        _cut_refs(whole, bounds, refs, 1)
-        return self._encode_parts(text, refs, split, pid, threads, array)
-
     cdef object _encode_parts(self, str text, vector[TextRef]& refs, PiecesFn split, int pid, int threads,
                               bint array):
         """The parts of one text on `threads` threads: its ids as one list, or a TokenBuffer when `array`."""

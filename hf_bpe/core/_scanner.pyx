@@ -89,8 +89,6 @@ cdef extern from "csrc/scanner.hpp" namespace "hfbpe::scanner":
     Py_ssize_t next_piece[Ch](const Ch* s, Py_ssize_t n, Py_ssize_t p, int pid) noexcept nogil
     Py_ssize_t utf8_of[Ch](const Ch* s, Py_ssize_t a, Py_ssize_t b, char* out) noexcept nogil
     int pieces[Ch](const Ch* s, Py_ssize_t n, bint ascii, int pid, string* utf8, vector[size_t]* ends) noexcept nogil
-    void safe_cuts_utf8(const char* s, Py_ssize_t n, Py_ssize_t part, Py_ssize_t window,
-                        vector[Py_ssize_t]* bounds) noexcept nogil
 
 
 cdef extern from "Python.h":
@@ -636,34 +634,6 @@ def split_utf8(str text not None, int pid, *, bint in_utf8=False):
         out.append(PyBytes_FromStringAndSize(data + start, stop - start))
         start = stop
     return out
-
-
-def utf8_cuts(str text not None, *, Py_ssize_t part=0, Py_ssize_t parts=1, Py_ssize_t window=1 << 16):
-    """Return where to cut the UTF-8 form of ``text`` for threads, in bytes: ``[0, c1, ..., len(utf8)]``.
-
-    The UTF-8 is CPython's own, kept in the str (``PyUnicode_AsUTF8AndSize``; the encoders then read it in place).
-    Each cut is the first safe one (``hf_bpe.core.fragment``: a space after a letter or digit) at or after a target,
-    searched ``window`` bytes far; targets are ``part`` bytes apart (``part`` <= 0: the UTF-8 size / ``parts``),
-    counted from the previous cut.
-
-    Returns:
-        The byte offsets, or None when the text has no UTF-8 form (a lone surrogate).
-
-    >>> utf8_cuts("ab c\\u00e9 d", part=1), utf8_cuts("a\\ud800 b", part=1)
-    ([0, 2, 6, 8], None)
-    """
-    cdef Py_ssize_t size
-    cdef const char* data = PyUnicode_AsUTF8AndSize(text, &size)
-    cdef vector[Py_ssize_t] bounds
-    if data == NULL:
-        PyErr_Clear()
-        return None
-    _ensure_tables()
-    if part <= 0:
-        part = max(1, size // max(1, parts))
-    with nogil:
-        safe_cuts_utf8(data, size, part, max(1, window), &bounds)
-    return list(bounds)
 
 
 def pieces_function():

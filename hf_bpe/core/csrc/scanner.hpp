@@ -177,41 +177,5 @@ inline int pieces(const Ch* s, Idx n, bool ascii, int pid, std::string* utf8, st
     }
 }
 
-// The first p in [from, to) where UTF-8 text s[0..n) may be cut for every named pattern (core/fragment.py's rule):
-// s[p] is a space and the character before it a letter or digit; -1 if none. A 0x20 byte is always a space in
-// UTF-8, and the character before it is found by stepping back over continuation bytes: the positions are those
-// of the rule on code points, as byte offsets. O(to - from).
-inline Idx next_safe_cut_utf8(const char* s, Idx from, Idx to) {
-    const uint8_t* T = g.T;
-    for (Idx p = from < 1 ? 1 : from; p < to; ++p) {
-        const void* hit = std::memchr(s + p, ' ', (size_t)(to - p));
-        if (hit == nullptr) return -1;
-        p = (const char*)hit - s;
-        if (p >= 1 && (cls<char>(T, at(s, pv(s, p))) & (F_L | F_N))) return p;
-    }
-    return -1;
-}
-
-// Cut UTF-8 text s[0..n) for threads as Pretokenizer.encode_text cuts a str: near every `part` bytes, at the first
-// safe cut within `window` bytes of the target; a stretch without one is left to the part before it. bounds gets
-// 0, the cuts, n. O(n): the searched ranges do not overlap.
-inline void safe_cuts_utf8(const char* s, Idx n, Idx part, Idx window, std::vector<Idx>* bounds) {
-    bounds->clear();
-    bounds->push_back(0);
-    if (part < 1) part = 1;
-    Idx target = part;
-    while (target < n) {
-        Idx end = n - target < window ? n : target + window;
-        Idx cut = next_safe_cut_utf8(s, target, end);
-        if (cut > 0) {  // cut >= target > the last cut
-            bounds->push_back(cut);
-            target = cut + part;
-        } else {
-            target += part > window ? part : window;
-        }
-    }
-    bounds->push_back(n);
-}
-
 }  // namespace scanner
 }  // namespace hfbpe
