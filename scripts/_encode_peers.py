@@ -32,7 +32,7 @@ CELL_TITLES = {
     "file": "file → tokens",
 }
 PATTERN_NAMES = ("gpt2", "gpt4", "o200k", "llama3")
-LANGUAGES = ("en", "zh", "code", "ru")
+LANGUAGES = ("en", "zh", "code", "ru", "en-ascii")
 # The worst cases of issue 37: one long pre-token each (synthetic, seeded), for the "long" cell. Not in "all":
 # ``--languages worst`` names them all.
 WORST = ("letters", "digits", "dashes", "cjk")
@@ -149,7 +149,7 @@ def prepare_vocab(pattern: str, work: Path) -> dict[str, Any]:
 
 def language_files(language: str) -> list[Path]:
     """Return the files of one benchmark language (``en``, ``zh`` or ``code``), in a fixed order."""
-    if language == "en":
+    if language in ("en", "en-ascii"):  # en-ascii: its non-ASCII characters left out (a str of one-byte kind)
         return [SHARED_DATA / "corpora" / "en" / "english_combined.txt"]
     if language == "zh":
         return sorted((SHARED_DATA / "corpora" / "zh").glob("*.txt"))
@@ -192,6 +192,8 @@ def write_text(language: str, megabytes: float, out: Path, *, cycle: bool) -> tu
                 data = path.read_bytes()
                 if language == "ru":
                     data = _cyrillic_lines(data)
+                elif language == "en-ascii":
+                    data = data.decode("utf-8").encode("ascii", "ignore")
                 if written + len(data) >= limit:
                     # The last piece: cut after its last newline (never inside a line or a UTF-8 sequence).
                     data = data[: limit - written]

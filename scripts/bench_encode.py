@@ -25,7 +25,8 @@ in ``../shared/data/vocabs/gpt2``), ``gpt4`` (cl100k_base) and ``o200k`` (o200k_
 package's copy of OpenAI's ranks, ``llama3`` (``../shared/data/vocabs/llama3``, ignore_merges). Languages: ``en``
 (``corpora/en/english_combined.txt``), ``zh`` (``corpora/zh/*.txt``), ``code`` (the Python standard library's
 ``.py`` files, as hf_bpe's embedded default corpus), ``ru`` (Cyrillic: the lines of
-``corpora/multi/udhr2_all_lang_tab_line.tsv`` written mostly in Cyrillic, 25 languages, ~470 KB). The worst cases of issue 37 (``--languages worst``, with
+``corpora/multi/udhr2_all_lang_tab_line.tsv`` written mostly in Cyrillic, 25 languages, ~470 KB), ``en-ascii``
+(``en`` without its non-ASCII characters: CPython's one-byte str, which no encoder has to transcode). The worst cases of issue 37 (``--languages worst``, with
 ``--cells long``): ``letters``, ``digits`` (random, one piece), ``dashes`` (a run, then ``x``), ``cjk`` (one Han
 character repeated), each ``--long-mb`` MB; each timed round encodes a new variant (rotated or one longer), checked
 against hf_bpe's ids, so that no encoder answers from a memo of the previous round's piece.
