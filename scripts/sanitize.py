@@ -38,7 +38,7 @@ TESTS = ["tests/test_core.py", "tests/test_csrc.py", "tests/test_classic_core.py
          "tests/test_pretokenize.py", "tests/test_token_arrays.py", "tests/test_file_tokenize.py",
          "tests/test_token_file.py", "tests/test_sentencepiece_core.py", "tests/test_sentencepiece_normalize.py",
          "tests/test_unigram.py", "tests/test_long_piece.py", "tests/test_parity.py", "tests/test_superbpe.py",
-         "tests/test_fuzz.py"]
+         "tests/test_long_text.py", "tests/test_fuzz.py"]
 SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
                  "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
 

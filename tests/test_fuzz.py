@@ -146,6 +146,19 @@ def test_fuzz_bpe_encoders_round_trip_any_text(model, text):
     assert model.encode_ordinary_batch([text, text], num_threads=2) == [ids, ids]
 
 
+@fuzz
+@given(unit=any_text, length=st.sampled_from([16384, 70001]), extra=st.sampled_from(["\u00e9", "\u4e2d", "\U0001f600"]))
+def test_fuzz_long_texts_transcoded_whole_round_trip(model, unit, length, extra):
+    # A text of 16,384 code points or more that is not ASCII is transcoded to UTF-8 whole, 64K units a step
+    # (csrc/scanner.hpp utf8_all), as a batch's text and as the parts of a long text.
+    from hf_bpe.model import single_text
+
+    text = ((unit + extra) * (length // (len(unit) + 1) + 1))[:length]
+    ids = model.encode_ordinary_batch([text], num_threads=1)[0]
+    assert model.decode_bytes(ids) == text.encode("utf-8")
+    assert single_text.encode_ordinary(model, text, 2, "replace", part_chars=20000) == ids
+
+
 # -- SentencePiece: normalizer, corpus, unigram Viterbi ---------------------------------------------------------
 
 
