@@ -154,14 +154,18 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     encode = commands.add_parser("encode", help="print token ids of TEXT, or of each stdin line",
                                  epilog=_EXAMPLES, formatter_class=_RAW)
-    encode.add_argument("--model", required=True, metavar="DIR", help="a folder written by hf-bpe train")
+    encode.add_argument("--model", required=True, metavar="DIR",
+                        help="a folder written by hf-bpe train (byte-level BPE; or SentencePiece, with tokenizer.model: "
+                             "read by sentencepiece itself)")
     encode.add_argument("text", nargs="?", metavar="TEXT", help="text to encode (default: each line of stdin)")
     encode.add_argument("--split-special-tokens", action="store_true",
-                        help="encode special-token text as ordinary text")
+                        help="encode special-token text as ordinary text (byte-level folders; sentencepiece never "
+                             "reads control symbols from the text)")
 
     decode = commands.add_parser("decode", help="print the text of token ids (arguments, or one line of ids per "
                                  "stdin line)", epilog=_EXAMPLES, formatter_class=_RAW)
-    decode.add_argument("--model", required=True, metavar="DIR", help="a folder written by hf-bpe train")
+    decode.add_argument("--model", required=True, metavar="DIR",
+                        help="a folder written by hf-bpe train (byte-level BPE or SentencePiece)")
     decode.add_argument("ids", nargs="*", metavar="ID", help="token ids (default: stdin)")
 
     for name, add in (("apply", _add_apply_parser), ("tokenize", _add_tokenize_parser),
@@ -483,9 +487,38 @@ def _cmd_count(args: argparse.Namespace) -> int:
 
 
 def _load_model(directory: str) -> Any:
+    """The folder's encoder for encode/decode: a BPEModel, or a SentencePiece folder's model (tokenizer.model)."""
+    if os.path.isfile(os.path.join(directory, "tokenizer.model")):
+        return _SentencePieceFolder(os.path.join(directory, "tokenizer.model"))
     from .model.bpe import BPEModel
 
     return BPEModel.load(directory)
+
+
+class _SentencePieceFolder:
+    """A SentencePiece folder (hf-bpe train --algorithm unigram / sentencepiece-bpe) read by sentencepiece itself:
+    its ids and text are SentencePieceProcessor's, the reference of tokenizer.model (hf_bpe trains it equal to
+    spm_train). sentencepiece never reads control symbols (<s>, </s>) from the text, so --split-special-tokens
+    changes nothing here; user-defined symbols are pieces and always match."""
+
+    def __init__(self, path: str) -> None:
+        import sentencepiece
+
+        from .formats.sentencepiece_model import SentencePieceModel
+
+        SentencePieceModel.load(path)  # hf_bpe's reader first: a damaged file is a clear error, not a crash
+        self._processor = sentencepiece.SentencePieceProcessor(model_file=path)
+        self._size = self._processor.get_piece_size()
+
+    def encode(self, text: str, **_options: Any) -> list[int]:
+        text.encode("utf-8")  # a lone surrogate: the UnicodeEncodeError the command reports
+        return list(self._processor.encode(text))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        for token in ids:
+            if not 0 <= token < self._size:
+                raise InputError(f"id {token} is out of range for this SentencePiece model (0..{self._size - 1})")
+        return str(self._processor.decode(list(ids)))
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:

@@ -556,3 +556,46 @@ def test_cli_sentencepiece_training_shows_its_phases(corpus, tmp_path, capsys, a
     assert "601/601" not in err or "load sentences: 601 sentences" in err.replace("\r", "\n")
     assert main([*argv, "--quiet", "--force"]) == 0
     assert not any(phase in capsys.readouterr().err for phase in phases)
+
+
+# --- encode/decode read SentencePiece folders too (a folder hf-bpe train wrote with --algorithm unigram or
+# sentencepiece-bpe): the ids and text of sentencepiece's own processor. ---
+
+
+def _python_sources(package: str) -> list[str]:
+    """Real text: the lines of a standard-library package's sources (docstrings, comments, code)."""
+    import email
+
+    root = Path(email.__file__).parent.parent / package
+    return [line for path in sorted(root.rglob("*.py")) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+@pytest.mark.parametrize("algorithm", ["unigram", "sentencepiece-bpe"])
+def test_cli_encode_and_decode_read_sentencepiece_folders_as_sentencepiece(tmp_path, capsys, monkeypatch, algorithm):
+    import sentencepiece
+
+    train = tmp_path / "train.txt"
+    train.write_text("\n".join(_python_sources("email")) + "\n", encoding="utf-8")
+    out = tmp_path / "sp"
+    assert main(["train", str(train), "--algorithm", algorithm, "--vocab-size", "600", "--out", str(out),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(out / "tokenizer.model"))
+    held_out = _python_sources("json")[:300] + ["<s> special </s> text", "中文 and ünïcode 😀", "  spaces  "]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(held_out) + "\n"))
+    assert main(["encode", "--model", str(out)]) == 0
+    lines = capsys.readouterr().out.split("\n")[:-1]
+    assert [[int(i) for i in line.split()] for line in lines] == [processor.encode(text) for text in held_out]
+    assert main(["encode", "--model", str(out), "--split-special-tokens", held_out[0]]) == 0
+    assert capsys.readouterr().out == lines[0] + "\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\n"))
+    assert main(["decode", "--model", str(out)]) == 0
+    decoded = capsys.readouterr().out.split("\n")[:-1]
+    assert decoded == [processor.decode([int(i) for i in line.split()]) for line in lines]
+    # A bad id or a lone surrogate is one error line, exit 2.
+    assert main(["decode", "--model", str(out), "600"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "id 600 is out of range for this SentencePiece model (0..599)" in err
+    assert main(["encode", "--model", str(out), "a\udcff b"]) == 2
+    assert "not valid UTF-8" in capsys.readouterr().err
