@@ -23,7 +23,8 @@ from .cli_parity import add_parity_arguments, cmd_train_parity, parity_flags_giv
 from .cli_superbpe import add_superbpe_arguments, superbpe_trainer
 from .cli_tools import (add_compare_parser, add_convert_parser, add_verify_parser, cmd_compare, cmd_convert,
                         cmd_verify)
-from .cli_support import add_corpus_arguments, check_out, check_out_folder, corpus_of, default_corpus, log
+from .cli_support import (TOKENIZER_CLASSES, add_corpus_arguments, check_out, check_out_folder, corpus_of,
+                          default_corpus, log)
 from .errors import USER_ERRORS, InputError
 
 __all__ = ["ALGORITHMS", "main"]
@@ -111,8 +112,7 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     train.add_argument("--corpus-order", choices=("sequence", "multiset"), default="sequence",
                        help="fingerprint the corpus as an ordered sequence (default) or an order-free multiset")
     train.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
-    train.add_argument("--tokenizer-class", choices=("PreTrainedTokenizerFast", "HFBPETokenizer",
-                                                     "HFSentencePieceTokenizer"), default=None,
+    train.add_argument("--tokenizer-class", choices=TOKENIZER_CLASSES, default=None,
                        help="the class tokenizer_config.json names for AutoTokenizer: PreTrainedTokenizerFast "
                             "(default: the folder loads with the same ids everywhere, transformers 4.x and 5.x, "
                             "with or without hf_bpe) or hf_bpe's class, HFBPETokenizer (byte-level BPE) or "

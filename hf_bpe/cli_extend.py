@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .cli_support import add_corpus_arguments, check_out_folder, corpus_of, log
+from .cli_support import TOKENIZER_CLASSES, add_corpus_arguments, check_out_folder, corpus_of, log
 from .errors import InputError
 
 REPORT_FILE = "extension_report.json"
@@ -57,6 +57,10 @@ def add_extend_parser(commands: Any) -> None:
     extend.add_argument("--check", nargs="+", default=None, metavar="FILE",
                         help="text of the base's own kind (e.g. English for GPT-2): the report's tokens per byte "
                              "on it too, before and after")
+    extend.add_argument("--tokenizer-class", choices=TOKENIZER_CLASSES, default=None,
+                        help="the class tokenizer_config.json names: PreTrainedTokenizerFast by default (loads "
+                             "everywhere); HFBPETokenizer (byte-level base) or HFSentencePieceTokenizer (a .model "
+                             "base): hf_bpe's classes")
     extend.add_argument("--force", action="store_true", help="replace hf_bpe's files in an existing --out folder")
     extend.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -77,6 +81,14 @@ def cmd_extend(args: argparse.Namespace) -> int:
     out = check_out_folder(args.out, args.force)
     if not Path(args.base).exists():
         raise InputError(f"BASE {args.base!r} does not exist; give a tokenizer folder, a .tiktoken file or a .model")
+    sentencepiece_base = Path(args.base).suffix == ".model"
+    other_kind = "HFBPETokenizer" if sentencepiece_base else "HFSentencePieceTokenizer"
+    if args.tokenizer_class == other_kind:  # refused before the extension runs, not after
+        raise InputError(f"--tokenizer-class {other_kind} is the class of "
+                         f"{'byte-level' if sentencepiece_base else 'SentencePiece'} folders; this base is "
+                         f"{'a SentencePiece model' if sentencepiece_base else 'byte-level'}: give "
+                         f"{'HFSentencePieceTokenizer' if sentencepiece_base else 'HFBPETokenizer'} or "
+                         "PreTrainedTokenizerFast")
     if args.counts and (args.files or args.dataset):
         raise InputError("give either --counts or a corpus (FILE arguments or --dataset), not both")
     size = {"vocab_size": args.vocab_size, "new_tokens": args.new_tokens}
@@ -97,9 +109,9 @@ def cmd_extend(args: argparse.Namespace) -> int:
         corpus = split = HeldOutSplit.of_corpus(corpus, text_column=args.text_column, fraction=args.held_out)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if Path(args.base).suffix == ".model":
+        if sentencepiece_base:
             base, model = args.base, _extend_sentencepiece(hf_bpe, args, corpus, size)
-            files = sentencepiece_files(model, model.to_bytes())
+            files = sentencepiece_files(model, model.to_bytes(), tokenizer_class=args.tokenizer_class)
         else:
             base, record = load_base(args.base, args.pattern)
             if args.counts:
@@ -107,7 +119,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
             else:
                 model = extend_model(base, corpus, text_column=args.text_column, workers=args.workers,
                                      base_record=record, **options)
-            files = model.files()
+            files = model.files(**({} if args.tokenizer_class is None else {"tokenizer_class": args.tokenizer_class}))
     for warning in caught:
         log(f"warning: {warning.message}")
     report = extension_report(base, model, split.held_out if split is not None else (),

@@ -14,7 +14,10 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["add_corpus_arguments", "check_out", "corpus_of", "default_corpus", "log"]
+__all__ = ["TOKENIZER_CLASSES", "add_corpus_arguments", "check_out", "corpus_of", "default_corpus", "log"]
+
+# What --tokenizer-class offers (train, convert, extend): the class a folder's tokenizer_config.json names.
+TOKENIZER_CLASSES = ("PreTrainedTokenizerFast", "HFBPETokenizer", "HFSentencePieceTokenizer")
 
 
 def log(message: str) -> None:

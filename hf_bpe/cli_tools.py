@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .cli_support import add_corpus_arguments, check_out, corpus_of, default_corpus, log
+from .cli_support import TOKENIZER_CLASSES, add_corpus_arguments, check_out, corpus_of, default_corpus, log
 from .errors import InputError
 
 __all__ = ["add_compare_parser", "add_convert_parser", "add_verify_parser", "cmd_compare", "cmd_convert",
@@ -103,6 +103,10 @@ def add_convert_parser(commands: Any) -> None:
     convert.add_argument("--pattern", default=None, metavar="NAME",
                          help=f"pre-tokenizer when SRC does not say: {', '.join(PATTERNS)}, or a regex "
                               "(required for .tiktoken files other than OpenAI's)")
+    convert.add_argument("--tokenizer-class", choices=TOKENIZER_CLASSES, default=None,
+                         help="the class tokenizer_config.json names (--to gpt2, or a SentencePiece .model): "
+                              "PreTrainedTokenizerFast by default (loads everywhere); HFBPETokenizer or "
+                              "HFSentencePieceTokenizer: hf_bpe's classes")
     convert.add_argument("--force", action="store_true", help="replace existing output files")
 
 
@@ -151,7 +155,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     from .tools.convert import convert
 
     check_out(args.out)
-    folder = convert(args.src, to=args.to, out=args.out, pattern=args.pattern, force=args.force)
+    folder = convert(args.src, to=args.to, out=args.out, pattern=args.pattern, force=args.force,
+                     tokenizer_class=args.tokenizer_class)
     log(f"wrote {args.to} files to {os.fspath(folder)}")
     if note := missing_tokenizer_json(folder):
         log(note)

@@ -596,3 +596,44 @@ def test_convert_sniffing_a_file_reads_a_bounded_head(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
+
+
+# -- --tokenizer-class: the class tokenizer_config.json names, for the outputs that have one ----------------------
+
+@pytest.mark.parametrize(("source", "to", "tokenizer_class", "named"), [
+    ("gpt2", "gpt2", None, "PreTrainedTokenizerFast"),
+    ("gpt2", "gpt2", "HFBPETokenizer", "HFBPETokenizer"),
+    ("gpt2", "gpt2", "PreTrainedTokenizerFast", "PreTrainedTokenizerFast"),
+    ("spm", "tokenizers", None, "PreTrainedTokenizerFast"),
+    ("spm", "tokenizers", "HFSentencePieceTokenizer", "HFSentencePieceTokenizer"),
+])
+def test_convert_tokenizer_class_is_named_in_the_config(tmp_path: Path, capsys, source, to, tokenizer_class,
+                                                        named) -> None:
+    if source == "gpt2":
+        src = tiny_model().save(tmp_path / "src")
+    else:
+        src = tmp_path / "m.model"
+        src.write_bytes(_trained_spm_bpe())
+    extra = [] if tokenizer_class is None else ["--tokenizer-class", tokenizer_class]
+    code, err = run_cli(capsys, src, "--to", to, "--out", tmp_path / "out", *extra)
+    assert code == 0, err
+    config = json.loads((tmp_path / "out" / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert config["tokenizer_class"] == named
+
+
+@pytest.mark.parametrize(("source", "to", "tokenizer_class", "phrase"), [
+    ("gpt2", "tokenizers", "HFBPETokenizer", "which to='tokenizers' does not write"),
+    ("gpt2", "tiktoken", "PreTrainedTokenizerFast", "which to='tiktoken' does not write"),
+    ("gpt2", "gpt2", "HFSentencePieceTokenizer", "tokenizer_class must be one of"),
+    ("spm", "tokenizers", "HFBPETokenizer", "HFBPETokenizer"),
+])
+def test_convert_tokenizer_class_of_the_wrong_kind_is_one_error_line(tmp_path: Path, capsys, source, to,
+                                                                    tokenizer_class, phrase) -> None:
+    if source == "gpt2":
+        src = tiny_model().save(tmp_path / "src")
+    else:
+        src = tmp_path / "m.model"
+        src.write_bytes(_trained_spm_bpe())
+    code, err = run_cli(capsys, src, "--to", to, "--out", tmp_path / "out", "--tokenizer-class", tokenizer_class)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("hf-bpe: error: ") and phrase in err, err
+    assert not (tmp_path / "out").exists()

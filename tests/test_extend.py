@@ -349,6 +349,31 @@ def test_cli_extend_verify_counts_and_errors(tmp_path: Path, capsys: pytest.Capt
     assert code == 2 and "not allowed with" in err
 
 
+def test_cli_extend_tokenizer_class_is_named_and_the_wrong_kind_refused_before_training(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # --tokenizer-class as train's: the class tokenizer_config.json names; the other kind's class (HFSentencePiece-
+    # Tokenizer for a byte-level base, HFBPETokenizer for a .model) is one error line before the extension runs.
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("東京 東京都 京都\n東京都庁 京都府\n" * 20, encoding="utf-8")
+    base = quiet_train(["the cat sat on the mat"] * 3, vocab_size=265).save(tmp_path / "base")
+    for name in ("HFBPETokenizer", "PreTrainedTokenizerFast"):
+        out = tmp_path / f"ext-{name}"
+        code, _, err = run(capsys, "extend", base, corpus, "--new-tokens", 6, "--out", out, "--quiet",
+                           "--tokenizer-class", name)
+        assert code == 0, err
+        config = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+        assert config["tokenizer_class"] == name
+    code, _, err = run(capsys, "extend", base, corpus, "--new-tokens", 6, "--out", tmp_path / "bad", "--quiet",
+                       "--tokenizer-class", "HFSentencePieceTokenizer")
+    assert code == 2 and err.count("\n") == 1 and "this base is byte-level" in err, err
+    assert not (tmp_path / "bad").exists()
+    model = tmp_path / "tokenizer.model"
+    model.write_bytes(b"")  # never read: the class is refused first
+    code, _, err = run(capsys, "extend", model, corpus, "--new-tokens", 1, "--out", tmp_path / "bad2", "--quiet",
+                       "--tokenizer-class", "HFBPETokenizer")
+    assert code == 2 and "this base is a SentencePiece model" in err, err
+
+
 def test_cli_extend_holds_out_reports_and_verify_cuts_the_same_way(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     corpus, check = tmp_path / "corpus.txt", tmp_path / "check.txt"

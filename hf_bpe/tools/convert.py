@@ -385,6 +385,7 @@ def convert(
     out: str | os.PathLike[str],
     pattern: str | None = None,
     force: bool = False,
+    tokenizer_class: str | None = None,
 ) -> Path:
     """Convert the tokenizer at ``src`` into the format ``to``, written into the folder ``out``.
 
@@ -403,14 +404,18 @@ def convert(
         out: the output folder (created when absent).
         pattern: the pre-tokenizer when the source does not say (see :func:`load_any`).
         force: replace files of the same names in ``out``.
+        tokenizer_class: what ``tokenizer_config.json`` names, for the outputs that have one (``to="gpt2"``: as
+            ``BPEModel.save``; a SentencePiece ``.model``: as ``save_sentencepiece``); None: their default
+            (``PreTrainedTokenizerFast`` where the folder has an exact ``tokenizer.json``).
 
     Returns:
         The output folder.
 
     Raises:
         TypeError: on arguments of the wrong type.
-        ValueError: on an unknown ``to``, malformed sources, or a model the target cannot express (a vocabulary
-            whose ids do not follow merge order, or with ``add_prefix_space``, as tiktoken).
+        ValueError: on an unknown ``to``, malformed sources, a model the target cannot express (a vocabulary
+            whose ids do not follow merge order, or with ``add_prefix_space``, as tiktoken), or a
+            ``tokenizer_class`` for an output without ``tokenizer_config.json`` or of the wrong kind.
         FileNotFoundError: when ``src`` does not exist.
         FileExistsError: when an output file exists and ``force`` is false.
     """
@@ -422,12 +427,19 @@ def convert(
     if not isinstance(force, bool):
         raise TypeError(f"force must be a bool, got {type(force).__name__} {force!r}")
     source = _check_path(src, "src")
+    if tokenizer_class is not None and not isinstance(tokenizer_class, str):
+        raise TypeError(f"tokenizer_class must be a str or None, got {type(tokenizer_class).__name__}")
     if source.suffix == ".model" and source.is_file():
-        return _convert_sentencepiece(source, to, out_path, force)
+        return _convert_sentencepiece(source, to, out_path, force, tokenizer_class)
+    if tokenizer_class is not None and to != "gpt2":
+        raise ValueError(f"tokenizer_class names the class in tokenizer_config.json, which to={to!r} does not write "
+                         "for a byte-level tokenizer; convert with to='gpt2' (vocab.json, merges.txt, "
+                         "tokenizer.json and the configs)")
     kind, located = _locate(src)
     model = load_any(src, pattern=pattern)
     if to == "gpt2":
-        return model.save(out_path, force=force)
+        return model.save(out_path, force=force, **({} if tokenizer_class is None else
+                                                     {"tokenizer_class": tokenizer_class}))
     if to == "tiktoken":
         files = _tiktoken_files(model, _output_name(located, kind), repr(os.fspath(src)))
     else:
@@ -435,19 +447,20 @@ def convert(
     return atomic.replace_folder(out_path, files, force=force)
 
 
-def _convert_sentencepiece(path: Path, to: str, out: Path, force: bool) -> Path:
+def _convert_sentencepiece(path: Path, to: str, out: Path, force: bool, tokenizer_class: str | None) -> Path:
     """A SentencePiece BPE or unigram ``.model`` as an exact Hugging Face folder (``tokenizer.json`` and configs, and the
     model itself as ``tokenizer.model``): see :mod:`hf_bpe.integrations.sentencepiece_hf`."""
     from ..formats.sentencepiece_model import SentencePieceModel
-    from ..integrations.sentencepiece_hf import sentencepiece_files
+    from ..integrations.sentencepiece_hf import folder_class, sentencepiece_files
 
     if to != "tokenizers":
         raise ValueError(f"a SentencePiece model converts only to 'tokenizers' (a tokenizer.json folder), not {to!r}: "
                          "its pieces are not byte-level BPE, so it has no GPT-2 or tiktoken form")
     data = path.read_bytes()  # read once: parsed here, written unchanged as tokenizer.model
     model = SentencePieceModel.read(data, os.fspath(path))
+    folder_class(model, tokenizer_class)  # a class of the wrong kind: its own error, not "cannot be converted"
     try:
-        files = sentencepiece_files(model, data)
+        files = sentencepiece_files(model, data, tokenizer_class=tokenizer_class)
     except ValueError as exc:
         raise ValueError(f"{os.fspath(path)!r} cannot be converted exactly: {exc}") from None
     return atomic.replace_folder(out, files, force=force)
