@@ -308,3 +308,69 @@ def test_equal_sentencepiece_on_any_text(byte_fallback_pair, text):
     assert ours.encode(text) == sp.encode(text)
     normalized = ours.normalize(text)
     assert ours.viterbi(normalized) == ours.viterbi_reference(normalized)
+
+
+# -- decode: SentencePieceProcessor.decode, text for text --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def decode_models(tmp_path_factory: pytest.TempPathFactory):
+    """Models sentencepiece trains, one per normalizer/fallback setting that changes decoding, with its processor."""
+    where = tmp_path_factory.mktemp("unigram_decode")
+    out = []
+    for index, options in enumerate([
+            {"byte_fallback": True},
+            {"byte_fallback": True, "add_dummy_prefix": False},
+            {"remove_extra_whitespaces": False},
+            {"add_dummy_prefix": False, "remove_extra_whitespaces": False, "user_defined_symbols": ["<sep>", "▁x"]},
+            {"unk_surface": "<?>", "control_symbols": ["<cls>"]}]):
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(_corpus()), model_prefix=str(where / f"m{index}"),
+                                       model_type="unigram", vocab_size=300, hard_vocab_limit=False, minloglevel=3,
+                                       **options)
+        path = where / f"m{index}.model"
+        out.append((spm.SentencePieceProcessor(model_file=str(path)), UnigramModel.load(path)))
+    return out
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(which=st.integers(0, 4), ids=st.lists(st.integers(0, 10**6), max_size=24),
+       text=st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00"), max_size=30))
+def test_decode_equals_sentencepiece_on_any_ids(decode_models, which, ids, text):
+    # Any ids of the model (controls, <unk>, byte pieces in any order: invalid UTF-8, pieces with and without a
+    # leading ▁ first), and the ids of any text: sentencepiece's own decode, text for text.
+    sp, ours = decode_models[which]
+    ids = [i % len(ours.pieces) for i in ids]
+    assert ours.decode(ids) == sp.decode(ids)
+    encoded = sp.encode(text)
+    assert ours.decode(encoded) == sp.decode(encoded)
+
+
+def test_decode_equals_sentencepiece_on_real_text_and_loads_folders(shared_data: Path, tmp_path: Path) -> None:
+    import hf_bpe
+
+    lines = (shared_data / "corpora" / "en" / "english_combined.txt").read_text(encoding="utf-8").splitlines()
+    model = hf_bpe.train_unigram(lines[:3000], vocab_size=1000, show_progress=False)
+    folder = hf_bpe.save_sentencepiece(model, tmp_path / "uni")
+    ours = UnigramModel.load(folder)
+    sp = spm.SentencePieceProcessor(model_file=str(folder / "tokenizer.model"))
+    for line in lines[3000:3400]:
+        ids = sp.encode(line)
+        assert ours.encode(line) == ids and ours.decode(ids) == sp.decode(ids)
+    for name in ("sentencepiece_test_model.model", "sentencepiece_test_ja_model.model"):
+        path = shared_data / "sentencepiece" / name
+        if SentencePieceModel.load(path).model_type != "unigram":
+            continue
+        theirs, ours = spm.SentencePieceProcessor(model_file=str(path)), UnigramModel.load(path)
+        for ids in ([], list(range(min(400, len(ours.pieces)))), [0, 1, 2] * 5):
+            assert ours.decode(ids) == theirs.decode(ids)
+
+
+def test_decode_refuses_bad_ids_and_missing_files(tmp_path: Path) -> None:
+    model = UnigramModel([Piece("<unk>", 0.0, UNKNOWN), Piece("▁a", -1.0, NORMAL)])
+    assert model.decode([1, 0, 1]) == "a ⁇  a"
+    with pytest.raises(ValueError, match=r"id 2 is out of range; this model's ids are 0..1"):
+        model.decode([2])
+    with pytest.raises(TypeError, match="ids must be ints, got str"):
+        model.decode(["1"])
+    with pytest.raises(FileNotFoundError, match="is not a file"):
+        UnigramModel.load(tmp_path)  # a folder without tokenizer.model

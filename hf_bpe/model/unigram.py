@@ -42,13 +42,16 @@
 from __future__ import annotations
 
 import math
+import os
 import random
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..core.stl_heap import heap_pop, heap_push
+from ..formats.sentencepiece_decode import decode_ids
 from ..formats.sentencepiece_model import BYTE, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, Piece, SentencePieceModel
 
 __all__ = ["UnigramModel"]
@@ -56,6 +59,7 @@ __all__ = ["UnigramModel"]
 _F32 = struct.Struct("<f")
 _FLT_MAX = 3.4028234663852886e38
 _UNK_PENALTY = 10.0
+_UNK_SURFACE = " \u2047 "  # sentencepiece's kDefaultUnknownSymbol
 _MAX_AGENDA, _MIN_AGENDA = 10000, 512
 
 
@@ -102,16 +106,23 @@ class UnigramModel:
         pieces: the model's pieces in id order (``SentencePieceModel.pieces``); exactly one of type UNKNOWN.
         byte_fallback: unknown characters as their UTF-8 byte pieces (``<0x41>``), which must then all exist.
         normalizer: the normalizer spec (``SentencePieceModel.normalizer``) for :meth:`encode`; None: texts are
-            taken as already normalized.
+            taken as already normalized (and :meth:`decode` strips a leading ``▁`` as sentencepiece's defaults do).
+        unk_surface: the text :meth:`decode` gives an unknown piece (the trainer spec's ``unk_surface``).
 
     Raises:
         ValueError: no or several unknown pieces, a piece repeated, or byte fallback without its 256 byte pieces.
     """
 
     def __init__(self, pieces: Iterable[Piece], *, byte_fallback: bool = False,
-                 normalizer: Mapping[str, Any] | None = None) -> None:
+                 normalizer: Mapping[str, Any] | None = None, unk_surface: str = _UNK_SURFACE) -> None:
         self.pieces = tuple(pieces)
         self.byte_fallback = bool(byte_fallback)
+        if not isinstance(unk_surface, str):
+            raise TypeError(f"unk_surface must be a str, got {type(unk_surface).__name__}")
+        self.unk_surface = unk_surface
+        self._decode_flags = (True, True) if normalizer is None else (
+            bool(normalizer.get("add_dummy_prefix", True)), bool(normalizer.get("remove_extra_whitespaces", True)))
+        self._denormalizer = False  # a model's denormalizer spec (decode refuses to ignore it)
         unknown = [i for i, p in enumerate(self.pieces) if p.type == UNKNOWN]
         if len(unknown) != 1:
             raise ValueError(f"a unigram model needs exactly one UNKNOWN piece; got {len(unknown)}: check the "
@@ -152,8 +163,54 @@ class UnigramModel:
         if model.model_type != "unigram":
             raise ValueError(f"this is a SentencePiece {model.model_type} model; UnigramModel encodes unigram "
                              "models (model_type=unigram)")
-        return cls(model.pieces, byte_fallback=bool(model.trainer["byte_fallback"]),
-                   normalizer=model.encoding_normalizer)
+        built = cls(model.pieces, byte_fallback=bool(model.trainer["byte_fallback"]),
+                    normalizer=model.encoding_normalizer, unk_surface=str(model.trainer.get("unk_surface",
+                                                                                            _UNK_SURFACE)))
+        # ModelProto field 5, the denormalizer spec (sentencepiece applies it after decoding): absent from what
+        # spm_train and hf_bpe write.
+        source = model.source
+        built._denormalizer = source is not None and any(field[0] == 5 and field[2] for field in source.model)
+        return built
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> UnigramModel:
+        """Load a unigram ``.model`` file, or the ``tokenizer.model`` of a folder (``hf-bpe train --algorithm
+        unigram``, ``save_sentencepiece``).
+
+        >>> import tempfile, hf_bpe
+        >>> model = hf_bpe.train_unigram(["hello world"] * 50, vocab_size=12, show_progress=False)
+        >>> folder = hf_bpe.save_sentencepiece(model, tempfile.mkdtemp() + "/uni")
+        >>> unigram = UnigramModel.load(folder)
+        >>> unigram.decode(unigram.encode("hello world"))
+        'hello world'
+
+        Raises:
+            FileNotFoundError: no such file, or a folder without ``tokenizer.model``.
+            ValueError: not a SentencePiece model, or not a unigram one.
+        """
+        location = Path(os.fspath(path))
+        if location.is_dir():
+            location = location / "tokenizer.model"
+        return cls.from_sentencepiece(SentencePieceModel.load(location))
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Return the text of ``ids`` as ``SentencePieceProcessor.decode`` gives it.
+
+        Control pieces give nothing, the unknown piece ``unk_surface``, byte pieces their UTF-8 (sentencepiece's
+        U+FFFD per invalid byte), the others their text with ``▁`` as a space, the first one without its leading
+        ``▁`` (:mod:`hf_bpe.formats.sentencepiece_decode`).
+
+        Raises:
+            TypeError: an id that is not an int.
+            ValueError: an id out of range, or a model with a denormalizer spec (not applied here: decode it with
+                ``sentencepiece``).
+        """
+        if self._denormalizer:
+            raise ValueError("this model has a denormalizer spec, which UnigramModel.decode does not apply; decode "
+                             "with sentencepiece.SentencePieceProcessor")
+        add_dummy_prefix, remove_extra_whitespaces = self._decode_flags
+        return decode_ids(self.pieces, ids, unk_surface=self.unk_surface, add_dummy_prefix=add_dummy_prefix,
+                          remove_extra_whitespaces=remove_extra_whitespaces)
 
     # -- the piece scores as sentencepiece computes them ------------------------------------------------------------
 
