@@ -374,3 +374,15 @@ def test_decode_refuses_bad_ids_and_missing_files(tmp_path: Path) -> None:
         model.decode(["1"])
     with pytest.raises(FileNotFoundError, match="is not a file"):
         UnigramModel.load(tmp_path)  # a folder without tokenizer.model
+
+
+def test_decode_refuses_a_model_with_a_denormalizer_spec(decode_models, tmp_path: Path) -> None:
+    # ModelProto field 5 (sentencepiece applies it after decoding): refused rather than ignored.
+    sp, ours = decode_models[0]
+    data = sp.serialized_model_proto() + b"\x2a\x0a\x0a\x08identity"  # denormalizer_spec { name: "identity" }
+    path = tmp_path / "denormalized.model"
+    path.write_bytes(data)
+    loaded = UnigramModel.load(path)
+    assert loaded.encode("hello") == ours.encode("hello")
+    with pytest.raises(ValueError, match="denormalizer spec"):
+        loaded.decode([1, 2])
