@@ -506,8 +506,10 @@ class _SentencePieceFolder:
 
         from .formats.sentencepiece_model import SentencePieceModel
 
-        SentencePieceModel.load(path)  # hf_bpe's reader first: a damaged file is a clear error, not a crash
-        self._processor = sentencepiece.SentencePieceProcessor(model_file=path)
+        data = Path(path).read_bytes()  # read once: checked by hf_bpe's reader (a damaged file is a clear error,
+        SentencePieceModel.read(data, path)  # not a crash), then loaded by sentencepiece
+        self._processor = sentencepiece.SentencePieceProcessor()
+        self._processor.LoadFromSerializedProto(data)
         self._size = self._processor.get_piece_size()
 
     def encode(self, text: str, **_options: Any) -> list[int]:

@@ -70,6 +70,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
     import hf_bpe
 
     from .formats import atomic
+    from .formats.hf_config import SHARING_TOKENIZER_CLASS
     from .integrations.sentencepiece_hf import sentencepiece_files
     from .tools.extend import load_base
     from .tools.extension_report import extension_report
@@ -82,13 +83,13 @@ def cmd_extend(args: argparse.Namespace) -> int:
     if not Path(args.base).exists():
         raise InputError(f"BASE {args.base!r} does not exist; give a tokenizer folder, a .tiktoken file or a .model")
     sentencepiece_base = Path(args.base).suffix == ".model"
-    other_kind = "HFBPETokenizer" if sentencepiece_base else "HFSentencePieceTokenizer"
-    if args.tokenizer_class == other_kind:  # refused before the extension runs, not after
-        raise InputError(f"--tokenizer-class {other_kind} is the class of "
-                         f"{'byte-level' if sentencepiece_base else 'SentencePiece'} folders; this base is "
-                         f"{'a SentencePiece model' if sentencepiece_base else 'byte-level'}: give "
-                         f"{'HFSentencePieceTokenizer' if sentencepiece_base else 'HFBPETokenizer'} or "
-                         "PreTrainedTokenizerFast")
+    # This base's kind and class, and the other kind's: its class is refused before the extension runs, not after.
+    kind, own, other_kind, other = (
+        ("a SentencePiece model", "HFSentencePieceTokenizer", "byte-level", "HFBPETokenizer") if sentencepiece_base
+        else ("byte-level", "HFBPETokenizer", "SentencePiece", "HFSentencePieceTokenizer"))
+    if args.tokenizer_class == other:
+        raise InputError(f"--tokenizer-class {other} is the class of {other_kind} folders; this base is {kind}: "
+                         f"give {own} or PreTrainedTokenizerFast")
     if args.counts and (args.files or args.dataset):
         raise InputError("give either --counts or a corpus (FILE arguments or --dataset), not both")
     size = {"vocab_size": args.vocab_size, "new_tokens": args.new_tokens}
@@ -119,7 +120,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
             else:
                 model = extend_model(base, corpus, text_column=args.text_column, workers=args.workers,
                                      base_record=record, **options)
-            files = model.files(**({} if args.tokenizer_class is None else {"tokenizer_class": args.tokenizer_class}))
+            files = model.files(tokenizer_class=args.tokenizer_class or SHARING_TOKENIZER_CLASS)
     for warning in caught:
         log(f"warning: {warning.message}")
     report = extension_report(base, model, split.held_out if split is not None else (),

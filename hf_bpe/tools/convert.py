@@ -438,8 +438,7 @@ def convert(
     kind, located = _locate(src)
     model = load_any(src, pattern=pattern)
     if to == "gpt2":
-        return model.save(out_path, force=force, **({} if tokenizer_class is None else
-                                                     {"tokenizer_class": tokenizer_class}))
+        return model.save(out_path, force=force, tokenizer_class=tokenizer_class or hf_config.SHARING_TOKENIZER_CLASS)
     if to == "tiktoken":
         files = _tiktoken_files(model, _output_name(located, kind), repr(os.fspath(src)))
     else:

@@ -93,8 +93,8 @@ public:
             }
             return;
         }
-        // Pieces of `shortest`..15 bytes are looked up. 1 when the table holds every single byte (a seeded image)
-        // or with whole words (a byte may be one): then every short piece takes one path, with no branch on its
+        // Pieces of `shortest`..15 bytes are looked up. 1 when the table holds every single byte (every image but
+        // one whose byte ids do not fit a slot, see build_piece_image) or with whole words (a byte may be one): then every short piece takes one path, with no branch on its
         // length: English alternates 1-byte pieces (punctuation, spaces) and longer ones at random, and the
         // branch on it was mispredicted about once in three pieces (cachegrind: 0.67 mispredictions a piece in
         // phases 1 and 2, where gigatoken has 0.12; ~25 % of a long English text's time). Else 2, and a 1-byte

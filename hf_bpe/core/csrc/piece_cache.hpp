@@ -177,7 +177,7 @@ public:
     // wiped: after put(), grow() or reset(), ask again).
     const PieceSlot* slots() const { return slots_.data(); }
     uint64_t mask() const { return mask_; }
-    // The slot of (k0, k1) in `slots` (from slots(), with `mask`), or null: find() on registers.
+    // The slot of (k0, k1) in `slots` (from slots(), with `mask`), or null: find() with the table in registers.
     static const PieceSlot* find_in(const PieceSlot* slots, uint64_t mask, uint64_t k0, uint64_t k1, uint64_t hash) {
         for (uint64_t i = hash & mask;; i = (i + 1) & mask) {
             const PieceSlot& slot = slots[i];
@@ -186,18 +186,11 @@ public:
             if (seen == 0) return nullptr;
         }
     }
-    // Start loading the slot where a lookup of `hash` begins (the batch loop asks a few pieces ahead).
-    void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
 
     // The slot of the piece (k0, k1), or null when the table does not hold it (its v0, v1 are published: read
     // them after this returns).
     const PieceSlot* find(uint64_t k0, uint64_t k1, uint64_t hash) const {
-        for (uint64_t i = hash & mask_;; i = (i + 1) & mask_) {
-            const PieceSlot& slot = slots_[i];
-            const uint64_t seen = __atomic_load_n(&slot.k1, __ATOMIC_ACQUIRE);
-            if (seen == k1 && slot.k0 == k0) return &slot;
-            if (seen == 0) return nullptr;
-        }
+        return find_in(slots_.data(), mask_, k0, k1, hash);
     }
     // The ids of the piece (k0, k1) appended to out: true, or false when the table does not hold it.
     bool get(uint64_t k0, uint64_t k1, uint64_t hash, std::vector<int32_t>& out) const {
