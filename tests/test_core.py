@@ -338,6 +338,33 @@ def test_core_encoder_scan_merge_equals_reference(pairs, words, cache_size) -> N
     assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
 
 
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    data=st.data(),
+    byte_base=st.sampled_from([0, 1021, 1100]),
+    new_base=st.sampled_from([16, 1018, 1030]),
+    rising=st.booleans(),
+    words=st.lists(st.binary(min_size=1, max_size=80).map(lambda raw: bytes(x % 4 for x in raw)), max_size=20),
+)
+def test_core_encoder_scan_merge_across_the_grid_side_equals_reference(data, byte_base, new_base, rising,
+                                                                      words) -> None:
+    # The short-word scan reads the keys of pairs of ids < 1024 from a grid (csrc/rank_grid.hpp) and the others from
+    # the pair table: byte ids and new ids below, across and above the grid's side, in rank order (new ids rise with
+    # the ranks: the keys are new ids) or shuffled (the keys are ranks); words of up to 32 bytes (branching scan), up
+    # to 64 (min then search) and longer (the heap).
+    news = [new_base + i for i in range(24)]
+    pool = [byte_base + b for b in range(4)] + news
+    pairs = data.draw(st.lists(st.tuples(st.sampled_from(pool), st.sampled_from(pool)), min_size=1, max_size=24))
+    merges = [(left, right, news[i]) for i, (left, right) in enumerate(pairs)]
+    if not rising:
+        merges = data.draw(st.permutations(merges))
+    byte_ids = [byte_base + b % 4 for b in range(256)]
+    core = _core.WordEncoder(merges, byte_ids)
+    reference = _reference.WordEncoder(merges, byte_ids)
+    assert core.encode_words(words) == reference.encode_words(words)
+    assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
+
+
 @st.composite
 def spelled_merges(draw):
     """Merges as a converted vocabulary (Llama 3's tokenizer.json) makes them: each token made by every split of its
