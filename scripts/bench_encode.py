@@ -4,7 +4,7 @@ Usage::
 
     python scripts/bench_encode.py [--patterns gpt2,gpt4,o200k,llama3] [--languages en,zh,code]
                                    [--cells loop,batch1,batch2,long,file] [--peers all|a,b] [--mb 6.4]
-                                   [--long-mb 10] [--file-mb 160] [--rounds 5] [--threads N] [--fresh]
+                                   [--long-mb 10] [--file-mb 160] [--rounds 5] [--threads N] [--fresh [--time-build]]
                                    [--work DIR] [--markdown]
 
 The five cells of issue 23, for each pattern (vocabulary) and language:
@@ -43,7 +43,9 @@ texts differ.
 Timing: the cells run in child processes (``RAYON_NUM_THREADS`` = 1 for ``batch1``, ``--threads`` for the others,
 so rayon-based peers really use that many threads). Encoders are built once and warmed by one untimed call (the
 identity check); ``--fresh`` builds a new encoder before every timed call instead (cold caches; building is not
-timed). ``--rounds`` alternating rounds, the peer order rotated each round, so that load from elsewhere falls on
+timed), and ``--fresh --time-build`` times building it too (a process's cold start: reading the vocabulary files
+and whatever a constructor precomputes, then the call; gigatoken's constructor merges every vocabulary entry of up
+to 15 bytes into its cache, hf_bpe merges a piece when it first meets it). ``--rounds`` alternating rounds, the peer order rotated each round, so that load from elsewhere falls on
 every peer alike; the tables show the median MB/s (UTF-8 bytes of the input per second) and the ratio of hf_bpe's
 fastest row in each cell (lists or arrays, as each peer is timed in its fastest form) to the fastest exact peer
 (> 1: hf_bpe is faster); the notes name both rows.
@@ -159,14 +161,17 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
                     data = _rotated(inputs[cell], index + 1, spec["rounds"] + 1)
                 expected = as_lists(encoders["hf_bpe"][cell](_new_str(data)), single=True)
             for name in order:
-                if spec["fresh"]:
-                    encoders[name] = PEERS[name].build(vocab, threads)
-                call = encoders[name][cell]
                 # One long text: a str object of its own for every call, as a caller's new text is: CPython keeps a
                 # str's UTF-8 form in the str once asked for it, and the peer timed first would pay for the others.
                 text = _new_str(data) if single_text else data
                 gc.collect()
                 start = time.perf_counter()
+                if spec["fresh"]:
+                    encoders[name] = PEERS[name].build(vocab, threads)
+                    if not spec["time_build"]:
+                        gc.collect()
+                        start = time.perf_counter()
+                call = encoders[name][cell]
                 out = call(text)
                 seconds = time.perf_counter() - start
                 if single_text and mismatch(expected, as_lists(out, single=True)) is not None:
@@ -365,6 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="threads of the N-thread cells and the file cell (default: the usable cores)")
     parser.add_argument("--fresh", action="store_true",
                         help="a freshly built encoder for every timed call (default: built once, warmed)")
+    parser.add_argument("--time-build", action="store_true",
+                        help="with --fresh: time building the encoder (reading its files) and the call together")
     parser.add_argument("--work", type=Path, default=None,
                         help="keep the prepared vocabularies and texts here (reused by later runs)")
     parser.add_argument("--markdown", action="store_true")
@@ -382,7 +389,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--rounds and --threads must be >= 1, --mb, --long-mb and --file-mb > 0")
 
     bullet = "- " if args.markdown else ""
-    mode = "fresh encoder per timed call" if args.fresh else "encoders built once, one untimed warm-up (the id check)"
+    if args.time_build and not args.fresh:
+        parser.error("--time-build needs --fresh")
+    mode = ("fresh encoder per timed call, building it timed too" if args.time_build else
+            "fresh encoder per timed call, building it untimed" if args.fresh else
+            "encoders built once, one untimed warm-up (the id check)")
     out = [f"# BPE encoding benchmark ({args.rounds} alternating rounds, medians, {mode})", ""]
     out += [bullet + line for line in machine_lines(DISTRIBUTIONS)]
     keep = args.work
@@ -424,6 +435,7 @@ def _bench_one(vocab: dict[str, Any], language: str, cells: Sequence[str], peers
     lines_path, long_path, file_path = paths["lines"], paths["long"], paths["file"]
     spec = {"vocab": vocab, "language": language, "lines_path": lines_path and os.fspath(lines_path),
             "long_path": long_path and os.fspath(long_path), "rounds": args.rounds, "fresh": args.fresh,
+            "time_build": args.time_build,
             "peers": list(peers), "threads": args.threads, "worst_mb": args.long_mb}
     results: dict[str, dict[str, Any]] = {name: {} for name in peers}
     groups = [([c for c in cells if c in ("loop", "batch2", "long")], args.threads),
