@@ -365,6 +365,27 @@ def test_core_encoder_scan_merge_across_the_grid_side_equals_reference(data, byt
     assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
 
 
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    wholes=st.dictionaries(st.binary(max_size=40).map(lambda raw: bytes(x % 6 for x in raw)),
+                           st.integers(0, 2**31 - 2), max_size=400),
+    extra=st.lists(st.binary(min_size=1, max_size=40).map(lambda raw: bytes(x % 6 for x in raw)), max_size=20),
+    cache_size=st.sampled_from([0, 65536]),
+)
+def test_core_encoder_whole_words_table_equals_reference(wholes, extra, cache_size) -> None:
+    # ignore_merges' whole words live in an open-addressing table of their own (csrc/whole_words.hpp, grown by
+    # doubling from 16 slots): every word found with its id (the empty word, words of 1-40 bytes), every other
+    # piece merged, short pieces through the pieces table and long ones through the word cache, cold and warm.
+    merges = [(0, 1, 10), (10, 2, 11), (3, 3, 12), (12, 4, 13)]
+    byte_ids = [b % 6 for b in range(256)]
+    core = _core.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=wholes)
+    reference = _reference.WordEncoder(merges, byte_ids, cache_size=cache_size, whole_words=wholes)
+    words = [w for w in wholes if w] + extra + [w[:-1] for w in wholes if len(w) > 1]
+    for _ in range(2):
+        assert core.encode_words(words) == reference.encode_words(words)
+    assert [core.encode_word(w) for w in words] == [reference.encode_word(w) for w in words]
+
+
 @st.composite
 def spelled_merges(draw):
     """Merges as a converted vocabulary (Llama 3's tokenizer.json) makes them: each token made by every split of its

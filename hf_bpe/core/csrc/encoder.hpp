@@ -8,6 +8,7 @@
 #include "piece_cache.hpp"
 #include "rank_grid.hpp"
 #include "shared_word_cache.hpp"
+#include "whole_words.hpp"
 #include "word_cache.hpp"
 
 #include <algorithm>
@@ -56,15 +57,7 @@ public:
         tables->ranks.get_or_insert(pair_key(left, right), RankValue()) = RankValue{rank, new_id};  // last wins
         tables->merges.push_back(Merge{left, right, new_id});
     }
-    void add_whole(const char* word, size_t size, int32_t id) {
-        auto it = tables->whole.find(std::string_view(word, size));
-        if (it != tables->whole.end()) {
-            it->second = id;  // last wins
-            return;
-        }
-        tables->whole_keys.emplace_back(word, size);
-        tables->whole.emplace(std::string_view(tables->whole_keys.back()), id);
-    }
+    void add_whole(const char* word, size_t size, int32_t id) { tables->whole.assign(word, size, id); }  // last wins
     void set_cache_size(size_t words) { cache.set_capacity(words); }
     void clear_cache() {
         cache.clear();
@@ -228,9 +221,9 @@ public:
             for (auto& entry : spelled) {
                 if (entry.second.size() >= shortest) keys.push_back(entry.second);
             }
-            for (auto& entry : tables->whole) {
-                if (!entry.first.empty() && entry.first.size() <= PIECE_MAX) keys.emplace_back(entry.first);
-            }
+            tables->whole.each([&](std::string_view word) {
+                if (!word.empty() && word.size() <= PIECE_MAX) keys.emplace_back(word);
+            });
         }
         image->limit = cache.capacity();
         size_t size = 16;
@@ -285,16 +278,15 @@ public:
         if (!whole.empty()) {
             // With whole words (ignore_merges), a piece over 15 bytes asks the word cache first, the whole words on
             // a miss only (encode_uncached): a hit holds what encode_uncached gives, whole words included. Looked
-            // up first, the whole words cost one probe of a 128K-entry node map (~3 cache misses) per long piece:
+            // up first, the whole words cost a probe of a 128K-word table (a cache miss or more) per long piece:
             // Llama 3 on Chinese, where most pieces are long Han runs, encoded at half o200k's rate (issue 23).
             if (size > 2 && size <= WordCache::MAX_KEY && cache.capacity() != 0) {
                 encode_cached(word, size, out, shared, arena, true);
                 return;
             }
-            auto it = whole.find(std::string_view(word, size));
-            if (it != whole.end()) {
+            if (const int32_t* id = whole.find(word, size)) {
                 ++stat_uncached;
-                out.push_back(it->second);
+                out.push_back(*id);
                 return;
             }
         }
@@ -571,9 +563,8 @@ private:
         const unsigned char* bytes = (const unsigned char*)word;
         const auto& whole = tables->whole;
         if (!whole.empty()) {
-            auto it = whole.find(std::string_view(word, size));
-            if (it != whole.end()) {
-                out.push_back(it->second);
+            if (const int32_t* id = whole.find(word, size)) {
+                out.push_back(*id);
                 return;
             }
         }
@@ -611,10 +602,7 @@ private:
     };
     struct Tables {
         PairMap<RankValue> ranks;
-        // Whole words (ignore_merges): views into whole_keys (a deque: its strings never move), so that a lookup
-        // builds no std::string (a heap allocation for a key over 15 bytes).
-        std::unordered_map<std::string_view, int32_t> whole;
-        std::deque<std::string> whole_keys;
+        WholeWords whole;  // whole words (ignore_merges)
         std::vector<Merge> merges;                // in rank order: the image's spellings are built from them
         std::shared_ptr<const PieceImage> image;  // what pieces tables start from (none until built)
         // merge_scan's pair keys: ranks, or new ids when they rise with the ranks (ids_ranked); the grid's keys
