@@ -54,8 +54,12 @@ public:
         tables->merges.reserve(merges);
     }
     void add_merge(int32_t rank, uint32_t left, uint32_t right, int32_t new_id) {
-        tables->ranks.get_or_insert(pair_key(left, right), RankValue()) = RankValue{rank, new_id};  // last wins
-        tables->merges.push_back(Merge{left, right, new_id});
+        Tables& t = *tables;
+        if (rank != (int32_t)t.merges.size()) t.ranks_indexed = false;  // (both callers pass the merge's index)
+        RankValue& value = t.ranks.get_or_insert(pair_key(left, right), RankValue{-1, 0});
+        if (value.rank >= 0) t.overridden.push_back(value.rank);  // a repeated pair: the last wins
+        value = RankValue{rank, new_id};
+        t.merges.push_back(Merge{left, right, new_id});
     }
     void add_whole(const char* word, size_t size, int32_t id) { tables->whole.assign(word, size, id); }  // last wins
     void set_cache_size(size_t words) { cache.set_capacity(words); }
@@ -387,16 +391,12 @@ private:
         for (int b = 0; b < 256; ++b) {
             if (byte_ids[b] <= largest) length[(size_t)byte_ids[b]] = 1;
         }
-        // Live: the merge the pair table holds for its pair (an earlier rank of a repeated pair never fires). Read
-        // off the table's slots in one pass, not by a lookup per merge (280,000 random probes of Llama 3's 8 MB
-        // table were most of this function's ~10 ms): only add_merge writes the table, so a slot's rank is the
-        // index of the last merge of its pair, with that merge's new id.
-        std::vector<char> live(tables->merges.size(), 0);
-        for (const auto& slot : tables->ranks.slots) {
-            if (slot.key == PairMap<RankValue>::EMPTY) continue;
-            if (slot.val.rank < 0 || (size_t)slot.val.rank >= live.size()) return false;  // not worth proving
-            live[(size_t)slot.val.rank] = 1;
-        }
+        // Live: the merge the pair table holds for its pair (an earlier rank of a repeated pair never fires):
+        // every merge but those add_merge saw overridden, with no pass over the table (a lookup per merge, 280,000
+        // random probes of Llama 3's 8 MB table, was most of this function's ~10 ms; a pass over its slots 1-2 ms).
+        if (!tables->ranks_indexed) return false;  // ranks that are not merge indexes: not worth proving
+        std::vector<char> live(tables->merges.size(), 1);
+        for (const int32_t rank : tables->overridden) live[(size_t)rank] = 0;
         // Passes over the live merges whose inputs have no length yet, in rank order (each pass only over those
         // the last one left: Llama 3's shuffled ranks take several).
         std::vector<uint32_t> pending, left_over;
@@ -532,31 +532,30 @@ private:
         }
         for (size_t i = 0; i < n; i = next[i]) out.push_back(ids[i]);
     }
-    // merge_scan's tables: made_by_rank (a rank is the merge's index in tables->merges, so < merges.size(); a rank
-    // no pair holds, a repeated pair's earlier one, makes 0 and is never read), ids_ranked, and the grid holding the
-    // keys merge_scan reads. O(pairs + merges).
+    // merge_scan's tables: made_by_rank (a rank is its merge's index; a rank no pair holds, a repeated pair's
+    // earlier one, is never a key), ids_ranked, and the grid of the keys merge_scan reads, written from the merges
+    // in rank order so that a repeated pair's last merge wins, as in the pair table. One pass over the merges
+    // (12 bytes each), none over the pair table (16 bytes a slot, at most 3/4 full). O(merges).
     void build_scan_tables() {
         Tables& t = *tables;
+        if (!t.ranks_indexed) {
+            t.scan_merges = false;  // (never: both callers pass the merge's index)
+            return;
+        }
         // Rising over every merge (GPT-2's 256 + rank, tiktoken's rank = id; not Llama 3's several pairs per id):
-        // then over the ones the pair table holds too. A sequential pass, not one over the table's slots.
+        // then over the ones the pair table holds too.
         int64_t last = -1;
         bool rising = true;
-        for (const Merge& m : t.merges) {
-            rising = rising && m.new_id > last && m.new_id != INT32_MAX;
-            last = m.new_id;
-        }
-        t.made_by_rank.assign(t.merges.size(), 0);
-        for (const auto& slot : t.ranks.slots) {
-            if (slot.key == PairMap<RankValue>::EMPTY) continue;
-            if (slot.val.rank < 0 || (size_t)slot.val.rank >= t.made_by_rank.size()) {  // not a merge's index
-                t.scan_merges = false;
-                return;
-            }
-            t.made_by_rank[(size_t)slot.val.rank] = slot.val.new_id;
+        t.made_by_rank.resize(t.merges.size());
+        for (size_t i = 0; i < t.merges.size(); ++i) {
+            const int32_t id = t.merges[i].new_id;
+            rising = rising && id > last && id != INT32_MAX;
+            last = id;
+            t.made_by_rank[i] = id;
         }
         t.ids_ranked = rising;
         t.scan_tables_built = true;
-        t.grid.build(t.ranks, [rising](const RankValue& v) { return rising ? v.new_id : v.rank; });
+        t.grid.build(t.merges, [rising](size_t rank, int32_t new_id) { return rising ? new_id : (int32_t)rank; });
     }
     // What encode() gives, without any cache.
     void encode_uncached(const char* word, size_t size, std::vector<int32_t>& out) {
@@ -611,6 +610,8 @@ private:
         std::vector<int32_t> made_by_rank;
         bool ids_ranked = false;
         bool scan_tables_built = false;
+        bool ranks_indexed = true;         // every add_merge's rank was its merge's index
+        std::vector<int32_t> overridden;  // ranks whose pair a later merge took (a repeated pair: the last wins)
         bool scan_merges = false;                 // merge_scan is exact (scan_is_exact), set with the image
         bool ends_decide = false;                 // spelled_lengths_consistent, set with the image (merge_all)
         // Pieces of at least long_min bytes are encoded by long_piece (linear time), built at the first such

@@ -2,7 +2,6 @@
 
 #include "common.hpp"
 #include "large_alloc.hpp"
-#include "pair_map.hpp"
 
 #include <climits>
 
@@ -21,18 +20,18 @@ struct RankGrid {
     ZeroTable<uint32_t> cells;
     uint32_t side = 0;  // 1 << BITS once built; 0 (no pair inside) when a key does not fit a cell
 
-    // Fill from `map`: every pair of ids < 2**BITS, its key read by `key(value)` (>= 0 and < INT32_MAX, else no
-    // grid at all: every pair then goes to the map).
-    template <typename V, typename Key>
-    void build(const PairMap<V>& map, Key key) {
+    // Fill from `merges` (left, right, new_id; in rank order, the last merge of a repeated pair winning as in the
+    // pair table): every pair of ids < 2**BITS, its key `key(rank, new_id)` (>= 0 and < INT32_MAX, else no grid at
+    // all: every pair then goes to the pair table).
+    template <typename Merges, typename Key>
+    void build(const Merges& merges, Key key) {
         side = 0;
         cells.release();
         cells.grow_zeroed((size_t)1 << (2 * BITS));
-        for (const auto& slot : map.slots) {
-            if (slot.key == PairMap<V>::EMPTY) continue;
-            const uint64_t left = slot.key >> 32, right = slot.key & 0xFFFFFFFFu;
+        for (size_t rank = 0; rank < merges.size(); ++rank) {
+            const uint64_t left = merges[rank].left, right = merges[rank].right;
             if (left >> BITS || right >> BITS) continue;
-            const int32_t value = key(slot.val);
+            const int32_t value = key(rank, merges[rank].new_id);
             if (value < 0 || value == INT32_MAX) {
                 cells.release();
                 return;
