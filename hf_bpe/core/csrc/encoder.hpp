@@ -92,11 +92,11 @@ public:
             return;
         }
         // Pieces of `shortest`..15 bytes are looked up. 1 when the table holds every single byte (every image but
-        // one whose byte ids do not fit a slot, see build_piece_image) or with whole words (a byte may be one): then every short piece takes one path, with no branch on its
-        // length: English alternates 1-byte pieces (punctuation, spaces) and longer ones at random, and the
-        // branch on it was mispredicted about once in three pieces (cachegrind: 0.67 mispredictions a piece in
-        // phases 1 and 2, where gigatoken has 0.12; ~25 % of a long English text's time). Else 2, and a 1-byte
-        // piece is its byte's id.
+        // one whose byte ids do not fit a slot, see build_piece_image) or with whole words (a byte may be one):
+        // then every short piece takes one path, with no branch on its length: English alternates 1-byte pieces
+        // (punctuation, spaces) and longer ones at random, and the branch on it was mispredicted about once in
+        // three pieces (cachegrind: 0.67 mispredictions a piece in phases 1 and 2, where gigatoken has 0.12; ~25 %
+        // of a long English text's time). Else 2, and a 1-byte piece is its byte's id.
         const size_t shortest = !tables->whole.empty() || pieces->image()->bytes_keyed ? 1 : 2;
         // Per piece of a block: k1s 0: the slow way (empty, or over 15 bytes); 1: a byte's id, in k0s; else the
         // key (k0s, k1s: a key's k1 holds its length >= 1 in the top byte) and its hash.
@@ -461,23 +461,23 @@ private:
     }
     // ById (tables->ids_ranked): the new ids order the pairs as their ranks do, so a pair's key is the id it makes
     // and the lowest key is the merge's new id; else a pair's key is its rank, and the id it makes is kept beside
-    // it (the grid's pairs read it from made_by_rank).
+    // it (the grid's pairs read it from their merge).
     template <bool ById>
     void merge_scan_keyed(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
         // keys[i], made[i]: the pair at i (symbol i, next): its key, and (ranks) the id it makes, read when the key
-        // is, so that a merge reads it from the stack (made_by_rank[lowest] then was a dependent cache miss on
-        // the chain: 1.1 MB for Llama 3's 280,000 ranks).
+        // is, so that a merge reads it from the stack (reading the merge of the lowest rank then was a dependent
+        // cache miss on the chain: Llama 3 has 280,000 merges).
         int32_t ids[SCAN_MAX], keys[SCAN_MAX], made[ById ? 1 : SCAN_MAX];
         uint8_t next[SCAN_MAX], prev[SCAN_MAX];
         const Tables& t = *tables;
         const PairMap<RankValue>& map = t.ranks;
         const RankGrid& grid = t.grid;
-        const int32_t* made_by_rank = t.made_by_rank.data();
+        const Merge* merges = t.merges.data();
         const size_t n = size;
         auto set_pair = [&](size_t i, int32_t left, int32_t right) {
             if (grid.inside(left, right)) {
                 keys[i] = grid.key(left, right);
-                if (!ById) made[i] = keys[i] != INT32_MAX ? made_by_rank[keys[i]] : 0;
+                if (!ById) made[i] = keys[i] != INT32_MAX ? merges[keys[i]].new_id : 0;
                 return;
             }
             const RankValue* found = map.find(pair_key(left, right));
@@ -532,10 +532,10 @@ private:
         }
         for (size_t i = 0; i < n; i = next[i]) out.push_back(ids[i]);
     }
-    // merge_scan's tables: made_by_rank (a rank is its merge's index; a rank no pair holds, a repeated pair's
-    // earlier one, is never a key), ids_ranked, and the grid of the keys merge_scan reads, written from the merges
-    // in rank order so that a repeated pair's last merge wins, as in the pair table. One pass over the merges
-    // (12 bytes each), none over the pair table (16 bytes a slot, at most 3/4 full). O(merges).
+    // merge_scan's tables: ids_ranked, and the grid of the keys merge_scan reads, written from the merges in rank
+    // order so that a repeated pair's last merge wins, as in the pair table (a rank is its merge's index: a grid
+    // key that is a rank names its merge). One pass over the merges (12 bytes each), none over the pair table
+    // (16 bytes a slot, at most 3/4 full). O(merges).
     void build_scan_tables() {
         Tables& t = *tables;
         if (!t.ranks_indexed) {
@@ -546,12 +546,9 @@ private:
         // then over the ones the pair table holds too.
         int64_t last = -1;
         bool rising = true;
-        t.made_by_rank.resize(t.merges.size());
-        for (size_t i = 0; i < t.merges.size(); ++i) {
-            const int32_t id = t.merges[i].new_id;
-            rising = rising && id > last && id != INT32_MAX;
-            last = id;
-            t.made_by_rank[i] = id;
+        for (const Merge& m : t.merges) {
+            rising = rising && m.new_id > last && m.new_id != INT32_MAX;
+            last = m.new_id;
         }
         t.ids_ranked = rising;
         t.scan_tables_built = true;
@@ -605,9 +602,8 @@ private:
         std::vector<Merge> merges;                // in rank order: the image's spellings are built from them
         std::shared_ptr<const PieceImage> image;  // what pieces tables start from (none until built)
         // merge_scan's pair keys: ranks, or new ids when they rise with the ranks (ids_ranked); the grid's keys
-        // for small ids; made_by_rank[rank], the new id. Set with the image (build_scan_tables).
+        // for small ids. Set with the image (build_scan_tables).
         RankGrid grid;
-        std::vector<int32_t> made_by_rank;
         bool ids_ranked = false;
         bool scan_tables_built = false;
         bool ranks_indexed = true;         // every add_merge's rank was its merge's index
