@@ -70,7 +70,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
     import hf_bpe
 
     from .formats import atomic
-    from .formats.hf_config import SHARING_TOKENIZER_CLASS
+    from .formats.hf_config import SENTENCEPIECE_CLASS, SHARING_TOKENIZER_CLASS, TOKENIZER_CLASS
     from .integrations.sentencepiece_hf import sentencepiece_files
     from .tools.extend import load_base
     from .tools.extension_report import extension_report
@@ -85,8 +85,8 @@ def cmd_extend(args: argparse.Namespace) -> int:
     sentencepiece_base = Path(args.base).suffix == ".model"
     # This base's kind and class, and the other kind's: its class is refused before the extension runs, not after.
     kind, own, other_kind, other = (
-        ("a SentencePiece model", "HFSentencePieceTokenizer", "byte-level", "HFBPETokenizer") if sentencepiece_base
-        else ("byte-level", "HFBPETokenizer", "SentencePiece", "HFSentencePieceTokenizer"))
+        ("a SentencePiece model", SENTENCEPIECE_CLASS, "byte-level", TOKENIZER_CLASS) if sentencepiece_base
+        else ("byte-level", TOKENIZER_CLASS, "SentencePiece", SENTENCEPIECE_CLASS))
     if args.tokenizer_class == other:
         raise InputError(f"--tokenizer-class {other} is the class of {other_kind} folders; this base is {kind}: "
                          f"give {own} or PreTrainedTokenizerFast")

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .formats.hf_config import SENTENCEPIECE_CLASS, SHARING_TOKENIZER_CLASS, TOKENIZER_CLASS
 
 __all__ = ["TOKENIZER_CLASSES", "add_corpus_arguments", "check_out", "corpus_of", "default_corpus", "log"]
 
 # What --tokenizer-class offers (train, convert, extend): the class a folder's tokenizer_config.json names.
-TOKENIZER_CLASSES = ("PreTrainedTokenizerFast", "HFBPETokenizer", "HFSentencePieceTokenizer")
+TOKENIZER_CLASSES = (SHARING_TOKENIZER_CLASS, TOKENIZER_CLASS, SENTENCEPIECE_CLASS)
 
 
 def log(message: str) -> None:

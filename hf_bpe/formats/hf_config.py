@@ -39,6 +39,7 @@ __all__ = [
     "load_tokenizer_config",
     "read_tokenizer_config_all",
     "ROLES",
+    "SENTENCEPIECE_CLASS",
     "SHARING_TOKENIZER_CLASS",
     "TOKENIZER_CLASS",
     "TOKENIZER_CLASSES",
@@ -59,6 +60,9 @@ TOKENIZER_CLASS = "HFBPETokenizer"
 # (4.x's AutoTokenizer refuses a tokenizer_class it does not know; 5.x falls back to the fast tokenizer).
 SHARING_TOKENIZER_CLASS = "PreTrainedTokenizerFast"
 TOKENIZER_CLASSES = (TOKENIZER_CLASS, SHARING_TOKENIZER_CLASS)
+# hf_bpe's class for SentencePiece folders: what a folder without tokenizer.json names, or asked for explicitly
+# (integrations/sentencepiece_hf.py writes those folders).
+SENTENCEPIECE_CLASS = "HFSentencePieceTokenizer"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 SPECIAL_TOKENS_MAP_FILE = "special_tokens_map.json"
 # The named special-token roles of transformers (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES), in its order.

@@ -54,7 +54,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..formats.hf_config import SHARING_TOKENIZER_CLASS
+from ..formats.hf_config import SENTENCEPIECE_CLASS, SHARING_TOKENIZER_CLASS
 from ..training.sentencepiece.normalizer import SPACE, sentencepiece_normalizer
 from ..formats.sentencepiece_model import CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, SentencePieceModel
 
@@ -211,8 +211,6 @@ def _unigram_model(model: SentencePieceModel) -> Any:
         raise ValueError(f"pieces: tokenizers cannot build a Unigram model of them ({exc})") from None
 
 
-# hf_bpe's class for SentencePiece folders: what a folder without tokenizer.json names, or asked for explicitly.
-SENTENCEPIECE_CLASS = "HFSentencePieceTokenizer"
 SENTENCEPIECE_CLASSES = (SHARING_TOKENIZER_CLASS, SENTENCEPIECE_CLASS)
 
 
