@@ -155,8 +155,8 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     encode = commands.add_parser("encode", help="print token ids of TEXT, or of each stdin line",
                                  epilog=_EXAMPLES, formatter_class=_RAW)
     encode.add_argument("--model", required=True, metavar="DIR",
-                        help="a folder written by hf-bpe train (byte-level BPE; or SentencePiece, with tokenizer.model: "
-                             "read by sentencepiece itself)")
+                        help="a folder written by hf-bpe train (byte-level BPE; or SentencePiece, with "
+                             "tokenizer.model: read by sentencepiece itself)")
     encode.add_argument("text", nargs="?", metavar="TEXT", help="text to encode (default: each line of stdin)")
     encode.add_argument("--split-special-tokens", action="store_true",
                         help="encode special-token text as ordinary text (byte-level folders; sentencepiece never "

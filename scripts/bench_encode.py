@@ -45,10 +45,11 @@ so rayon-based peers really use that many threads). Encoders are built once and 
 identity check); ``--fresh`` builds a new encoder before every timed call instead (cold caches; building is not
 timed), and ``--fresh --time-build`` times building it too (a process's cold start: reading the vocabulary files
 and whatever a constructor precomputes, then the call; gigatoken's constructor merges every vocabulary entry of up
-to 15 bytes into its cache, hf_bpe merges a piece when it first meets it). ``--rounds`` alternating rounds, the peer order rotated each round, so that load from elsewhere falls on
-every peer alike; the tables show the median MB/s (UTF-8 bytes of the input per second) and the ratio of hf_bpe's
-fastest row in each cell (lists or arrays, as each peer is timed in its fastest form) to the fastest exact peer
-(> 1: hf_bpe is faster); the notes name both rows.
+to 15 bytes into its cache, hf_bpe merges a piece when it first meets it). ``--rounds`` alternating rounds, the
+peer order rotated each round, so that load from elsewhere falls on every peer alike; the tables show the median
+MB/s (UTF-8 bytes of the input per second) and the ratio of hf_bpe's fastest row in each cell (lists or arrays, as
+each peer is timed in its fastest form) to the fastest exact peer (> 1: hf_bpe is faster); the notes name both
+rows.
 """
 
 from __future__ import annotations

@@ -100,7 +100,8 @@ def _utf8_as_sentencepiece(data: bytes) -> str:
     at, n = 0, len(data)
     while at < n:  # advances by at least one byte per turn
         lead = data[at]
-        size = 1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 else 4 if lead >> 3 == 0b11110 else 0
+        size = (1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110
+                else 4 if lead >> 3 == 0b11110 else 0)
         if size and at + size <= n:
             try:
                 out.append(data[at:at + size].decode("utf-8"))
