@@ -203,6 +203,12 @@ def test_core_encoder_short_piece_table_equals_reference(merges, words, cache_si
 PROBE_TEXT = st.one_of(
     st.text(alphabet="ab1 !\u00e9\u4e2d", max_size=60),
     st.sampled_from(["a " * 70, "ab1!" * 40, "\u00e9" * 20 + " ab" * 66, " " + "b" * 15 + " " + "a" * 16]),
+    # Several of encode_pieces' blocks (128 pieces): every block but the last loads its keys 16 bytes at a time
+    # with no test per piece, the last one piece by piece near the text's end.
+    st.lists(st.sampled_from(["a", " ab", "1", "!", " ", "\u00e9", "\u4e2d", " " + "b" * 17, " " + "a" * 14]),
+             min_size=120, max_size=700).map("".join),
+    st.lists(st.sampled_from(["a", " ab", "1", "!", " ", "\n", " " + "b" * 17, " " + "a" * 14]),  # ASCII: masks
+             min_size=120, max_size=700).map("".join),
 )
 PROBE_WHOLE = {b"ab": 7, b" a": 8, b"1": 5, "\u4e2d".encode(): 9, b" " + b"b" * 15: 3, b"!!": 2**31 - 1}
 
