@@ -7,6 +7,7 @@ and forced off (`_scanner._set_mask_scanner`), so both paths are held to the reg
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,16 @@ def test_mask_scanner_digit_blocks_are_cut_every_max_digits(pad, size, digits, b
     # digit (Qwen2) without the scalar scanner: at every offset of a block, whatever comes before and after.
     body = (digits * (size // len(digits) + 1))[:size]
     _assert_both_paths_equal_regex("q" * pad + before + body + after + " tail 1234")
+
+
+@settings(deadline=None, derandomize=True, max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(1, 9000), accent=st.booleans())
+def test_mask_scanner_dense_pieces_past_the_room_made_for_them(seed: int, size: int, accent: bool) -> None:
+    # The mask scanner writes a block's ends through a cursor into room it makes ahead (about a piece per 4 bytes,
+    # then up to 4,096 ends at a time): ASCII texts of one or two bytes a piece, up to ~9,000 pieces, grow that room
+    # several times within a text and fill a block with up to 64 ends (a non-ASCII letter now and then sends a
+    # block to the scalar scanner, which writes through the same cursor).
+    rng = random.Random(seed)
+    fragments = ["a", ",", " ", "1", "'", "\n", ".a", " b", "  "] + (["\u00e9"] if accent else [])
+    text = "".join(rng.choice(fragments) for _ in range(size))
+    _assert_both_paths_equal_regex(text)

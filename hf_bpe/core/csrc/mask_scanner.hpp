@@ -29,7 +29,9 @@
 //          ([\r\n/]*: such a block is cut before it and left to the scalar scanner).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "scalar_scanner.hpp"
 
@@ -100,6 +102,46 @@ inline bool cpu_has_avx2() {
 }
 inline void classify64(const unsigned char*, BlockMasks*) {}
 #endif
+
+// mask_pieces runs only where cpu_has_avx2() (which implies POPCNT): one popcnt a block, not a libgcc call.
+#if HFBPE_MASK_SCANNER
+#define HFBPE_POPCNT_TARGET __attribute__((target("popcnt")))
+#else
+#define HFBPE_POPCNT_TARGET
+#endif
+
+// Appends ends through a raw cursor: room is made ahead (zero-filled once by resize), so the pieces of a block are
+// written with no capacity test each; finish() cuts the vector to what was written. The room made is about what
+// the text needs (a batch's short lines each start here: room for 4,096 ends was a 32 KB fill per line, 25 % of a
+// one-thread batch of English lines), then at most ROOM entries at a time.
+class EndsWriter {
+public:
+    // For a text of `bytes` bytes (English has ~4.5 bytes a piece; room grows past the guess when needed).
+    EndsWriter(std::vector<size_t>* ends, size_t bytes) : v_(ends) {
+        make_room(std::min(ROOM, bytes / 4 + 64));
+    }
+    // At least `need` (<= ROOM) entries writable at out.
+    void room(size_t need) {
+        if ((size_t)(lim_ - out) < need) make_room(std::max(need, std::min(ROOM, v_->size())));
+    }
+    void push(size_t end) {
+        room(1);
+        *out++ = end;
+    }
+    void finish() { v_->resize((size_t)(out - v_->data())); }
+    size_t* out = nullptr;
+    static constexpr size_t ROOM = 4096;
+
+private:
+    void make_room(size_t more) {  // `more` entries past the cursor (the vector's end moves there)
+        const size_t used = out == nullptr ? v_->size() : (size_t)(out - v_->data());
+        v_->resize(used + more);
+        out = v_->data() + used;
+        lim_ = v_->data() + v_->size();
+    }
+    std::vector<size_t>* v_;
+    size_t* lim_;
+};
 
 HFBPE_SCAN_INLINE int top_bit(uint64_t x) {
     return 63 - __builtin_clzll(x);
@@ -206,10 +248,11 @@ HFBPE_SCAN_INLINE uint64_t block_starts(const Ch* s, Idx n, Idx p, const BlockMa
 // Scan s[p..n) with the masks while 64 bytes are left, appending the ends of the pieces before the returned
 // position (where a piece starts: the scalar scanner goes on from there).
 template <int kFam, Idx kMaxDigits, class Ch, Idx (*Next)(const Ch*, Idx, Idx)>
-inline Idx mask_pieces(const Ch* s, Idx n, std::vector<size_t>* ends) {
+HFBPE_POPCNT_TARGET inline Idx mask_pieces(const Ch* s, Idx n, std::vector<size_t>* ends) {
     static_assert(sizeof(Ch) == 1, "bytes: ASCII or UTF-8");
     Idx p = 0;
     BlockMasks m;
+    EndsWriter w(ends, (size_t)n);
     while (p + 64 <= n) {
         classify64((const unsigned char*)s + p, &m);
         if (kMaxDigits > 0 && m.D == ~0ULL && m.X == 0) {
@@ -217,7 +260,8 @@ inline Idx mask_pieces(const Ch* s, Idx n, std::vector<size_t>* ends) {
             // \p{N}{1,kMaxDigits}, which takes kMaxDigits of them while the run goes on, so the pieces inside the
             // block end every kMaxDigits bytes (issue 37's digit runs: ~21 scalar scans a block before).
             const Idx last = p + 64 - 64 % kMaxDigits;
-            for (Idx q = p + kMaxDigits; q <= last; q += kMaxDigits) ends->push_back((size_t)q);
+            w.room(64);
+            for (Idx q = p + kMaxDigits; q <= last; q += kMaxDigits) *w.out++ = (size_t)q;
             p = last;
             continue;
         }
@@ -236,18 +280,27 @@ inline Idx mask_pieces(const Ch* s, Idx n, std::vector<size_t>* ends) {
                                                                 : p + top_bit(m.X) + 1;
             do {
                 p = Next(s, n, p);
-                ends->push_back((size_t)p);
+                w.push((size_t)p);
             } while (p < until && p < n);
             continue;
         }
-        Idx last = p;
-        do {
-            last = p + __builtin_ctzll(st);
-            ends->push_back((size_t)last);
-            st &= st - 1;
-        } while (st);
+        // The kept starts, 8 written per step whatever their number (no branch per piece, and the loop's exit,
+        // mispredicted once a block when it was per piece, now only where a block's count crosses a multiple of
+        // 8): past the last start, bits |= 1 << 63 writes p + 63, which the cursor does not keep.
+        w.room(64);
+        const int count = __builtin_popcountll(st);
+        const Idx last = p + top_bit(st);
+        size_t* out = w.out;
+        for (int k = 0; k < count; k += 8, out += 8) {
+            for (int u = 0; u < 8; ++u) {
+                out[u] = (size_t)(p + __builtin_ctzll(st | (1ULL << 63)));
+                st &= st - 1;
+            }
+        }
+        w.out += count;
         p = last;
     }
+    w.finish();
     return p;
 }
 
