@@ -103,7 +103,9 @@ public:
         // key (k0s, k1s: a key's k1 holds its length >= 1 in the top byte) and its hash.
         uint64_t k0s[BLOCK], k1s[BLOCK], hashes[BLOCK];
         int32_t buf[4 * BLOCK];
-        uint64_t hits = 0, direct = 0;  // the stats, kept in registers
+        // The stats, kept in registers: every piece counts as a hit, and direct ones and those the slow way does
+        // not find in the table are taken back (no count on the hot path).
+        uint64_t hits = 0, direct = 0;
         // The table's slots and mask in locals: the stores to the key arrays and to buf may alias the table's
         // members as far as the compiler knows, which reloaded both for every piece. Asked again after the slow
         // way, which may grow or wipe the encoder's own table.
@@ -145,6 +147,7 @@ public:
             // 2. Look up and store into buf (4 id words per hit, then out in one copy per block: out is a
             // std::vector, and making room in it first costs a zero-fill per text).
             size_t at = 0;
+            hits += m;
             for (size_t j = 0; j < m; ++j) {
                 const uint64_t k1 = k1s[j];
                 const PieceSlot* slot = nullptr;
@@ -166,7 +169,6 @@ public:
                         buf[at + 3] = (int32_t)(v1 >> 32);
 #endif
                         at += v0 & 15;
-                        ++hits;
                         continue;
                     }
                 } else if (k1 == 1) {
@@ -179,11 +181,12 @@ public:
                 const char* word = text + begin;
                 const size_t size = block[j] - begin;
                 if (slot != nullptr) {
-                    ++hits;
                     unpack_piece_ids(slot->v0, slot->v1, out);
                 } else if (k1 > 1) {
+                    --hits;
                     encode_miss(word, size, k0s[j], k1, hashes[j], out, shared, arena);
                 } else {
+                    --hits;
                     encode(word, size, out, shared, arena);
                 }
                 slots = pieces->slots();
@@ -191,7 +194,7 @@ public:
             }
             out.insert(out.end(), buf, buf + at);
         }
-        stat_hits += hits;
+        stat_hits += hits - direct;
         stat_uncached += direct;
     }
     size_t cache_capacity() const { return cache.capacity(); }

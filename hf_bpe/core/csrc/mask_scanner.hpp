@@ -77,8 +77,8 @@ __attribute__((target("avx2"))) static inline uint64_t bits(__m256i lo, __m256i 
     return (uint64_t)(uint32_t)_mm256_movemask_epi8(lo) | ((uint64_t)(uint32_t)_mm256_movemask_epi8(hi) << 32);
 }
 
-// The masks of the 64 bytes at s. Kept out of line (one call a block), so that the rest stays plain x86-64.
-__attribute__((target("avx2,bmi2"), noinline)) inline void classify64(const unsigned char* s, BlockMasks* m) {
+// The masks of the 64 bytes at s, inlined into mask_pieces (compiled for AVX2 as a whole: see there).
+__attribute__((target("avx2,bmi2"), always_inline)) inline void classify64(const unsigned char* s, BlockMasks* m) {
     const __m256i a = _mm256_loadu_si256((const __m256i*)s), b = _mm256_loadu_si256((const __m256i*)(s + 32));
     const __m256i k20 = _mm256_set1_epi8(0x20);
     const __m256i la = in_range(_mm256_or_si256(a, k20), 'a', 26), lb = in_range(_mm256_or_si256(b, k20), 'a', 26);
@@ -103,11 +103,13 @@ inline bool cpu_has_avx2() {
 inline void classify64(const unsigned char*, BlockMasks*) {}
 #endif
 
-// mask_pieces runs only where cpu_has_avx2() (which implies POPCNT): one popcnt a block, not a libgcc call.
+// mask_pieces runs only where cpu_has_avx2() (AVX2, BMI2, and so POPCNT): it is compiled for them as a whole, so
+// that classify64 is inlined into it (its 9 masks stay in registers: out of line, they went through memory once
+// a block) and a block's count is one popcnt, not a libgcc call. The scalar scanners it calls inline into it too.
 #if HFBPE_MASK_SCANNER
-#define HFBPE_POPCNT_TARGET __attribute__((target("popcnt")))
+#define HFBPE_MASK_TARGET __attribute__((target("avx2,bmi2,popcnt")))
 #else
-#define HFBPE_POPCNT_TARGET
+#define HFBPE_MASK_TARGET
 #endif
 
 // Appends ends through a raw cursor: room is made ahead (zero-filled once by resize), so the pieces of a block are
@@ -248,7 +250,7 @@ HFBPE_SCAN_INLINE uint64_t block_starts(const Ch* s, Idx n, Idx p, const BlockMa
 // Scan s[p..n) with the masks while 64 bytes are left, appending the ends of the pieces before the returned
 // position (where a piece starts: the scalar scanner goes on from there).
 template <int kFam, Idx kMaxDigits, class Ch, Idx (*Next)(const Ch*, Idx, Idx)>
-HFBPE_POPCNT_TARGET inline Idx mask_pieces(const Ch* s, Idx n, std::vector<size_t>* ends) {
+HFBPE_MASK_TARGET inline Idx mask_pieces(const Ch* s, Idx n, std::vector<size_t>* ends) {
     static_assert(sizeof(Ch) == 1, "bytes: ASCII or UTF-8");
     Idx p = 0;
     BlockMasks m;
