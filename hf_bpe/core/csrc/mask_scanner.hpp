@@ -64,7 +64,8 @@ inline bool ascii_classes_match(const uint8_t* t) {
 
 #if HFBPE_MASK_SCANNER
 inline bool cpu_has_avx2() {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("popcnt");
 }
 
 // Bytes x with (unsigned)(x - lo) < len, as 0xFF lanes (the unsigned test as a signed compare, both sides - 128).
@@ -103,13 +104,16 @@ inline bool cpu_has_avx2() {
 inline void classify64(const unsigned char*, BlockMasks*) {}
 #endif
 
-// mask_pieces runs only where cpu_has_avx2() (AVX2, BMI2, and so POPCNT): it is compiled for them as a whole, so
+// mask_pieces runs only where cpu_has_avx2() (AVX2, BMI1, BMI2, POPCNT): it is compiled for them as a whole, so
 // that classify64 is inlined into it (its 9 masks stay in registers: out of line, they went through memory once
-// a block) and a block's count is one popcnt, not a libgcc call. The scalar scanners it calls inline into it too.
+// a block), a block's count is one popcnt (not a libgcc call), and its bits are popped with tzcnt and blsr. The
+// scalar scanners it calls inline into it too.
 #if HFBPE_MASK_SCANNER
-#define HFBPE_MASK_TARGET __attribute__((target("avx2,bmi2,popcnt")))
+#define HFBPE_MASK_TARGET __attribute__((target("avx2,bmi,bmi2,popcnt")))
+#define HFBPE_LOW_BIT(x) ((int)_tzcnt_u64(x))  // 64 for 0
 #else
 #define HFBPE_MASK_TARGET
+#define HFBPE_LOW_BIT(x) ((x) ? __builtin_ctzll(x) : 64)
 #endif
 
 // Appends ends through a raw cursor: room is made ahead (zero-filled once by resize), so the pieces of a block are
@@ -288,14 +292,14 @@ HFBPE_MASK_TARGET inline Idx mask_pieces(const Ch* s, Idx n, std::vector<size_t>
         }
         // The kept starts, 8 written per step whatever their number (no branch per piece, and the loop's exit,
         // mispredicted once a block when it was per piece, now only where a block's count crosses a multiple of
-        // 8): past the last start, bits |= 1 << 63 writes p + 63, which the cursor does not keep.
+        // 8): past the last start, an empty mask writes p + 64, which the cursor does not keep.
         w.room(64);
         const int count = __builtin_popcountll(st);
         const Idx last = p + top_bit(st);
         size_t* out = w.out;
         for (int k = 0; k < count; k += 8, out += 8) {
             for (int u = 0; u < 8; ++u) {
-                out[u] = (size_t)(p + __builtin_ctzll(st | (1ULL << 63)));
+                out[u] = (size_t)(p + HFBPE_LOW_BIT(st));
                 st &= st - 1;
             }
         }
