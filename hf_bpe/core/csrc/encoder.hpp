@@ -135,6 +135,18 @@ public:
                         ++direct;
                     } else {
                         k1s[j] = 0;
+                        // A long piece for the word cache (16..MAX_KEY bytes: encode() would take it there, the
+                        // cache being on here): its hash now and its slot requested, as for the short ones
+                        // (Chinese text is mostly long Han runs: one cache miss each fewer). 0: none.
+                        hashes[j] = 0;
+                        if (size - (PIECE_MAX + 1) <= WordCache::MAX_KEY - (PIECE_MAX + 1)) {
+                            hashes[j] = hash_bytes(text + from, size);
+                            if (shared != nullptr) {
+                                shared->prefetch(hashes[j]);
+                            } else {
+                                cache.prefetch(hashes[j]);
+                            }
+                        }
                     }
                     from = block[j];
                 }
@@ -185,6 +197,9 @@ public:
                 } else if (k1 > 1) {
                     --hits;
                     encode_miss(word, size, k0s[j], k1, hashes[j], out, shared, arena);
+                } else if (hashes[j] != 0) {  // (a long piece's hash, from phase 1: encode() would go the same way)
+                    --hits;
+                    encode_cached(word, size, hashes[j], out, shared, arena, !tables->whole.empty());
                 } else {
                     --hits;
                     encode(word, size, out, shared, arena);
@@ -345,7 +360,11 @@ private:
     // miss what encode_uncached gives (`whole`: whole words asked first) or merging gives, appended and published.
     void encode_cached(const char* word, size_t size, std::vector<int32_t>& out, SharedWordCache* shared,
                        EntryArena* arena, bool whole) {
-        const uint64_t hash = hash_bytes(word, size);
+        encode_cached(word, size, hash_bytes(word, size), out, shared, arena, whole);
+    }
+    // encode_cached() with the piece's hash_bytes() given.
+    void encode_cached(const char* word, size_t size, uint64_t hash, std::vector<int32_t>& out,
+                       SharedWordCache* shared, EntryArena* arena, bool whole) {
         if (shared != nullptr ? shared->get(word, size, hash, out) : cache.get(word, size, hash, out)) {
             ++stat_hits;
             return;
