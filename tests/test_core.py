@@ -535,8 +535,10 @@ def test_core_threaded_batches_share_a_bounded_cache_without_changing_ids() -> N
     from hf_bpe.core.pretokenize import Pretokenizer
 
     rng = random.Random(5)
-    texts = [" ".join("".join(rng.choice("abcdefgh") for _ in range(rng.randint(1, 9))) for _ in range(12))
-             for _ in range(3000)]  # ~80K characters, thousands of distinct words: the threads run
+    # ~100K characters, thousands of distinct words: the threads run; one word in ten of 15-24 letters, a long
+    # piece whose word-cache hash and slot prefetch the probe loop takes care of a block ahead (shared cache).
+    texts = [" ".join("".join(rng.choice("abcdefgh") for _ in range(rng.choice([rng.randint(1, 9)] * 9 + [
+        rng.randint(15, 24)]))) for _ in range(12)) for _ in range(3000)]
     pretokenizer = Pretokenizer("gpt2")
     counts = collections.Counter(p for t in texts[:300] for p in pretokenizer.split_bytes(t))
     vocab, merges = _core.train_merges(list(counts), list(counts.values()), vocab_size=600)
