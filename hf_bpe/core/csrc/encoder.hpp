@@ -4,6 +4,7 @@
 #include "hash.hpp"
 #include "long_piece.hpp"
 #include "merge_queue.hpp"
+#include "merge_scan.hpp"
 #include "pair_map.hpp"
 #include "piece_cache.hpp"
 #include "rank_grid.hpp"
@@ -28,11 +29,6 @@ namespace hfbpe {
 // ---------------------------------------------------------------------------------------------------------
 // Encoding: tokenizers' Word::merge_all without dropout, plus a bounded memo cache.
 // ---------------------------------------------------------------------------------------------------------
-
-struct RankValue {
-    int32_t rank = 0;
-    int32_t new_id = 0;
-};
 
 class Encoder {
 public:
@@ -289,7 +285,7 @@ public:
         tables->image = image;
     }
     size_t seeded_pieces() const { return tables->image ? tables->image->seeded - tables->image->bytes : 0; }
-    bool scan_merges() const { return tables->scan_merges; }  // merge_scan in use (set with the image)
+    bool scan_merges() const { return tables->scan_merges; }  // merge_by_scan in use (set with the image)
     // Have `shared` (a batch's table) start from this encoder's image.
     void share_pieces(SharedWordCache& shared) const { shared.use_pieces(tables->image); }
     // encode() with `shared` (when not null) as the memo cache instead of this encoder's own, the words it merges
@@ -404,10 +400,10 @@ private:
             own_pieces.put(k0, k1, hash, out.data() + start, out.size() - start, own_arena);
         }
     }
-    // Whether merge_scan gives merge_all's result for every word. merge_all pops its queued entries (rank, pos,
-    // new id) in (rank, pos) order and executes one iff the pair now at pos makes that new id; the scan merges the
-    // lowest (rank, pos) of the current pairs. They agree when an executed entry is always the current pair it was
-    // queued for (every current pair has its entry queued, so the first one executed is then the scan's choice).
+    // Whether merge_by_scan (merge_scan.hpp) gives merge_all's result for every word. merge_all pops its queued entries
+    // (rank, pos, new id) in (rank, pos) order and executes one iff the pair now at pos makes that new id; the scan
+    // merges the lowest (rank, pos) of the current pairs. They agree when an executed entry is always the current pair
+    // it was queued for (every current pair has its entry queued, so the first one executed is then the scan's choice).
     // Two sufficient conditions, either one:
     // (a) lengths (spelled_lengths_consistent): every id a word can hold has one byte length, each pair that can
     //     fire making an id as long as its two inputs together (true of every real vocabulary: a merge spells its
@@ -484,98 +480,7 @@ private:
         std::sort(made.begin(), made.end());
         return std::adjacent_find(made.begin(), made.end()) == made.end();
     }
-    // merge_all for words of at most SCAN_MAX bytes when tables->scan_merges: the lowest (rank, position) of the
-    // current pairs merged until none is left (tiktoken's reasoning: for short words a scan beats a heap; tiktoken
-    // scans up to 500 bytes; 64 covers the Han runs of Chinese text, 13-21 characters of 3 bytes, Llama 3's misses).
-    // Symbols stay at their first byte's position (linked by next/prev; an absorbed one's key is INT32_MAX), so a
-    // merge moves nothing. The lowest key is found by a branching scan that keeps its first position up to 32
-    // symbols (predicted well: faster than a branch-free min then a search, measured on words of 1-40 bytes), by
-    // the branch-free min over the fixed array and a search above. O(n^2) on the stack. Pair keys come from the
-    // grid for small ids (rank_grid.hpp), else from the pair table (8 MB for Llama 3: a lookup is a cache miss);
-    // every first pair is prefetched before any is read, and the two pairs a merge makes before the list is
-    // relinked, so that those misses overlap.
-    static constexpr size_t SCAN_MAX = 64;
-    void merge_scan(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
-        if (tables->ids_ranked) {
-            merge_scan_keyed<true>(bytes, size, out);
-        } else {
-            merge_scan_keyed<false>(bytes, size, out);
-        }
-    }
-    // ById (tables->ids_ranked): the new ids order the pairs as their ranks do, so a pair's key is the id it makes
-    // and the lowest key is the merge's new id; else a pair's key is its rank, and the id it makes is kept beside
-    // it (the grid's pairs read it from their merge).
-    template <bool ById>
-    void merge_scan_keyed(const unsigned char* bytes, size_t size, std::vector<int32_t>& out) {
-        // keys[i], made[i]: the pair at i (symbol i, next): its key, and (ranks) the id it makes, read when the key
-        // is, so that a merge reads it from the stack (reading the merge of the lowest rank then was a dependent
-        // cache miss on the chain: Llama 3 has 280,000 merges).
-        int32_t ids[SCAN_MAX], keys[SCAN_MAX], made[ById ? 1 : SCAN_MAX];
-        uint8_t next[SCAN_MAX], prev[SCAN_MAX];
-        const Tables& t = *tables;
-        const PairMap<RankValue>& map = t.ranks;
-        const RankGrid& grid = t.grid;
-        const Merge* merges = t.merges.data();
-        const size_t n = size;
-        auto set_pair = [&](size_t i, int32_t left, int32_t right) {
-            if (grid.inside(left, right)) {
-                keys[i] = grid.key(left, right);
-                if (!ById) made[i] = keys[i] != INT32_MAX ? merges[keys[i]].new_id : 0;
-                return;
-            }
-            const RankValue* found = map.find(pair_key(left, right));
-            keys[i] = found ? (ById ? found->new_id : found->rank) : INT32_MAX;
-            if (!ById) made[i] = found ? found->new_id : 0;
-        };
-        auto prefetch = [&](int32_t left, int32_t right) {
-            if (grid.inside(left, right)) {
-                HFBPE_PREFETCH(grid.address(left, right));
-            } else {
-                map.prefetch(pair_key(left, right));
-            }
-        };
-        for (size_t i = 0; i < n; ++i) {
-            ids[i] = byte_ids[bytes[i]];
-            next[i] = (uint8_t)(i + 1);
-            prev[i] = (uint8_t)(i - 1);  // prev[0] unused
-        }
-        for (size_t i = 0; i + 1 < n; ++i) prefetch(ids[i], ids[i + 1]);
-        for (size_t i = 0; i + 1 < n; ++i) set_pair(i, ids[i], ids[i + 1]);
-        keys[n - 1] = INT32_MAX;
-        for (;;) {
-            int32_t lowest = INT32_MAX;
-            size_t best = 0;
-            if (n <= 32) {
-                for (size_t i = 0; i + 1 < n; ++i) {
-                    if (keys[i] < lowest) {
-                        lowest = keys[i];
-                        best = i;
-                    }
-                }
-                if (lowest == INT32_MAX) break;
-            } else {
-                for (size_t i = 0; i < n; ++i) lowest = keys[i] < lowest ? keys[i] : lowest;
-                if (lowest == INT32_MAX) break;
-                while (keys[best] != lowest) ++best;
-            }
-            const size_t right = next[best], after = next[right];
-            const int32_t id = ById ? lowest : made[best];
-            if (after < n) prefetch(id, ids[after]);
-            if (best > 0) prefetch(ids[prev[best]], id);
-            ids[best] = id;
-            keys[right] = INT32_MAX;  // absorbed
-            next[best] = (uint8_t)after;
-            if (after < n) {
-                prev[after] = (uint8_t)best;
-                set_pair(best, id, ids[after]);
-            } else {
-                keys[best] = INT32_MAX;
-            }
-            if (best > 0) set_pair(prev[best], ids[prev[best]], id);
-        }
-        for (size_t i = 0; i < n; i = next[i]) out.push_back(ids[i]);
-    }
-    // merge_scan's tables: ids_ranked, and the grid of the keys merge_scan reads, written from the merges in rank
+    // merge_by_scan's tables: ids_ranked, and the grid of the keys it reads, written from the merges in rank
     // order so that a repeated pair's last merge wins, as in the pair table (a rank is its merge's index: a grid
     // key that is a rank names its merge). One pass over the merges (12 bytes each), none over the pair table
     // (16 bytes a slot, at most 3/4 full). O(merges).
@@ -585,14 +490,7 @@ private:
             t.scan_merges = false;  // (never: both callers pass the merge's index)
             return;
         }
-        // Rising over every merge (GPT-2's 256 + rank, tiktoken's rank = id; not Llama 3's several pairs per id):
-        // then over the ones the pair table holds too.
-        int64_t last = -1;
-        bool rising = true;
-        for (const Merge& m : t.merges) {
-            rising = rising && m.new_id > last && m.new_id != INT32_MAX;
-            last = m.new_id;
-        }
+        const bool rising = new_ids_rise(t.merges);
         t.ids_ranked = rising;
         t.scan_tables_built = true;
         t.grid.build(t.merges, [rising](size_t rank, int32_t new_id) { return rising ? new_id : (int32_t)rank; });
@@ -619,15 +517,12 @@ private:
                                       long_steps))
             return;
         if (size <= SCAN_MAX && tables->scan_merges) {
-            merge_scan(bytes, size, out);
+            const Tables& t = *tables;
+            merge_by_scan(t.ids_ranked, t.ranks, t.grid, t.merges.data(), byte_ids, bytes, size, out);
         } else {
             merge_all(bytes, size, out);
         }
     }
-    struct Merge {
-        uint32_t left, right;
-        int32_t new_id;
-    };
     // merge_all's symbol at its first byte's position: its id (-1 once absorbed), the previous symbol's position
     // (-1 for the first) and the next one's (n for the last, so that a symbol's end is its `next`).
     struct Symbol {
@@ -644,14 +539,14 @@ private:
         WholeWords whole;  // whole words (ignore_merges)
         std::vector<Merge> merges;                // in rank order: the image's spellings are built from them
         std::shared_ptr<const PieceImage> image;  // what pieces tables start from (none until built)
-        // merge_scan's pair keys: ranks, or new ids when they rise with the ranks (ids_ranked); the grid's keys
+        // merge_by_scan's pair keys: ranks, or new ids when they rise with the ranks (ids_ranked); the grid's keys
         // for small ids. Set with the image (build_scan_tables).
         RankGrid grid;
         bool ids_ranked = false;
         bool scan_tables_built = false;
         bool ranks_indexed = true;         // every add_merge's rank was its merge's index
         std::vector<int32_t> overridden;  // ranks whose pair a later merge took (a repeated pair: the last wins)
-        bool scan_merges = false;                 // merge_scan is exact (scan_is_exact), set with the image
+        bool scan_merges = false;                 // merge_by_scan is exact (scan_is_exact), set with the image
         bool ends_decide = false;                 // spelled_lengths_consistent, set with the image (merge_all)
         // Pieces of at least long_min bytes are encoded by long_piece (linear time), built at the first such
         // piece, when the merges allow it (long_piece.hpp: (M), (S)); else by merge_all.

@@ -7,14 +7,14 @@
 
 namespace hfbpe {
 
-// The pair table of the short-word merge loop (Encoder::merge_scan) for pairs of small ids: a dense grid, cell
-// (left << BITS | right) holding key + 1 for left, right < 2**BITS (0: the pair does not merge; key: the pair's rank,
-// or its new id where new ids rise with the ranks). The byte ids and the first merges, the symbols most of the
+// The pair table of the short-word merge loop (merge_by_scan, merge_scan.hpp) for pairs of small ids: a dense grid,
+// cell (left << BITS | right) holding key + 1 for left, right < 2**BITS (0: the pair does not merge; key: the pair's
+// rank, or its new id where new ids rise with the ranks). The byte ids and the first merges, the symbols most of the
 // loop's pairs hold, then cost one load at a computed address, no hash and no probe, and a pair that does not merge
 // costs that one load too (a hash table probes on to an empty slot). The byte pairs of one script sit side by side
-// (UTF-8 lead x continuation bytes, letter x letter), so the few grid lines they use stay cached: on 2 MB of
-// Chinese, GPT-2's vocabulary, ~30 % less time per word merged than the hash table alone (measured). Mapped zero
-// pages (ZeroTable): only the pages holding a merge become resident, 4 MB at most. gigatoken keeps such a grid too.
+// (UTF-8 lead x continuation bytes, letter x letter), so the few grid lines they use stay cached: on 2 MB of Chinese,
+// GPT-2's vocabulary, ~30 % less time per word merged than the hash table alone (measured). Mapped zero pages
+// (ZeroTable): only the pages holding a merge become resident, 4 MB at most. gigatoken keeps such a grid too.
 struct RankGrid {
     static constexpr unsigned BITS = 10;
     ZeroTable<uint32_t> cells;
