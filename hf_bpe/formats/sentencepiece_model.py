@@ -26,7 +26,12 @@ from typing import Any
 from ..core.sentencepiece_normalize import parse_charsmap
 from ..errors import EXCERPT
 
-__all__ = ["MODEL_TYPES", "PIECE_TYPES", "TRAINER_DEFAULTS", "Piece", "SentencePieceModel", "check_with_sentencepiece"]
+__all__ = ["DEFAULT_UNK_SURFACE", "MODEL_TYPES", "PIECE_TYPES", "TRAINER_DEFAULTS", "Piece", "SentencePieceModel",
+           "check_with_sentencepiece"]
+
+# What decoding writes for an unknown piece unless a model's trainer spec says otherwise (sentencepiece's
+# kDefaultUnknownSymbol, " \u2047 "): spelled once here for the model's default, spm_train's and the loader's.
+DEFAULT_UNK_SURFACE = " \u2047 "
 
 # sentencepiece_model.proto's enums.
 MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
@@ -57,7 +62,7 @@ _TRAINER_FIELDS = {
 _TRAINER_DEFAULTS: dict[str, Any] = {
     "model_type": 1, "vocab_size": 8000, "treat_whitespace_as_suffix": False, "byte_fallback": False,
     "unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1, "unk_piece": "<unk>", "bos_piece": "<s>",
-    "eos_piece": "</s>", "pad_piece": "<pad>", "unk_surface": " \u2047 ",
+    "eos_piece": "</s>", "pad_piece": "<pad>", "unk_surface": DEFAULT_UNK_SURFACE,
     "character_coverage": 0.9995, "max_sentence_length": 4192, "max_sentencepiece_length": 16,
     "split_by_unicode_script": True, "split_by_whitespace": True, "split_by_number": True, "split_digits": False,
     "allow_whitespace_only_pieces": False, "control_symbols": (), "user_defined_symbols": (),

@@ -52,14 +52,14 @@ from typing import Any
 
 from ..core.stl_heap import heap_pop, heap_push
 from ..formats.sentencepiece_decode import decode_ids
-from ..formats.sentencepiece_model import BYTE, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, Piece, SentencePieceModel
+from ..formats.sentencepiece_model import (BYTE, DEFAULT_UNK_SURFACE, NORMAL, UNKNOWN, UNUSED, USER_DEFINED, Piece,
+                                           SentencePieceModel)
 
 __all__ = ["UnigramModel"]
 
 _F32 = struct.Struct("<f")
 _FLT_MAX = 3.4028234663852886e38
 _UNK_PENALTY = 10.0
-_UNK_SURFACE = " \u2047 "  # sentencepiece's kDefaultUnknownSymbol
 _MAX_AGENDA, _MIN_AGENDA = 10000, 512
 
 
@@ -114,7 +114,7 @@ class UnigramModel:
     """
 
     def __init__(self, pieces: Iterable[Piece], *, byte_fallback: bool = False,
-                 normalizer: Mapping[str, Any] | None = None, unk_surface: str = _UNK_SURFACE) -> None:
+                 normalizer: Mapping[str, Any] | None = None, unk_surface: str = DEFAULT_UNK_SURFACE) -> None:
         self.pieces = tuple(pieces)
         self.byte_fallback = bool(byte_fallback)
         if not isinstance(unk_surface, str):
@@ -164,8 +164,8 @@ class UnigramModel:
             raise ValueError(f"this is a SentencePiece {model.model_type} model; UnigramModel encodes unigram "
                              "models (model_type=unigram)")
         built = cls(model.pieces, byte_fallback=bool(model.trainer["byte_fallback"]),
-                    normalizer=model.encoding_normalizer, unk_surface=str(model.trainer.get("unk_surface",
-                                                                                            _UNK_SURFACE)))
+                    normalizer=model.encoding_normalizer,
+                    unk_surface=str(model.trainer.get("unk_surface", DEFAULT_UNK_SURFACE)))
         # ModelProto field 5, the denormalizer spec (sentencepiece applies it after decoding): absent from what
         # spm_train and hf_bpe write.
         source = model.source

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from ...formats.sentencepiece_model import DEFAULT_UNK_SURFACE
+
 __all__ = ["EMPTY_CORPUS", "LongSentences", "SPM_DEFAULTS", "SPM_NO_EFFECT", "SPM_ONLY", "SPM_REFUSED",
            "closest_option", "known_options", "parse_spm_options", "select_sentences", "typed"]
 
@@ -28,7 +30,7 @@ SPM_DEFAULTS: Mapping[str, Any] = MappingProxyType({
     "add_dummy_prefix": True, "remove_extra_whitespaces": True, "normalization_rule_name": "nmt_nfkc",
     "control_symbols": (), "user_defined_symbols": (), "required_chars": "", "use_all_vocab": False,
     "hard_vocab_limit": True, "unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1, "unk_piece": "<unk>",
-    "bos_piece": "<s>", "eos_piece": "</s>", "pad_piece": "<pad>", "unk_surface": " \u2047 ",
+    "bos_piece": "<s>", "eos_piece": "</s>", "pad_piece": "<pad>", "unk_surface": DEFAULT_UNK_SURFACE,
     "input_sentence_size": 0, "shuffle_input_sentence": True,
     # hf_bpe's own (no spm_train option): seeds the sample input_sentence_size takes with shuffle_input_sentence
     # when the corpus holds more sentences than that (see select_sentences); -1: no seed given.
