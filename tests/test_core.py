@@ -537,8 +537,10 @@ def test_core_threaded_batches_share_a_bounded_cache_without_changing_ids() -> N
     rng = random.Random(5)
     # ~100K characters, thousands of distinct words: the threads run; one word in ten of 15-24 letters, a long
     # piece whose word-cache hash and slot prefetch the probe loop takes care of a block ahead (shared cache).
-    texts = [" ".join("".join(rng.choice("abcdefgh") for _ in range(rng.choice([rng.randint(1, 9)] * 9 + [
-        rng.randint(15, 24)]))) for _ in range(12)) for _ in range(3000)]
+    def word() -> str:
+        return "".join(rng.choice("abcdefgh") for _ in range(rng.randint(15, 24) if rng.random() < 0.1 else
+                                                               rng.randint(1, 9)))
+    texts = [" ".join(word() for _ in range(12)) for _ in range(3000)]
     pretokenizer = Pretokenizer("gpt2")
     counts = collections.Counter(p for t in texts[:300] for p in pretokenizer.split_bytes(t))
     vocab, merges = _core.train_merges(list(counts), list(counts.values()), vocab_size=600)

@@ -95,8 +95,9 @@ public:
         // three pieces (cachegrind: 0.67 mispredictions a piece in phases 1 and 2, where gigatoken has 0.12; ~25 %
         // of a long English text's time). Else 2, and a 1-byte piece is its byte's id.
         const size_t shortest = !tables->whole.empty() || pieces->image()->bytes_keyed ? 1 : 2;
-        // Per piece of a block: k1s 0: the slow way (empty, or over 15 bytes); 1: a byte's id, in k0s; else the
-        // key (k0s, k1s: a key's k1 holds its length >= 1 in the top byte) and its hash.
+        // Per piece of a block: k1s 0: the slow way (empty, or over 15 bytes; hashes: a long piece's hash_bytes
+        // for the word cache, or 0); 1: a byte's id, in k0s; else the key (k0s, k1s: a key's k1 holds its length
+        // >= 1 in the top byte) and its hash.
         uint64_t k0s[BLOCK], k1s[BLOCK], hashes[BLOCK];
         int32_t buf[4 * BLOCK];
         // The stats, kept in registers: every piece counts as a hit, and direct ones and those the slow way does
@@ -131,9 +132,9 @@ public:
                         ++direct;
                     } else {
                         k1s[j] = 0;
-                        // A long piece for the word cache (16..MAX_KEY bytes: encode() would take it there, the
-                        // cache being on here): its hash now and its slot requested, as for the short ones
-                        // (Chinese text is mostly long Han runs: one cache miss each fewer). 0: none.
+                        // A long piece for the word cache (16..MAX_KEY bytes: encode() takes it there, the cache
+                        // being on here): its hash now, handed to encode(), and its slot requested, as for the
+                        // short ones (Chinese text is mostly long Han runs: one cache miss each fewer). 0: none.
                         hashes[j] = 0;
                         if (size - (PIECE_MAX + 1) <= WordCache::MAX_KEY - (PIECE_MAX + 1)) {
                             hashes[j] = hash_bytes(text + from, size);
@@ -193,12 +194,9 @@ public:
                 } else if (k1 > 1) {
                     --hits;
                     encode_miss(word, size, k0s[j], k1, hashes[j], out, shared, arena);
-                } else if (hashes[j] != 0) {  // (a long piece's hash, from phase 1: encode() would go the same way)
-                    --hits;
-                    encode_cached(word, size, hashes[j], out, shared, arena, !tables->whole.empty());
                 } else {
                     --hits;
-                    encode(word, size, out, shared, arena);
+                    encode(word, size, out, shared, arena, hashes[j]);  // (a long piece's hash from phase 1, or 0)
                 }
                 slots = pieces->slots();
                 mask = pieces->mask();
@@ -290,8 +288,10 @@ public:
     void share_pieces(SharedWordCache& shared) const { shared.use_pieces(tables->image); }
     // encode() with `shared` (when not null) as the memo cache instead of this encoder's own, the words it merges
     // published there with entries in `arena` (this thread's): how the threads of a batch share their work.
+    // `long_hash`: the word's hash_bytes() when the caller computed it ahead (encode_pieces, for a piece the word
+    // cache takes), else 0.
     void encode(const char* word, size_t size, std::vector<int32_t>& out, SharedWordCache* shared,
-                EntryArena* arena) {
+                EntryArena* arena, uint64_t long_hash = 0) {
         const auto& whole = tables->whole;
         if (size <= PIECE_MAX && size >= (whole.empty() ? 3 : 1) && cache.capacity() != 0) {
             // Short pieces: the inline table first. A whole word is looked up on a miss only: a hit holds what
@@ -317,7 +317,8 @@ public:
             // up first, the whole words cost a probe of a 128K-word table (a cache miss or more) per long piece:
             // Llama 3 on Chinese, where most pieces are long Han runs, encoded at half o200k's rate (issue 23).
             if (size > 2 && size <= WordCache::MAX_KEY && cache.capacity() != 0) {
-                encode_cached(word, size, out, shared, arena, true);
+                const uint64_t hash = long_hash != 0 ? long_hash : hash_bytes(word, size);
+                encode_cached(word, size, hash, out, shared, arena, true);
                 return;
             }
             if (const int32_t* id = whole.find(word, size)) {
@@ -348,17 +349,13 @@ public:
             merge_word(bytes, size, out);
             return;
         }
-        encode_cached(word, size, out, shared, arena, false);
+        encode_cached(word, size, long_hash != 0 ? long_hash : hash_bytes(word, size), out, shared, arena, false);
     }
 
 private:
     // A piece of 3..MAX_KEY bytes through the word cache (`shared`'s, or the encoder's own): its cached ids, or on a
     // miss what encode_uncached gives (`whole`: whole words asked first) or merging gives, appended and published.
-    void encode_cached(const char* word, size_t size, std::vector<int32_t>& out, SharedWordCache* shared,
-                       EntryArena* arena, bool whole) {
-        encode_cached(word, size, hash_bytes(word, size), out, shared, arena, whole);
-    }
-    // encode_cached() with the piece's hash_bytes() given.
+    // `hash`: hash_bytes(word, size).
     void encode_cached(const char* word, size_t size, uint64_t hash, std::vector<int32_t>& out,
                        SharedWordCache* shared, EntryArena* arena, bool whole) {
         if (shared != nullptr ? shared->get(word, size, hash, out) : cache.get(word, size, hash, out)) {

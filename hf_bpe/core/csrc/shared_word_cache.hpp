@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "common.hpp"
 #include "entry_arena.hpp"
 #include "piece_cache.hpp"
 
@@ -57,7 +58,7 @@ public:
     EntryArena& arena(int t) { return arenas_[(size_t)t]; }
 
     // Ask for the home slot of `hash` a while before get() reads it (encode_pieces: a block ahead).
-    void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+    void prefetch(uint64_t hash) const { HFBPE_PREFETCH(&slots_[hash & mask_]); }
     // The ids of word[0..n) appended to out: true, or false when no thread has published the word.
     bool get(const char* word, size_t n, uint64_t hash, std::vector<int32_t>& out) const {
         for (uint64_t i = hash & mask_;; i = (i + 1) & mask_) {

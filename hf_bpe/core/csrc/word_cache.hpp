@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common.hpp"
 #include "hash.hpp"
 #include "piece_cache.hpp"
 
@@ -38,7 +39,7 @@ public:
 
     // Ask for the home slot of `hash` a while before get() reads it (encode_pieces: a block ahead).
     void prefetch(uint64_t hash) const {
-        if (mask_ != 0) __builtin_prefetch(&slots_[hash & mask_]);
+        if (mask_ != 0) HFBPE_PREFETCH(&slots_[hash & mask_]);
     }
     // The cached ids of word[0..n) appended to out: true, or false when the word is not cached.
     bool get(const char* word, size_t n, uint64_t hash, std::vector<int32_t>& out) const {
