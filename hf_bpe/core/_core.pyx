@@ -23,7 +23,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.unicode cimport PyUnicode_DecodeUTF8, PyUnicode_READ_CHAR
 from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES
 
-from hf_bpe.core._text_ref cimport PyUnicode_1BYTE_KIND, PyUnicode_GET_LENGTH, TextRef, hfbpe_text_ref
+from hf_bpe.core._text_ref cimport PieceEnds, PyUnicode_1BYTE_KIND, PyUnicode_GET_LENGTH, TextRef, hfbpe_text_ref
 from array import array
 
 from hf_bpe.core._reference import PROGRESS_EVERY, check_encoder_args, prepare_training
@@ -108,7 +108,7 @@ cdef extern from "Python.h":
 
 
 cdef extern from "csrc/parallel_encode.hpp":
-    ctypedef int (*PiecesFn "hfbpe::PiecesFn")(const TextRef*, int, string*, vector[size_t]*) noexcept nogil
+    ctypedef int (*PiecesFn "hfbpe::PiecesFn")(const TextRef*, int, string*, PieceEnds*) noexcept nogil
     cdef cppclass EncodedRange "hfbpe::EncodedRange":
         vector[int32_t] ids
         vector[size_t] ends
@@ -814,7 +814,7 @@ cdef class WordEncoder:
     # encode_text's scratch for short texts (used with the GIL held, nothing in between calls back into Python):
     # kept, so that a call costs no allocation once they have grown.
     cdef string _utf8
-    cdef vector[size_t] _ends
+    cdef PieceEnds _ends
     cdef vector[int32_t] _out
     # The short-piece cache's image is built by the first encoding call, before any thread copy runs. Unseeded by
     # default: seeding GPT-2's 48K short spellings merges each of them (~0.2 s) where a cold batch of 1.6 MB of
@@ -1178,6 +1178,7 @@ cdef class WordEncoder:
         """Scan and encode one text holding the GIL in the kept scratch: its ids, or None if it has no UTF-8."""
         cdef TextRef whole
         cdef vector[int32_t] out
+        cdef PieceEnds released
         cdef list flat
         self._build_pieces()
         hfbpe_text_ref(text, &whole)
@@ -1194,7 +1195,7 @@ cdef class WordEncoder:
         PyObject_GC_UnTrack(flat)
         if whole.length > _SCRATCH_KEEP:  # do not hold a long text's buffers for good
             self._utf8 = string()
-            self._ends = vector[size_t]()
+            released.swap(self._ends)
         else:
             out.swap(self._out)
         return flat

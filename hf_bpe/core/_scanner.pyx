@@ -36,7 +36,7 @@ from libcpp.vector cimport vector
 
 from hf_bpe.core._text_ref cimport (
     PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH,
-    PyUnicode_IS_ASCII, PyUnicode_KIND, TextRef, hfbpe_text_ref, hfbpe_unicode_ready,
+    PyUnicode_IS_ASCII, PyUnicode_KIND, PieceEnds, TextRef, hfbpe_text_ref, hfbpe_unicode_ready,
 )
 
 
@@ -88,7 +88,7 @@ cdef extern from "csrc/scanner.hpp" namespace "hfbpe::scanner":
     bint cpu_has_avx2() noexcept nogil
     Py_ssize_t next_piece[Ch](const Ch* s, Py_ssize_t n, Py_ssize_t p, int pid) noexcept nogil
     Py_ssize_t utf8_of[Ch](const Ch* s, Py_ssize_t a, Py_ssize_t b, char* out) noexcept nogil
-    int pieces[Ch](const Ch* s, Py_ssize_t n, bint ascii, int pid, string* utf8, vector[size_t]* ends) noexcept nogil
+    int pieces[Ch](const Ch* s, Py_ssize_t n, bint ascii, int pid, string* utf8, PieceEnds* ends) noexcept nogil
 
 
 cdef extern from "Python.h":
@@ -582,7 +582,7 @@ cdef int _count_ref(const TextRef* ref, int pid, HfbpePieceCounter* counter, str
     return _count_nogil(<const uint32_t*>ref.data, ref.length, False, pid, counter, buf)
 
 
-cdef int _pieces_ref(const TextRef* ref, int pid, string* utf8, vector[size_t]* ends) noexcept nogil:
+cdef int _pieces_ref(const TextRef* ref, int pid, string* utf8, PieceEnds* ends) noexcept nogil:
     # A text's pieces' end offsets, for encoding on a thread: 1 if in its own bytes (ASCII, UTF-8), 0 if in its
     # UTF-8 written to *utf8; -1 for a lone surrogate (csrc/parallel_encode.hpp's PiecesFn).
     if ref.utf8:  # already UTF-8: scanned by byte offsets, nothing to transcode
@@ -612,8 +612,8 @@ def split_utf8(str text not None, int pid, *, bint in_utf8=False):
     _ensure_tables()
     cdef TextRef ref
     cdef string utf8
-    cdef vector[size_t] ends
-    cdef size_t start = 0, stop
+    cdef PieceEnds ends
+    cdef size_t start = 0, stop, i
     cdef Py_ssize_t size
     hfbpe_text_ref(text, &ref)
     if in_utf8:
@@ -630,7 +630,8 @@ def split_utf8(str text not None, int pid, *, bint in_utf8=False):
         raise UnicodeError(f"cannot encode {text!r:.80} to UTF-8")
     cdef const char* data = <const char*>ref.data if found == 1 else utf8.data()  # (1: the text's own bytes)
     out = []
-    for stop in ends:
+    for i in range(ends.size()):
+        stop = ends.data()[i]
         out.append(PyBytes_FromStringAndSize(data + start, stop - start))
         start = stop
     return out

@@ -1,6 +1,6 @@
-# The view of a str that the compiled modules hand to threads without the GIL (csrc/parallel_count.hpp), and the
-# PEP 393 accessors that read a str in place, declared once for _scanner.pyx (splitting), _tally.pyx (counting) and
-# _core.pyx (encoding).
+# The view of a str that the compiled modules hand to threads without the GIL (csrc/parallel_count.hpp), the PEP 393
+# accessors that read a str in place, and the scanners' piece ends (csrc/piece_ends.hpp), declared once for
+# _scanner.pyx (splitting), _tally.pyx (counting) and _core.pyx (encoding).
 
 cdef extern from "Python.h":
     # PEP 393 accessors (macros); declared so that no Python object is made per character.
@@ -26,3 +26,12 @@ cdef extern from "csrc/parallel_count.hpp":
         int ascii
         int utf8
     int hfbpe_text_ref(object text, TextRef* ref) except -1
+
+
+cdef extern from "csrc/piece_ends.hpp" nogil:
+    # A std::vector of size_t whose resize() does not zero-fill (the scanners write every entry they keep).
+    cdef cppclass PieceEnds "hfbpe::PieceEnds":
+        PieceEnds() except +
+        size_t* data()
+        size_t size()
+        void swap(PieceEnds&)

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "piece_ends.hpp"
 #include "scalar_scanner.hpp"
 
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
@@ -123,7 +124,7 @@ inline void classify64(const unsigned char*, BlockMasks*) {}
 class EndsWriter {
 public:
     // For a text of `bytes` bytes (English has ~4.5 bytes a piece; room grows past the guess when needed).
-    EndsWriter(std::vector<size_t>* ends, size_t bytes) : v_(ends) {
+    EndsWriter(PieceEnds* ends, size_t bytes) : v_(ends) {
         make_room(std::min(ROOM, bytes / 4 + 64));
     }
     // At least `need` (<= ROOM) entries writable at out.
@@ -145,7 +146,7 @@ private:
         out = v_->data() + used;
         lim_ = v_->data() + v_->size();
     }
-    std::vector<size_t>* v_;
+    PieceEnds* v_;
     size_t* lim_;
 };
 
@@ -254,7 +255,7 @@ HFBPE_SCAN_INLINE uint64_t block_starts(const Ch* s, Idx n, Idx p, const BlockMa
 // Scan s[p..n) with the masks while 64 bytes are left, appending the ends of the pieces before the returned
 // position (where a piece starts: the scalar scanner goes on from there).
 template <int kFam, Idx kMaxDigits, class Ch, Idx (*Next)(const Ch*, Idx, Idx)>
-HFBPE_MASK_TARGET inline Idx mask_pieces(const Ch* s, Idx n, std::vector<size_t>* ends) {
+HFBPE_MASK_TARGET inline Idx mask_pieces(const Ch* s, Idx n, PieceEnds* ends) {
     static_assert(sizeof(Ch) == 1, "bytes: ASCII or UTF-8");
     Idx p = 0;
     BlockMasks m;

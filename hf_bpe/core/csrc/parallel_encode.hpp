@@ -23,13 +23,14 @@
 
 #include "encoder.hpp"
 #include "parallel_count.hpp"
+#include "piece_ends.hpp"
 
 namespace hfbpe {
 
 // One text's pre-tokens: the end offset of each piece in *ends (cleared first), in the text's own bytes when it
 // returns 1 (an ASCII text, or one read as UTF-8: `ref->data`, not copied), in its UTF-8 written to *utf8 when it
 // returns 0; -1 when the text cannot be encoded to UTF-8 (a lone surrogate). piece_bytes() says which.
-typedef int (*PiecesFn)(const TextRef* ref, int pid, std::string* utf8, std::vector<size_t>* ends);
+typedef int (*PiecesFn)(const TextRef* ref, int pid, std::string* utf8, PieceEnds* ends);
 
 // The bytes a PiecesFn's ends index, given what it returned (>= 0).
 inline const char* piece_bytes(const TextRef* ref, const std::string& utf8, int found) {
@@ -51,7 +52,7 @@ inline int encode_range(const TextRef* refs, size_t begin, size_t end, int pid, 
                         EncodedRange& out, Py_ssize_t* failed_at, SharedWordCache* shared = nullptr,
                         EntryArena* arena = nullptr) {
     std::string utf8;
-    std::vector<size_t> ends;
+    PieceEnds ends;
     EncodedRange local;
     try {
         size_t chars = 0;

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "piece_ends.hpp"
 #include "scalar_scanner.hpp"
 #include "mask_scanner.hpp"
 
@@ -107,7 +108,7 @@ static constexpr Idx TRANSCODE_MIN = 1 << 14;
 // it), -1 for a lone surrogate. `Next` is one pattern's scanner, inlined into the loop. Other text's UTF-8 is
 // written into room made once (the most bytes its characters can take) and cut to size at the end.
 template <class Ch, Idx (*Next)(const Ch*, Idx, Idx), int kFam, Idx kMaxDigits>
-inline int pieces_of(const Ch* s, Idx n, bool ascii, std::string* utf8, std::vector<size_t>* ends) {
+inline int pieces_of(const Ch* s, Idx n, bool ascii, std::string* utf8, PieceEnds* ends) {
     ends->clear();
     // A long text: room for English's ~4.5 bytes a piece at once, else its ends are regrown ~17 times (callgrind:
     // ~2 % of a long text's instructions). Short texts skip the call (the vector is kept from text to text).
@@ -143,7 +144,7 @@ inline int pieces_of(const Ch* s, Idx n, bool ascii, std::string* utf8, std::vec
 }
 
 template <class Ch>
-inline int pieces(const Ch* s, Idx n, bool ascii, int pid, std::string* utf8, std::vector<size_t>* ends) {
+inline int pieces(const Ch* s, Idx n, bool ascii, int pid, std::string* utf8, PieceEnds* ends) {
     if constexpr (!std::is_same<Ch, char>::value) {
         if (!ascii && n >= TRANSCODE_MIN) {
             // The text's UTF-8 in *utf8, then its pieces as UTF-8's (the same pieces: the scanners read UTF-8 and
