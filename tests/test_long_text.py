@@ -186,6 +186,31 @@ def test_long_text_over_the_threshold_uses_threads_by_default_and_in_small_batch
                                                                              expected, []]
 
 
+def test_long_text_outputs_reuse_one_kept_buffer_and_never_hand_out_a_live_one():
+    # A long output's freed id buffer is kept for the next one (csrc/id_pool.hpp): every later call, arrays and
+    # lists, one thread and two, single texts and batches, gives the first call's ids (a taken buffer still held
+    # the ids of the output it was); an array still alive keeps its own ids; the kept buffer is one output's.
+    from hf_bpe.core import _core
+
+    model = _model("gpt4")
+    text = "".join(f"word{i} 中文字符, it's {i}\r\n  " for i in range(12000))  # > LONG_TEXT_CHARS, > 64K ids
+    expected = model.encode_ordinary(text, num_threads=1)
+    assert expected == _reference_ids(model, text) and len(expected) >= 1 << 16
+    alive = model.encode_ordinary_array(text, num_threads=1)
+    held = alive.copy()
+    for threads in (1, 2, 1):
+        for _ in range(2):
+            assert model.encode_ordinary_array(text, num_threads=threads).tolist() == expected
+            assert model.encode_ordinary(text, num_threads=threads) == expected
+            ids, offsets = model.encode_ordinary_batch_arrays([text, "x y", text], num_threads=threads)
+            assert ids.tolist() == expected + model.encode_ordinary("x y") + expected
+            del ids, offsets
+            assert _core._kept_id_buffer() >= len(expected)
+    assert np.array_equal(alive, held)
+    del alive
+    assert len(expected) <= _core._kept_id_buffer() <= 4 * len(expected)
+
+
 def test_long_text_bad_arguments_are_refused_clearly():
     model = BPEModel.bytes_only()
     with pytest.raises(ValueError, match="num_threads must be a positive int or None, got 0"):

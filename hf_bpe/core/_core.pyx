@@ -11,6 +11,7 @@ for the semantics.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 from libcpp cimport bool as cbool
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -603,6 +604,7 @@ cdef int _encode_refs(vector[TextRef]& refs, int pid, PiecesFn split, vector[Enc
             status = encode_range(refs.data(), 0, n, pid, split, encoders[0][0], single, failed_at)
         if status == ENCODE_OK:
             _emit_lists(result, 0, single, ints)
+            id_pool().give(single.ids)  # made into lists: its pages for the next call (csrc/id_pool.hpp)
         return status
     # Chunks of >= 4K characters, ~64 per thread: converting chunk k to lists (the GIL's serial part) overlaps
     # the encoding of the next ones, and the threads' last chunks end close together (16 per thread left ~1 ms of
@@ -664,6 +666,19 @@ cdef int _encode_arrays(vector[TextRef]& refs, int pid, PiecesFn split, vector[E
         del job
 
 
+cdef extern from "csrc/id_pool.hpp" nogil:
+    cdef cppclass IdBufferPool "hfbpe::IdBufferPool":
+        void give(vector[int32_t]& ids)
+        size_t kept()
+        void clear()
+    IdBufferPool& id_pool "hfbpe::IdBufferPool::global"()
+
+
+def _kept_id_buffer():
+    """The room, in ids, of the one freed id buffer kept for the next long output (csrc/id_pool.hpp; tests)."""
+    return id_pool().kept()
+
+
 cdef int64_t _EMPTY = 0  # what an empty TokenBuffer's view points at (a buffer's pointer must not be null)
 
 
@@ -716,6 +731,9 @@ cdef class TokenBuffer:
 
     def __releasebuffer__(self, Py_buffer* view):
         self._exports -= 1
+
+    def __dealloc__(self):
+        id_pool().give(self._i32)  # its pages, resident, for the next long output (csrc/id_pool.hpp)
 
     def __reduce__(self):
         raise TypeError("a TokenBuffer is not picklable; pickle numpy.frombuffer(buffer, ...) (a copy) instead")
@@ -1256,12 +1274,13 @@ cdef class WordEncoder:
         """The parts of one text on `threads` threads: its ids as one list, or a TokenBuffer when `array`."""
         cdef Py_ssize_t i, j, k, n = refs.size(), chars = 0, failed_at = -1
         cdef list parts = None, part, flat
-        cdef object item
         cdef int status
         cdef tuple arrays = None
         for i in range(n):
             chars += refs[i].length
-        if array:
+        # One thread: the parts' ids end to end in one buffer, made into one list (no list per part to join).
+        # Several: a list per part, made while the threads encode the next parts, then joined.
+        if array or threads == 1:
             arrays = (TokenBuffer(), TokenBuffer())
         else:
             parts = PyList_New(n)
@@ -1273,9 +1292,14 @@ cdef class WordEncoder:
             raise MemoryError("encoding ran out of memory")
         if array:
             return arrays[0]  # the parts' ids end to end (their offsets are not needed)
+        if arrays is not None:
+            flat = _to_list((<TokenBuffer>arrays[0])._i32, self._ints)
+            PyObject_GC_UnTrack(flat)
+            return flat
         if n == 1:
             return parts[0]
-        # One list: the parts' int objects moved over (each part list is dropped right after).
+        # One list: the parts' references moved over, a memcpy per part, and each part emptied so that dropping it
+        # releases none (was an INCREF per id here and a DECREF per id when the parts were dropped).
         k = 0
         for i in range(n):
             k += len(<list>PyList_GET_ITEM(parts, i))
@@ -1283,11 +1307,11 @@ cdef class WordEncoder:
         k = 0
         for i in range(n):
             part = <list>PyList_GET_ITEM(parts, i)
-            for j in range(len(part)):
-                item = <object>PyList_GET_ITEM(part, j)
-                Py_INCREF(item)  # PyList_SET_ITEM steals a reference
-                PyList_SET_ITEM(flat, k, item)
-                k += 1
+            j = len(part)
+            if j:
+                memcpy((<PyListObject*>flat).ob_item + k, (<PyListObject*>part).ob_item, j * sizeof(PyObject*))
+                Py_SET_SIZE(part, 0)  # (its items array is freed with it, its references are flat's now)
+                k += j
         PyObject_GC_UnTrack(flat)
         return flat
 

@@ -68,7 +68,8 @@ class TokenArrays:
 
         The array is made in compiled code (no Python int per id) and handed to numpy without a copy; a long text
         is cut onto threads as :meth:`encode_ordinary` cuts it. Custom regexes and vocabularies without some byte
-        tokens take the lists path (same ids).
+        tokens take the lists path (same ids). When a long output's array is freed, its memory (one buffer, of at
+        most 64 MiB) is kept for the next long output, whose pages are then not mapped and zeroed again.
 
         Args:
             text: the text.

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "encoder.hpp"
+#include "id_pool.hpp"
 #include "parallel_count.hpp"
 #include "piece_ends.hpp"
 
@@ -58,7 +59,8 @@ inline int encode_range(const TextRef* refs, size_t begin, size_t end, int pid, 
         size_t chars = 0;
         for (size_t i = begin; i < end; ++i) chars += (size_t)refs[i].length;
         local.ends.reserve(end - begin);
-        local.ids.reserve(chars / 3 + 16);  // English runs ~4.5 bytes per token: one allocation, no regrowth
+        // English runs ~4.5 bytes per token: one allocation, no regrowth (a long text: the kept buffer, id_pool.hpp).
+        IdBufferPool::global().take(local.ids, chars / 3 + 16);
         for (size_t i = begin; i < end; ++i) {
             const int found = pieces(&refs[i], pid, &utf8, &ends);
             if (found < 0) {

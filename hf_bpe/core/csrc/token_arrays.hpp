@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "id_pool.hpp"
 #include "parallel_encode.hpp"
 
 namespace hfbpe {
@@ -30,7 +31,7 @@ inline void gather_ranges(EncodedRange* parts, size_t count, int32_t eos, std::v
         parts[0] = EncodedRange();
         return;
     }
-    ids.clear();
+    IdBufferPool::global().take(ids, total + (with_eos ? texts : 0));
     ids.resize(total + (with_eos ? texts : 0));
     int32_t* at = ids.data();
     for (size_t k = 0; k < count; ++k) {
@@ -44,6 +45,7 @@ inline void gather_ranges(EncodedRange* parts, size_t count, int32_t eos, std::v
             offsets.push_back((int64_t)(at - ids.data()));
             start = end;
         }
+        IdBufferPool::global().give(parts[k].ids);  // (kept if the largest yet)
         parts[k] = EncodedRange();  // frees the part's ids now
     }
 }
