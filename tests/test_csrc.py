@@ -133,7 +133,7 @@ int main() {
         std::vector<int32_t> ids = ids_of(w);
         PieceSlot slot;
         piece_key(word.data(), word.size(), slot.k0, slot.k1);
-        pack_piece_ids(ids.data(), ids.size(), image->spill, slot.v0, slot.v1);
+        pack_piece_ids(ids.data(), ids.size(), image->spill, slot.k1, slot.v0, slot.v1);
         image->seeded += insert_piece_unshared(image->slots, image->mask, slot);
     }
     PieceCache cache;

@@ -161,23 +161,22 @@ public:
                 const uint64_t k1 = k1s[j];
                 const PieceSlot* slot = nullptr;
                 if (k1 > 1) {
-                    slot = PieceCache::find_in(slots, mask, k0s[j], k1, hashes[j]);
-                    if (slot != nullptr && (slot->v0 & 15) <= 4) {
-                        // Two 8-byte stores (ids 0, 1 and ids 2, 3 as the slot holds them, little-endian), not
-                        // four 4-byte ones: the compiler built those from the halves in vector registers, five
-                        // shuffles a piece.
-                        const uint64_t v0 = slot->v0, v1 = slot->v1;
+                    uint64_t tagged = 0;  // (left 0 by a miss: no count)
+                    slot = PieceCache::find_in(slots, mask, k0s[j], k1, hashes[j], tagged);
+                    const uint64_t count = piece_tag(tagged);
+                    if (count - 1 < 4) {
+                        // 1..4 ids: the slot's v0, v1 copied as they are (16 bytes, the ids in order on a
+                        // little-endian machine), the cursor advanced by their count. (They were packed with the
+                        // count, and took five operations a piece to unpack.)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                        const uint64_t ids01 = ((v0 >> 4) & 0x0FFFFFFF) | (v0 & 0xFFFFFFFF00000000ULL);
-                        std::memcpy(buf + at, &ids01, 8);
-                        std::memcpy(buf + at + 2, &v1, 8);
+                        std::memcpy(buf + at, &slot->v0, 16);
 #else
-                        buf[at] = (int32_t)((v0 >> 4) & 0x0FFFFFFF);
-                        buf[at + 1] = (int32_t)(v0 >> 32);
-                        buf[at + 2] = (int32_t)(uint32_t)v1;
-                        buf[at + 3] = (int32_t)(v1 >> 32);
+                        buf[at] = (int32_t)(uint32_t)slot->v0;
+                        buf[at + 1] = (int32_t)(slot->v0 >> 32);
+                        buf[at + 2] = (int32_t)(uint32_t)slot->v1;
+                        buf[at + 3] = (int32_t)(slot->v1 >> 32);
 #endif
-                        at += v0 & 15;
+                        at += count;
                         continue;
                     }
                 } else if (k1 == 1) {
@@ -190,7 +189,7 @@ public:
                 const char* word = text + begin;
                 const size_t size = block[j] - begin;
                 if (slot != nullptr) {
-                    unpack_piece_ids(slot->v0, slot->v1, out);
+                    unpack_piece_ids(slot->k1, slot->v0, slot->v1, out);
                 } else if (k1 > 1) {
                     --hits;
                     encode_miss(word, size, k0s[j], k1, hashes[j], out, shared, arena);
@@ -270,7 +269,7 @@ public:
             encode_uncached(key.data(), key.size(), ids);
             PieceSlot slot;
             piece_key(key.data(), key.size(), slot.k0, slot.k1);
-            if (!pack_piece_ids(ids.data(), ids.size(), image->spill, slot.v0, slot.v1)) {
+            if (!pack_piece_ids(ids.data(), ids.size(), image->spill, slot.k1, slot.v0, slot.v1)) {
                 if (key.size() == 1) all_bytes = false;  // (a missing byte's placeholder id: too large to pack)
                 continue;
             }

@@ -28,13 +28,25 @@
 
 namespace hfbpe {
 
+// k1 == 0: empty; k1 == PIECE_BUSY: being written (a key has its length, 1..15, in bits 56-59 of k1). A published
+// slot's k1 also holds, in bits 60-62, how its ids are kept (piece_tag): 1..4, that many ids in v0 (ids 0 and 1)
+// and v1 (ids 2 and 3), little-endian as encode_pieces writes them out, one 16-byte copy; 0, more than 4 ids,
+// spilled (v0: their count, v1: where they are).
 struct alignas(32) PieceSlot {
-    uint64_t k0, k1;  // k1 == 0: empty; k1 == PIECE_BUSY: being written (keys have a length >= 1 in the top byte)
-    uint64_t v0, v1;  // v0: count (low 4 bits), id 0 (28 bits), id 1 (high 32); v1: ids 2, 3, or the spilled ids
+    uint64_t k0, k1;
+    uint64_t v0, v1;
 };
 
 static constexpr size_t PIECE_MAX = 15;
 static constexpr uint64_t PIECE_BUSY = 1;
+static constexpr int PIECE_TAG_SHIFT = 60;
+
+// How a published slot keeps its ids (see PieceSlot), from its k1.
+static inline uint64_t piece_tag(uint64_t k1) { return k1 >> PIECE_TAG_SHIFT; }
+// A slot's k1 without its tag: the key's k1 (bits 0-59: the bytes 8-14 and the length), what it is hashed with.
+static inline uint64_t piece_untagged(uint64_t k1) { return k1 & ((1ULL << PIECE_TAG_SHIFT) - 1); }
+// Whether a slot's k1 (tagged) holds the key k1.
+static inline bool piece_same_key(uint64_t slot_k1, uint64_t k1) { return ((slot_k1 ^ k1) << 4) == 0; }
 
 // k0, k1 for p[0..n), 1 <= n <= 15: equal pairs mean equal pieces. Overlapping loads, never past p + n.
 static inline void piece_key(const char* p, size_t n, uint64_t& k0, uint64_t& k1) {
@@ -100,46 +112,49 @@ struct PieceImage {
     EntryArena spill;
 };
 
-// Pack ids[0..count) into a slot's values (spilling more than 4 into `arena`); false if they cannot be cached
-// (an id 0 of 2**28 or more: a vocabulary far beyond any real one; such pieces are merged every time).
-static inline bool pack_piece_ids(const int32_t* ids, size_t count, EntryArena& arena, uint64_t& v0, uint64_t& v1) {
+// Pack ids[0..count) into a slot's values (spilling more than 4 into `arena`) and tag the key k1 with how; false
+// if they cannot be cached (an id 0 of 2**28 or more, kept from an earlier layout: a vocabulary far beyond any
+// real one, and the placeholder ids of missing bytes, which must not be cached; such pieces are merged every time).
+static inline bool pack_piece_ids(const int32_t* ids, size_t count, EntryArena& arena, uint64_t& k1, uint64_t& v0,
+                                  uint64_t& v1) {
     if (count == 0 || count > PIECE_MAX || (uint32_t)ids[0] >= (1u << 28)) return false;
-    v0 = count | ((uint64_t)(uint32_t)ids[0] << 4);
     if (count <= 4) {
-        v0 |= count > 1 ? (uint64_t)(uint32_t)ids[1] << 32 : 0;
+        v0 = (uint64_t)(uint32_t)ids[0] | (count > 1 ? (uint64_t)(uint32_t)ids[1] << 32 : 0);
         v1 = (count > 2 ? (uint64_t)(uint32_t)ids[2] : 0) | (count > 3 ? (uint64_t)(uint32_t)ids[3] << 32 : 0);
+        k1 |= (uint64_t)count << PIECE_TAG_SHIFT;
     } else {
         int32_t* spilled = (int32_t*)arena.allocate(count * sizeof(int32_t));
         std::memcpy(spilled, ids, count * sizeof(int32_t));
+        v0 = count;
         v1 = (uint64_t)(uintptr_t)spilled;
     }
     return true;
 }
 
-static inline void unpack_piece_ids(uint64_t v0, uint64_t v1, std::vector<int32_t>& out) {
-    const size_t count = v0 & 15;
+// The ids of a published slot (its tagged k1, v0, v1) appended to out.
+static inline void unpack_piece_ids(uint64_t k1, uint64_t v0, uint64_t v1, std::vector<int32_t>& out) {
+    const size_t count = piece_tag(k1);
     if (count == 1) {  // most pieces are one token
-        out.push_back((int32_t)((v0 >> 4) & 0x0FFFFFFF));
+        out.push_back((int32_t)(uint32_t)v0);
         return;
     }
-    if (count > 4) {
+    if (count == 0) {
         const int32_t* spilled = (const int32_t*)(uintptr_t)v1;
-        out.insert(out.end(), spilled, spilled + count);
+        out.insert(out.end(), spilled, spilled + v0);
         return;
     }
-    const int32_t ids[4] = {(int32_t)((v0 >> 4) & 0x0FFFFFFF), (int32_t)(v0 >> 32), (int32_t)(uint32_t)v1,
-                            (int32_t)(v1 >> 32)};
+    const int32_t ids[4] = {(int32_t)(uint32_t)v0, (int32_t)(v0 >> 32), (int32_t)(uint32_t)v1, (int32_t)(v1 >> 32)};
     out.insert(out.end(), ids, ids + count);
 }
 
 // Insert into a table no other thread uses (image building): false if the key is there already.
 static inline bool insert_piece_unshared(std::vector<PieceSlot>& slots, uint64_t mask, const PieceSlot& slot) {
-    for (uint64_t i = piece_hash(slot.k0, slot.k1) & mask;; i = (i + 1) & mask) {
+    for (uint64_t i = piece_hash(slot.k0, piece_untagged(slot.k1)) & mask;; i = (i + 1) & mask) {
         if (slots[i].k1 == 0) {
             slots[i] = slot;
             return true;
         }
-        if (slots[i].k1 == slot.k1 && slots[i].k0 == slot.k0) return false;
+        if (piece_same_key(slots[i].k1, slot.k1) && slots[i].k0 == slot.k0) return false;
     }
 }
 
@@ -178,13 +193,22 @@ public:
     const PieceSlot* slots() const { return slots_.data(); }
     uint64_t mask() const { return mask_; }
     // The slot of (k0, k1) in `slots` (from slots(), with `mask`), or null: find() with the table in registers.
-    static const PieceSlot* find_in(const PieceSlot* slots, uint64_t mask, uint64_t k0, uint64_t k1, uint64_t hash) {
+    // `tagged`: the slot's k1 as read (its piece_tag), when found.
+    static const PieceSlot* find_in(const PieceSlot* slots, uint64_t mask, uint64_t k0, uint64_t k1, uint64_t hash,
+                                    uint64_t& tagged) {
         for (uint64_t i = hash & mask;; i = (i + 1) & mask) {
             const PieceSlot& slot = slots[i];
             const uint64_t seen = __atomic_load_n(&slot.k1, __ATOMIC_ACQUIRE);
-            if (seen == k1 && slot.k0 == k0) return &slot;
+            if (piece_same_key(seen, k1) && slot.k0 == k0) {
+                tagged = seen;
+                return &slot;
+            }
             if (seen == 0) return nullptr;
         }
+    }
+    static const PieceSlot* find_in(const PieceSlot* slots, uint64_t mask, uint64_t k0, uint64_t k1, uint64_t hash) {
+        uint64_t tagged = 0;
+        return find_in(slots, mask, k0, k1, hash, tagged);
     }
 
     // The slot of the piece (k0, k1), or null when the table does not hold it (its v0, v1 are published: read
@@ -196,15 +220,15 @@ public:
     bool get(uint64_t k0, uint64_t k1, uint64_t hash, std::vector<int32_t>& out) const {
         const PieceSlot* slot = find(k0, k1, hash);
         if (slot == nullptr) return false;
-        unpack_piece_ids(slot->v0, slot->v1, out);
+        unpack_piece_ids(slot->k1, slot->v0, slot->v1, out);
         return true;
     }
     // Publish (k0, k1) -> ids[0..count), spilled ids in `arena` (the caller's own): false when the table is full
     // (nothing added). A piece already there (published by another thread meanwhile) is left as it is.
     bool put(uint64_t k0, uint64_t k1, uint64_t hash, const int32_t* ids, size_t count, EntryArena& arena) {
         if (used_.load(std::memory_order_relaxed) >= limit_) return false;
-        uint64_t v0, v1;
-        if (!pack_piece_ids(ids, count, arena, v0, v1)) return true;
+        uint64_t tagged = k1, v0, v1;
+        if (!pack_piece_ids(ids, count, arena, tagged, v0, v1)) return true;
         // A slot is reserved before it is claimed: at most `limit` pieces are ever added to the image's seeded
         // ones, and the image has room for them at a load under 3/4, so an empty slot always ends a probe.
         if (used_.fetch_add(1, std::memory_order_relaxed) >= limit_) return false;
@@ -217,11 +241,11 @@ public:
                     slot.k0 = k0;
                     slot.v0 = v0;
                     slot.v1 = v1;
-                    __atomic_store_n(&slot.k1, k1, __ATOMIC_RELEASE);
+                    __atomic_store_n(&slot.k1, tagged, __ATOMIC_RELEASE);
                     return true;
                 }
             }
-            if (seen == k1 && slot.k0 == k0) return true;
+            if (piece_same_key(seen, k1) && slot.k0 == k0) return true;
         }
     }
 
