@@ -670,7 +670,6 @@ cdef extern from "csrc/id_pool.hpp" nogil:
     cdef cppclass IdBufferPool "hfbpe::IdBufferPool":
         void give(vector[int32_t]& ids)
         size_t kept()
-        void clear()
     IdBufferPool& id_pool "hfbpe::IdBufferPool::global"()
 
 

@@ -48,15 +48,10 @@ public:
             kept_.swap(from);
         }
     }
-    // The kept buffer's room in ids (tests), and dropping it.
+    // The kept buffer's room in ids (tests).
     size_t kept() {
         std::lock_guard<std::mutex> hold(mutex_);
         return kept_.capacity();
-    }
-    void clear() {
-        std::vector<int32_t> gone;
-        std::lock_guard<std::mutex> hold(mutex_);
-        gone.swap(kept_);
     }
 
 private:
