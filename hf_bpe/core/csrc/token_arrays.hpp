@@ -13,7 +13,8 @@
 namespace hfbpe {
 
 // Move (one part, no EOS: no copy) or gather parts[0..count) into ids/offsets, appending `eos` after every text when
-// it is >= 0. Each part is emptied as it is copied, so the peak is the batch's ids once plus one part.
+// it is >= 0. Each part is emptied as it is copied (its buffer kept by the pool when the largest yet, id_pool.hpp,
+// else freed), so the peak is the batch's ids once plus one part, plus the pool's buffer when too small to take.
 inline void gather_ranges(EncodedRange* parts, size_t count, int32_t eos, std::vector<int32_t>& ids,
                           std::vector<int64_t>& offsets) {
     size_t texts = 0, total = 0;
@@ -31,8 +32,9 @@ inline void gather_ranges(EncodedRange* parts, size_t count, int32_t eos, std::v
         parts[0] = EncodedRange();
         return;
     }
-    IdBufferPool::global().take(ids, total + (with_eos ? texts : 0));
-    ids.resize(total + (with_eos ? texts : 0));
+    const size_t size = total + (with_eos ? texts : 0);
+    IdBufferPool::global().take(ids, size);
+    ids.resize(size);
     int32_t* at = ids.data();
     for (size_t k = 0; k < count; ++k) {
         const int32_t* from = parts[k].ids.data();
@@ -46,7 +48,7 @@ inline void gather_ranges(EncodedRange* parts, size_t count, int32_t eos, std::v
             start = end;
         }
         IdBufferPool::global().give(parts[k].ids);  // (kept if the largest yet)
-        parts[k] = EncodedRange();  // frees the part's ids now
+        parts[k] = EncodedRange();  // frees what the pool did not keep
     }
 }
 
